@@ -1,0 +1,128 @@
+"""The enablement configuration: which agent, project and repository may be read, and how."""
+
+from collections.abc import Sequence
+from typing import Annotated, Final, Literal, Self
+
+from pydantic import AwareDatetime, Field, StringConstraints, model_validator
+
+from contracts.base import TRIGGERS, ContractModel, OpaqueId, Trigger
+
+SourceKind = Literal["claude", "codex", "kimi", "pi", "dsh"]
+SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude", "codex", "kimi", "pi", "dsh")
+ProviderKind = Literal["native", "obelisk"]
+AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/", max_length=4096)]
+
+
+class Enablement(ContractModel):
+    """One explicit opt-in: one agent, one project, one repository, nothing broader."""
+
+    surface: Literal["replan-history"]
+    """The only surface v0 serves."""
+    agent_id: OpaqueId
+    """The agent whose own sessions may be read."""
+    project_id: OpaqueId
+    """The LoopX project."""
+    repository_id: OpaqueId
+    """The repository identity sessions must resolve to."""
+    repo_roots: Annotated[list[AbsolutePath], Field(max_length=64)] = []
+    """Checkouts (and worktree parents) of the repository, matched as path prefixes."""
+    historical_repo_roots: Annotated[list[AbsolutePath], Field(max_length=64)] = []
+    """The subset of `repo_roots` declared historical: worktrees that no longer exist."""
+    sources: Annotated[list[SourceKind], Field(min_length=1, max_length=5)] = list(SOURCE_KINDS)
+    """The session sources bound to this agent."""
+    source_roots: dict[SourceKind, AbsolutePath] = {}
+    """Non-default session folders per source."""
+    provider: ProviderKind = "native"
+    """Which backend answers lookups."""
+    obelisk_bin: AbsolutePath | None = None
+    """The Obelisk binary, when not on PATH."""
+    triggers: Annotated[list[Trigger], Field(min_length=1, max_length=4)] = list(TRIGGERS)
+    """Triggers admitted for this scope; the others stay off."""
+    enabled_at: AwareDatetime
+    """When the enablement was recorded."""
+
+    @model_validator(mode="after")
+    def _historical_roots_are_repo_roots(self) -> Self:
+        if not set(self.historical_repo_roots) <= set(self.repo_roots):
+            raise ValueError("historical_repo_roots must also be listed in repo_roots")
+        if not set(self.source_roots) <= set(self.sources):
+            raise ValueError("source_roots names a source that is not in sources")
+        return self
+
+    @property
+    def scope_key(self) -> tuple[str, str, str]:
+        """(agent, project, repository): what one enablement grants, and nothing broader."""
+        return (self.agent_id, self.project_id, self.repository_id)
+
+
+class EnablementConfig(ContractModel):
+    """The whole configuration file. Unknown keys (e.g. a broadening flag) reject it whole."""
+
+    schema_version: Literal["obelisk_session_evidence_config_v0"] = (
+        "obelisk_session_evidence_config_v0"
+    )
+    """This file's schema id."""
+    enablements: Annotated[list[Enablement], Field(max_length=256)] = []
+    """Enabled scopes; disabling removes one."""
+
+    @model_validator(mode="after")
+    def _scopes_are_separate(self) -> Self:
+        """A hand edit that would let one scope read another's sessions rejects the file whole."""
+        keys = [enablement.scope_key for enablement in self.enablements]
+        if len(set(keys)) != len(keys):
+            raise ValueError("the same agent/project/repository scope is enabled twice")
+        shared = shared_session_scopes(self.enablements)
+        if shared is not None:
+            raise ValueError(
+                f"enablements {shared[0]} and {shared[1]} would read the same sessions"
+                " for different scopes (scope broadening is not qualified in v0)"
+            )
+        return self
+
+
+def shared_session_scopes(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
+    """The first pair of different scopes whose session folders and repository roots overlap.
+
+    Rows are attributed to a scope by session folder (source and root) and by working directory
+    under a repository root; when two scopes overlap on both, the same session would answer both,
+    which is cross-agent, cross-project or cross-repository reading. A source without an explicit
+    root reads its default folder, so two such sources overlap; an enablement without repository
+    roots is taken to overlap every other (it does not bound where its sessions ran).
+    """
+    for first in range(len(enablements)):
+        for second in range(first + 1, len(enablements)):
+            one, other = enablements[first], enablements[second]
+            if one.scope_key == other.scope_key:
+                continue
+            if _share_session_folder(one, other) and _share_repository_root(one, other):
+                return first, second
+    return None
+
+
+def _share_session_folder(one: Enablement, other: Enablement) -> bool:
+    for source in set(one.sources) & set(other.sources):
+        mine, theirs = one.source_roots.get(source), other.source_roots.get(source)
+        if mine is None or theirs is None or paths_overlap(mine, theirs):
+            return True
+    return False
+
+
+def _share_repository_root(one: Enablement, other: Enablement) -> bool:
+    if not one.repo_roots or not other.repo_roots:
+        return True
+    return any(paths_overlap(a, b) for a in one.repo_roots for b in other.repo_roots)
+
+
+def paths_overlap(one: str, other: str) -> bool:
+    """True when one absolute path equals or lies inside the other (compared as text)."""
+    a, b = one.rstrip("/") + "/", other.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
+
+
+class AdmissionPolicy(ContractModel):
+    """What admission reads: the configuration, or why it could not be read."""
+
+    config: EnablementConfig | None
+    """The configuration; None when absent or invalid (admission is then off)."""
+    load_reason_code: Literal["config_loaded", "config_absent", "config_invalid"]
+    """How loading went."""

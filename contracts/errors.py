@@ -1,0 +1,117 @@
+"""The one exception tree. Messages carry codes, counts and digests, never content.
+
+    EvidenceError
+    ├── InvalidInput                 invalid_input
+    ├── ConfigInvalid                config_invalid
+    ├── ScopeBroadeningNotQualified  scope_broadening_not_qualified
+    ├── StageFailed                  stage_failed
+    ├── PrefectApiNotConfigured      prefect_api_not_configured
+    └── ProviderError                provider_error
+        ├── ProviderUnavailable      provider_unavailable
+        ├── ProviderTimeout          provider_timeout
+        ├── ProviderFailed           provider_failed
+        ├── ProviderOutputTooLarge   provider_output_too_large
+        ├── ProviderOutputMalformed  provider_output_malformed
+        ├── UnsupportedOption        unsupported_option
+        ├── IndexUnavailable         index_unavailable
+        └── ScopeViolation           scope_violation
+
+`retrieve` turns every ProviderError (and anything else a provider raises) into a typed empty
+result, so nothing below it reaches the work lane as an exception.
+"""
+
+from typing import ClassVar
+
+
+class EvidenceError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    reason_code: ClassVar[str] = "evidence_error"
+
+    def __init__(self, detail: str = "") -> None:
+        self.detail = detail
+        super().__init__(f"{self.reason_code}: {detail}" if detail else self.reason_code)
+
+
+class InvalidInput(EvidenceError):
+    """An input document failed validation; `detail` names the field, never its value."""
+
+    reason_code = "invalid_input"
+
+
+class ConfigInvalid(EvidenceError):
+    """The enablement configuration is unreadable or malformed; admission stays off."""
+
+    reason_code = "config_invalid"
+
+
+class ScopeBroadeningNotQualified(EvidenceError):
+    """A cross-agent, cross-project or foreign-archive scope was requested (not in v0)."""
+
+    reason_code = "scope_broadening_not_qualified"
+
+
+class StageFailed(EvidenceError):
+    """A stage raised; the original message is dropped because it may carry content."""
+
+    reason_code = "stage_failed"
+
+
+class PrefectApiNotConfigured(EvidenceError):
+    """`--prefect` was asked for but no standing Prefect API is configured."""
+
+    reason_code = "prefect_api_not_configured"
+
+
+class ProviderError(EvidenceError):
+    """A history provider could not answer; always converted to a typed empty result."""
+
+    reason_code = "provider_error"
+
+
+class ProviderUnavailable(ProviderError):
+    """The provider is absent, disabled, or failed its probe."""
+
+    reason_code = "provider_unavailable"
+
+
+class ProviderTimeout(ProviderError):
+    """The provider did not answer within its own timeout and was stopped."""
+
+    reason_code = "provider_timeout"
+
+
+class ProviderFailed(ProviderError):
+    """The provider answered with an error (non-zero exit or an error envelope)."""
+
+    reason_code = "provider_failed"
+
+
+class ProviderOutputTooLarge(ProviderError):
+    """The provider's output passed the byte cap and was cut off unread."""
+
+    reason_code = "provider_output_too_large"
+
+
+class ProviderOutputMalformed(ProviderError):
+    """The provider's output was not the documented shape."""
+
+    reason_code = "provider_output_malformed"
+
+
+class UnsupportedOption(ProviderError):
+    """A request field or provider option outside the allowlist; rejected before any call."""
+
+    reason_code = "unsupported_option"
+
+
+class IndexUnavailable(ProviderError):
+    """The native index could not be opened or queried."""
+
+    reason_code = "index_unavailable"
+
+
+class ScopeViolation(ProviderError):
+    """A returned row lies outside the requested scope: the whole result is rejected."""
+
+    reason_code = "scope_violation"

@@ -1,0 +1,161 @@
+"""`replan_situation_v0`: the typed input of one Replan cold-path decision."""
+
+from typing import Annotated, Final, Literal
+
+from pydantic import Field, StringConstraints
+
+from contracts.base import ContractModel, EvidenceType, OpaqueId
+from contracts.observations import RecentObservation, TypedProgressObservation
+from contracts.outcomes import OutcomeId
+
+MAX_ROUTE_COMMANDS: Final = 32
+MAX_ROUTE_FILES: Final = 64
+MAX_RECENT_OBSERVATIONS: Final = 64
+MAX_PROGRESS_WINDOW: Final = 64
+"""Most typed claims an obligation's `progress_window` may carry."""
+
+CommandText = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+FilePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+RouteText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+RevisionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
+
+
+class SituationScope(ContractModel):
+    """Whose history may be read. Admission requires every field; missing ones deny."""
+
+    agent_id: OpaqueId | None = None
+    """The agent whose own sessions are searched."""
+    project_id: OpaqueId | None = None
+    """The LoopX project."""
+    repository_id: OpaqueId | None = None
+    """The repository identity (stable across worktrees and clones)."""
+
+
+class Revision(ContractModel):
+    """The repository revision the proposed route would run at."""
+
+    current: RevisionId
+    """The current commit."""
+    merge_base: RevisionId | None = None
+    """The merge base with the main line, when known."""
+
+
+class ObligationTrigger(ContractModel):
+    """One trigger of LoopX's `autonomous_replan_obligation_v0`."""
+
+    kind: OpaqueId
+    """LoopX's trigger kind, e.g. `typed_progress_repeat` or `vision_acceptance_gap`."""
+    progress_baseline: TypedProgressObservation | None = None
+    """The baseline the trigger compares against, when the trigger carries one."""
+    progress_window: (
+        Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None
+    ) = None
+    """Typed claims already made while the obligation formed, when the trigger carries them."""
+
+
+class Obligation(ContractModel):
+    """The subset of LoopX's `autonomous_replan_obligation_v0` a decision is bound to."""
+
+    obligation_id: OpaqueId
+    """The obligation id (`replan-` + 16 hex in LoopX); rotates on every re-arm."""
+    triggers: Annotated[list[ObligationTrigger], Field(max_length=16)] = []
+    """Why the Replan was armed."""
+    progress_baseline: TypedProgressObservation | None = None
+    """The observation novelty is judged against."""
+    progress_window: (
+        Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None
+    ) = None
+    """Every typed claim already made while the obligation formed (LoopX's `progress_window`,
+    plus its replan context's coverage ledger): a blocker recorded there is not new, and an
+    external-review obligation refuses a replay of any of them."""
+    satisfying_semantic_outcomes: list[OutcomeId] | None = None
+    """A narrowed set of outcomes that settle this obligation, when LoopX narrows it (as in
+    LoopX, an empty list narrows nothing and repeats collapse)."""
+
+
+class RouteProposal(ContractModel):
+    """The concrete next step the agent proposes, in canonical fields only (no chat)."""
+
+    action_kind: OpaqueId | None = None
+    """What kind of action the route is (`shell`, `edit`, ...)."""
+    commands: Annotated[list[CommandText], Field(max_length=MAX_ROUTE_COMMANDS)] = []
+    """Shell commands the route would run."""
+    files: Annotated[list[FilePath], Field(max_length=MAX_ROUTE_FILES)] = []
+    """Files the route would touch."""
+    hypothesis: RouteText | None = None
+    """The hypothesis the route tests, in words."""
+    blocker: RouteText | None = None
+    """The blocker the route claims, in words."""
+
+
+class ProposedStep(ContractModel):
+    """The proposed observation (what LoopX will judge) and the route behind it."""
+
+    observation: TypedProgressObservation
+    """The observation the agent would write back."""
+    route: RouteProposal
+    """The concrete route."""
+
+
+class Coverage(ContractModel):
+    """What durable state already knows about coverage and missing evidence."""
+
+    hypotheses_exhausted: bool
+    """Every current hypothesis has been tried."""
+    prior_session_coverage: Literal["known", "unknown"]
+    """Whether earlier sessions' coverage is known to the current packet."""
+    work_identified: bool
+    """Durable state identifies the work being resumed or handed off."""
+    decision_evidence_missing: bool
+    """The earlier decision or failure evidence is missing from the packet."""
+
+
+class OperatorRequest(ContractModel):
+    """An explicit operator request for historical evidence."""
+
+    requested: bool
+    """True when an operator asked for history on this Replan."""
+
+
+class SituationLimits(ContractModel):
+    """Requested bounds; each is clamped to the hard caps, never raised above them."""
+
+    max_sessions: Annotated[int, Field(ge=1)] | None = None
+    """Most sessions to draw items from."""
+    max_items: Annotated[int, Field(ge=1)] | None = None
+    """Most items in the private result."""
+    max_snippet_chars: Annotated[int, Field(ge=1)] | None = None
+    """Longest snippet, in characters."""
+    max_total_chars: Annotated[int, Field(ge=1)] | None = None
+    """Most snippet characters in total."""
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Token budget of the private result."""
+
+
+class ReplanSituation(ContractModel):
+    """One Replan that may need history: scope, obligation, recent attempts, the proposal."""
+
+    schema_version: Literal["replan_situation_v0"]
+    """This contract's schema id."""
+    situation_id: OpaqueId
+    """The caller's id for this situation."""
+    scope: SituationScope
+    """Whose history may be read."""
+    revision: Revision | None = None
+    """The current repository revision, when known."""
+    obligation: Obligation
+    """The Replan obligation the decision is for."""
+    recent_observations: Annotated[
+        list[RecentObservation], Field(max_length=MAX_RECENT_OBSERVATIONS)
+    ] = []
+    """This agent's recent observations, in any order (sorted by `generated_at` when read)."""
+    proposed: ProposedStep
+    """The proposed next step."""
+    coverage: Coverage
+    """Coverage facts from durable state."""
+    operator_request: OperatorRequest
+    """Whether an operator asked for history."""
+    evidence_types: Annotated[list[EvidenceType], Field(min_length=1, max_length=5)] | None = None
+    """Evidence types to retrieve; all five when absent."""
+    limits: SituationLimits | None = None
+    """Requested bounds, clamped to the hard caps."""

@@ -1,0 +1,30 @@
+"""Prefect settings that keep private data out of its database, storage and logs.
+
+Code discipline in the flow is the first layer (digest-only parameters, no persisted results,
+static names, content-free errors); these settings are the second. They are applied before
+`import prefect`, and never override what the operator set explicitly.
+"""
+
+import os
+
+from obelisk_session_evidence.state import StatePaths, private_dir
+
+HARDENED_DEFAULTS = {
+    "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "false",
+    "PREFECT_TASKS_DEFAULT_PERSIST_RESULT": "false",
+    "PREFECT_TASKS_DEFAULT_NO_CACHE": "true",
+    "PREFECT_LOGGING_LOG_PRINTS": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+}
+
+
+def apply_prefect_environment(paths: StatePaths) -> None:
+    """Point Prefect's home and result storage at private folders and set the hardened defaults."""
+    prefect_home = private_dir(paths.prefect_home)
+    os.environ.setdefault("PREFECT_HOME", str(prefect_home))
+    storage = private_dir(prefect_home / "storage")
+    os.environ.setdefault("PREFECT_RESULTS_LOCAL_STORAGE_PATH", str(storage))
+    for name, value in HARDENED_DEFAULTS.items():
+        os.environ.setdefault(name, value)

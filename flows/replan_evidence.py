@@ -1,0 +1,92 @@
+"""The `replan-evidence` flow: the one pipeline, each stage a thin Prefect task.
+
+Only digests cross into Prefect: the flow parameter is the spooled situation's digest, tasks
+neither persist nor cache, run names are static, and any failure is re-raised as a content-free
+`StageFailed` (Prefect pickles a failed flow's exception to disk).
+"""
+
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.settings import (
+    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+    get_current_settings,
+    temporary_settings,
+)
+
+from contracts.config import ProviderKind
+from contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
+from contracts.json_input import load_contract
+from contracts.situation import ReplanSituation
+from obelisk_session_evidence.decide import DecisionOutput
+from obelisk_session_evidence.state import spooled_path, state_paths
+from obelisk_session_evidence.wiring import pipeline_dependencies
+from stages.pipeline import PIPELINE, Stage, run_pipeline
+
+PRIVATE_TASK_OPTIONS: dict[str, Any] = {
+    "persist_result": False,
+    "cache_policy": NO_CACHE,
+    "log_prints": False,
+}
+
+
+def _stage_task(stage: Stage) -> Any:
+    """Wrap one stage function as a task named after the stage; errors lose their message."""
+
+    def run_stage(args: list[Any], options: dict[str, Any]) -> Any:
+        try:
+            return stage.function(*args, **options)
+        except Exception as error:  # noqa: BLE001 - the message may carry private content
+            raise StageFailed(f"{stage.name}:{type(error).__name__}") from None
+
+    run_stage.__qualname__ = run_stage.__name__ = stage.name.replace("-", "_")
+    return task(name=stage.name, task_run_name=stage.name, **PRIVATE_TASK_OPTIONS)(run_stage)
+
+
+STAGE_TASKS = {stage.name: _stage_task(stage) for stage in PIPELINE}
+
+
+def call_as_task(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
+    """Run a stage as its Prefect task (the same order and inputs as the direct path)."""
+    return STAGE_TASKS[stage.name](args, options)
+
+
+@flow(
+    name="replan-evidence",
+    flow_run_name="replan-evidence",
+    persist_result=False,
+    log_prints=False,
+    validate_parameters=True,
+)
+def replan_evidence(situation_ref: str, provider_kind: ProviderKind | None = None) -> DecisionOutput:
+    """Decide one spooled situation; the parameter is its digest, never its content."""
+    logger = get_run_logger()
+    try:
+        paths = state_paths()
+        situation = load_contract(ReplanSituation, spooled_path(paths, situation_ref).read_bytes())
+        dependencies = pipeline_dependencies(paths, situation, provider_kind=provider_kind)
+        decision, values = run_pipeline(situation, dependencies, call=call_as_task)
+    except EvidenceError as error:
+        raise StageFailed(error.reason_code) from None
+    except Exception as error:  # noqa: BLE001 - never let a raw message reach Prefect's state
+        raise StageFailed(type(error).__name__) from None
+    logger.info(
+        "decision admitted=%s admission=%s verdict=%s results=%d",
+        decision.admission.admitted,
+        decision.admission.reason_code,
+        decision.comparison.verdict,
+        decision.receipt.result_count if decision.receipt else 0,
+    )
+    return DecisionOutput(decision=decision, private_result=values["capped"].result)
+
+
+def run_replan_evidence_flow(
+    situation_ref: str, *, provider_kind: ProviderKind | None = None
+) -> DecisionOutput:
+    """Run the flow in this process against the configured API, with the heartbeat thread off."""
+    if get_current_settings().api.url is None:
+        raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
+    # A sync flow's heartbeat thread is joined at exit and adds about a second per run.
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        return replan_evidence(situation_ref, provider_kind)

@@ -1,0 +1,23 @@
+"""`schema`: write the JSON Schema of every public contract."""
+
+import json
+from pathlib import Path
+
+import click
+
+from contracts.schemas import PUBLIC_CONTRACTS, json_schema
+
+
+@click.command()
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write <contract>.schema.json files into.")
+def schema(out_dir: Path) -> None:
+    """Write one JSON Schema per public contract.
+
+    Example: obelisk-session-evidence schema --out schemas/
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in PUBLIC_CONTRACTS:
+        text = json.dumps(json_schema(name), indent=2, sort_keys=True) + "\n"
+        (out_dir / f"{name}.schema.json").write_text(text, encoding="utf-8")
+        click.echo(f"wrote {name}.schema.json")

@@ -1,0 +1,115 @@
+"""Where the owner-local state lives, and the private files in it (always mode 0600)."""
+
+import hashlib
+import os
+import secrets
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from contracts.config import AdmissionPolicy, EnablementConfig
+
+HOME_VARIABLE = "OBELISK_SESSION_EVIDENCE_HOME"
+
+
+@dataclass(frozen=True, slots=True)
+class StatePaths:
+    """The state directory and the fixed places inside it."""
+
+    root: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.root / "spool"
+
+    @property
+    def prefect_home(self) -> Path:
+        return self.root / "prefect"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    @property
+    def salt_file(self) -> Path:
+        return self.root / "digest-salt"
+
+
+def state_paths(environ: Mapping[str, str] = os.environ) -> StatePaths:
+    """`$OBELISK_SESSION_EVIDENCE_HOME`, else the XDG state directory."""
+    if environ.get(HOME_VARIABLE):
+        return StatePaths(Path(environ[HOME_VARIABLE]).expanduser())
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return StatePaths(Path(base) / "obelisk-session-evidence")
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) readable by the owner only."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Atomically write `data` with mode 0600 (temp file in the same folder, then rename)."""
+    private_dir(path.parent)
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def load_policy(paths: StatePaths) -> AdmissionPolicy:
+    """The enablement configuration; absent or invalid means admission is off."""
+    try:
+        raw = paths.config_file.read_bytes()
+    except FileNotFoundError:
+        return AdmissionPolicy(config=None, load_reason_code="config_absent")
+    except OSError:
+        return AdmissionPolicy(config=None, load_reason_code="config_invalid")
+    try:
+        config = EnablementConfig.model_validate_json(raw)
+    except ValidationError:
+        return AdmissionPolicy(config=None, load_reason_code="config_invalid")
+    return AdmissionPolicy(config=config, load_reason_code="config_loaded")
+
+
+def digest_salt(paths: StatePaths) -> str:
+    """The owner-local salt for receipt digests of private values, created once."""
+    try:
+        return paths.salt_file.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        salt = secrets.token_hex(32)
+        write_private(paths.salt_file, salt.encode("ascii"))
+        return paths.salt_file.read_text(encoding="ascii").strip()
+
+
+def spool_situation(paths: StatePaths, raw: bytes) -> str:
+    """Keep a situation in the private spool; return its content digest (the only public ref)."""
+    reference = "sha256:" + hashlib.sha256(raw).hexdigest()
+    target = spooled_path(paths, reference)
+    if not target.exists():
+        write_private(target, raw)
+    return reference
+
+
+def spooled_path(paths: StatePaths, reference: str) -> Path:
+    """Where the spooled document with this digest lives."""
+    return paths.spool_dir / "situations" / (reference.removeprefix("sha256:") + ".json")

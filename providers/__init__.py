@@ -1,0 +1,1 @@
+"""History providers: the native session index and the Obelisk adapter."""

@@ -1,0 +1,1 @@
+"""The native provider: parsers for the agents' own session files, and the index built on them."""

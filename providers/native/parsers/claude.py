@@ -1,0 +1,159 @@
+"""Claude Code transcripts: `~/.claude/projects/<encoded-cwd>/<sessionId>.jsonl` and sub-agent files.
+
+One assistant API message is written as one record per content block, all sharing
+`message.id`: the blocks are merged into one message whose uid is that id. User messages use
+their `uuid`. Thinking blocks are skipped (reasoning is not a stated decision), and `progress`
+records are skipped because they only echo what the sub-agent files hold.
+"""
+
+from pathlib import Path
+from typing import Any, Final
+
+from providers.native.parsers._reading import JsonLines
+from providers.native.parsers._sink import RecordSink
+from providers.native.parsers._text import (
+    CLAUDE_EXIT,
+    block_text,
+    describe_tool_input,
+    exit_code_in,
+    iso_timestamp,
+    is_injected,
+)
+from providers.native.parsers.outcome import ParseOutcome, ResumeState
+
+_IGNORED_TYPES: Final = frozenset({"progress", "file-history-snapshot", "queue-operation", "attachment"})
+_RESULT_TEXT_KINDS: Final = ("text",)
+
+
+def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+    """Parse one Claude Code transcript (main or sub-agent) from `start_offset`."""
+    sink = RecordSink("claude", resume, fallback_session_id=path.stem)
+    transcript = _Transcript(sink, identified=resume is not None and resume.session is not None)
+    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+    for _, record in lines:
+        transcript.take(record)
+    transcript.settle_title()
+    open_uids = (transcript.last_assistant_uid,) if transcript.last_assistant_uid else ()
+    return sink.outcome(end_offset=lines.end_offset, resumable=True, open_message_uids=open_uids)
+
+
+class _Transcript:
+    """Per-file state: which session the lines belong to, uuids seen, titles offered."""
+
+    def __init__(self, sink: RecordSink, *, identified: bool) -> None:
+        self.sink = sink
+        self.identified = identified
+        self.seen_uuids: set[str] = set()
+        self.leaf_summaries: list[tuple[str, str]] = []
+        self.last_assistant_uid: str | None = None
+
+    def take(self, record: dict[str, Any]) -> None:
+        """Route one line by its `type`."""
+        kind = record.get("type")
+        if kind in ("user", "assistant"):
+            self._conversation(kind, record)
+        elif kind == "summary":
+            text = record.get("summary")
+            if isinstance(text, str):
+                self.sink.add_summary("summary", text, None)
+                self.leaf_summaries.append((str(record.get("leafUuid")), text))
+        elif kind in ("ai-title", "custom-title"):
+            self._title(kind, record)
+        elif kind == "system":
+            if record.get("subtype") == "away_summary" and isinstance(record.get("content"), str):
+                self.sink.add_summary("away", record["content"], iso_timestamp(record.get("timestamp")))
+        elif kind not in _IGNORED_TYPES:
+            self.sink.skipped["unknown_type"] += 1
+
+    def settle_title(self) -> None:
+        """Fall back to a `summary` line whose leaf is in this file when no title record exists."""
+        if self.sink.session.title is None:
+            for leaf, text in reversed(self.leaf_summaries):
+                if leaf in self.seen_uuids:
+                    self.sink.update_session(title=text)
+                    return
+
+    def _title(self, kind: str, record: dict[str, Any]) -> None:
+        text = record.get("customTitle" if kind == "custom-title" else "aiTitle")
+        if not isinstance(text, str):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        self.sink.add_summary("title", text, iso_timestamp(record.get("timestamp")))
+        # A title the user typed outranks the one the model suggested.
+        if kind == "custom-title" or self.sink.session.title is None:
+            self.sink.update_session(title=text)
+
+    def _conversation(self, kind: str, record: dict[str, Any]) -> None:
+        uuid, message = record.get("uuid"), record.get("message")
+        if not isinstance(uuid, str) or not isinstance(message, dict):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        if uuid in self.seen_uuids:
+            self.sink.skipped["duplicate"] += 1
+            return
+        self.seen_uuids.add(uuid)
+        self._identify(record)
+        timestamp = iso_timestamp(record.get("timestamp"))
+        self.sink.note_time(timestamp)
+        if kind == "user":
+            self._user(uuid, record, message.get("content"), timestamp)
+        else:
+            self._assistant(str(message.get("id") or uuid), message.get("content"), timestamp)
+
+    def _identify(self, record: dict[str, Any]) -> None:
+        """File the transcript under its session; a sidechain agent file gets its own id."""
+        if self.identified:
+            return
+        session_id, agent_id = record.get("sessionId"), record.get("agentId")
+        if not isinstance(session_id, str):
+            return
+        self.identified = True
+        branch = record.get("gitBranch")
+        if record.get("isSidechain") and isinstance(agent_id, str):
+            self.sink.update_session(session_id=f"{session_id}:agent-{agent_id}", parent_session_id=session_id)
+        else:
+            self.sink.update_session(session_id=session_id)
+        self.sink.update_session(
+            cwd=record.get("cwd") if isinstance(record.get("cwd"), str) else None,
+            git_branch=branch if isinstance(branch, str) and branch not in ("", "HEAD") else None,
+        )
+        version = record.get("version")
+        self.sink.format_version = f"claude-{version}" if isinstance(version, str) else "claude"
+
+    def _user(self, uuid: str, record: dict[str, Any], content: object, timestamp: str | None) -> None:
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._tool_result(block)
+        text = block_text(content)
+        if record.get("isCompactSummary"):
+            self.sink.add_summary("compaction", text, timestamp)
+        injected = bool(record.get("isMeta") or record.get("isCompactSummary") or record.get("isVisibleInTranscriptOnly"))
+        self.sink.add_message(uuid, "user", timestamp, text, is_meta=injected or is_injected(text))
+
+    def _assistant(self, message_id: str, content: object, timestamp: str | None) -> None:
+        self.last_assistant_uid = message_id
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                self.sink.extend_message(message_id, "assistant", timestamp, block["text"])
+            elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                name = block.get("name") if isinstance(block.get("name"), str) else None
+                arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+                command_text, paths = describe_tool_input(name, arguments)
+                self.sink.open_call(block["id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+
+    def _tool_result(self, block: dict[str, Any]) -> None:
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        output = block_text(block.get("content"), kinds=_RESULT_TEXT_KINDS)
+        is_error = bool(block.get("is_error"))
+        exit_code = exit_code_in(output, CLAUDE_EXIT) if is_error else None
+        self.sink.record_outcome(call_id, is_error=is_error, exit_code=exit_code, output=output)

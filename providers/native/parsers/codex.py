@@ -1,0 +1,247 @@
+"""Codex rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread-uuid>.jsonl`.
+
+Each visible message is usually written twice (`event_msg` and `response_item`, either order):
+the first copy is kept and its twin dropped. Calls are joined to `function_call_output` and
+`exec_command_end` by `call_id`; a `write_stdin` call is folded into the exec call whose process
+it continues, so a long-running command is one record with its final exit code. Reasoning is
+skipped (not a stated decision), and so are developer messages (harness instructions).
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from providers.native.parsers._reading import JsonLines
+from providers.native.parsers._sink import RecordSink
+from providers.native.parsers._text import (
+    CODEX_EXIT,
+    CODEX_RUNNING,
+    block_text,
+    content_uid,
+    describe_tool_input,
+    exit_code_in,
+    iso_timestamp,
+    is_injected,
+    parse_arguments,
+    patch_file_paths,
+    patch_header,
+)
+from providers.native.parsers.outcome import ParseOutcome, ResumeState
+
+UNPAIRED_KEPT: Final = 64
+_IGNORED_EVENTS: Final = frozenset(
+    {
+        "task_started", "task_complete", "token_count", "agent_reasoning", "agent_reasoning_raw_content",
+        "agent_reasoning_section_break", "exec_command_begin", "exec_command_output_delta", "patch_apply_begin",
+        "web_search_begin", "web_search_end", "mcp_tool_call_begin", "mcp_tool_call_end", "turn_aborted",
+        "turn_diff", "plan_update", "context_compacted", "entered_review_mode", "exited_review_mode",
+        "view_image_tool_call", "item_completed", "thread_rolled_back", "undo_started", "undo_completed",
+        "stream_error", "error", "background_event", "session_configured", "mcp_startup_update",
+        "mcp_startup_complete", "user_message_edit", "shutdown_complete",
+    }
+)  # fmt: skip
+_IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
+_MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
+_OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
+
+
+def parse_codex(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+    """Parse one Codex rollout from `start_offset`."""
+    sink = RecordSink("codex", resume, fallback_session_id=path.stem[-36:])
+    rollout = _Rollout(sink, resume or ResumeState())
+    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+    for _, record in lines:
+        rollout.take(record)
+    return sink.outcome(
+        end_offset=lines.end_offset,
+        resumable=True,
+        process_calls=tuple(rollout.process_calls.items()),
+        unpaired_messages=tuple(rollout.unpaired)[-UNPAIRED_KEPT:],
+    )
+
+
+def read_thread_names(index_path: Path) -> dict[str, str]:
+    """Titles from `~/.codex/session_index.jsonl` (`{id, thread_name}`), later lines winning."""
+    names: dict[str, str] = {}
+    try:
+        with open(index_path, "rb") as lines:
+            for raw in lines:
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry.get("thread_name"):
+                    names[entry["id"]] = str(entry["thread_name"])
+    except OSError:
+        return {}
+    return names
+
+
+class _Rollout:
+    """Per-file state: running processes, `write_stdin` calls, messages awaiting their twin."""
+
+    def __init__(self, sink: RecordSink, resume: ResumeState) -> None:
+        self.sink = sink
+        self.identified = resume.session is not None
+        self.process_calls: dict[str, str] = dict(resume.process_calls)
+        self.unpaired: dict[str, None] = dict.fromkeys(resume.unpaired_messages)
+        self.stdin_calls: dict[str, str] = {}
+
+    def take(self, record: dict[str, Any]) -> None:
+        """Route one line by `type` and `payload.type`."""
+        kind, payload = record.get("type"), record.get("payload")
+        if not isinstance(payload, dict):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        timestamp = iso_timestamp(record.get("timestamp"))
+        self.sink.note_time(timestamp)
+        if kind == "session_meta":
+            self._session_meta(payload)
+        elif kind == "turn_context":
+            if self.sink.session.cwd is None and isinstance(payload.get("cwd"), str):
+                self.sink.update_session(cwd=payload["cwd"])
+        elif kind == "event_msg":
+            self._event(payload, timestamp)
+        elif kind == "response_item":
+            self._item(payload, timestamp)
+        elif kind == "compacted":
+            if isinstance(payload.get("message"), str):
+                self.sink.add_summary("compaction", payload["message"], timestamp)
+        else:
+            self.sink.skipped["unknown_type"] += 1
+
+    def _session_meta(self, payload: dict[str, Any]) -> None:
+        # Later session_meta lines (compacted or forked histories) repeat other threads' headers.
+        if self.identified or not isinstance(payload.get("id"), str):
+            return
+        self.identified = True
+        git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+        source = payload.get("source")
+        parent = _find_key(source, "parent_thread_id") if isinstance(source, dict) else None
+        self.sink.update_session(
+            session_id=payload["id"],
+            cwd=payload.get("cwd"),
+            git_branch=git.get("branch"),
+            git_commit=git.get("commit_hash"),
+            repository_url=git.get("repository_url"),
+            forked_from=payload.get("forked_from_id"),
+            parent_session_id=parent if isinstance(parent, str) else None,
+        )
+        version = payload.get("cli_version")
+        self.sink.format_version = f"codex-{version}" if isinstance(version, str) else "codex"
+
+    def _event(self, payload: dict[str, Any], timestamp: str | None) -> None:
+        kind = payload.get("type")
+        if kind in ("user_message", "agent_message"):
+            text = payload.get("message")
+            if isinstance(text, str):
+                self._visible("event", "user" if kind == "user_message" else "assistant", text, timestamp)
+        elif kind == "exec_command_end" and isinstance(payload.get("call_id"), str):
+            status, code = payload.get("status"), payload.get("exit_code")
+            output = payload.get("aggregated_output")
+            self.sink.record_outcome(
+                payload["call_id"],
+                is_error=(status == "failed") if status in ("completed", "failed") else None,
+                exit_code=code if isinstance(code, int) else None,
+                output=output if isinstance(output, str) else None,
+            )
+        elif kind == "patch_apply_end" and isinstance(payload.get("call_id"), str):
+            success = payload.get("success")
+            self.sink.record_outcome(payload["call_id"], is_error=None if success is None else not success)
+        elif kind not in _IGNORED_EVENTS:
+            self.sink.skipped["unknown_type"] += 1
+
+    def _item(self, payload: dict[str, Any], timestamp: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            role = payload.get("role")
+            if role in ("user", "assistant"):
+                self._visible("item", role, block_text(payload.get("content"), kinds=_MESSAGE_TEXT_KINDS), timestamp)
+        elif kind in ("function_call", "local_shell_call"):
+            self._function_call(payload, timestamp)
+        elif kind == "custom_tool_call" and isinstance(payload.get("call_id"), str):
+            patch = payload.get("input") if isinstance(payload.get("input"), str) else ""
+            name = payload.get("name") if isinstance(payload.get("name"), str) else None
+            command_text, paths = (patch_header(patch), patch_file_paths(patch)) if "*** Begin Patch" in patch else (patch[:2000] or None, ())
+            self.sink.open_call(payload["call_id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._call_output(payload)
+        elif kind not in _IGNORED_ITEMS:
+            self.sink.skipped["unknown_type"] += 1
+
+    def _visible(self, channel: str, role: str, text: str, timestamp: str | None) -> None:
+        """Keep the first copy of a visible message; drop the twin from the other channel."""
+        digest = content_uid("codex", role, text.strip())
+        twin = f"{_OTHER_CHANNEL[channel]}:{digest}"
+        if twin in self.unpaired:
+            del self.unpaired[twin]
+            return
+        self.unpaired[f"{channel}:{digest}"] = None
+        uid = content_uid("codex", role, timestamp, text)
+        self.sink.add_message(uid, "user" if role == "user" else "assistant", timestamp, text, is_meta=is_injected(text))
+
+    def _function_call(self, payload: dict[str, Any], timestamp: str | None) -> None:
+        call_id = payload.get("call_id") or payload.get("id")
+        if not isinstance(call_id, str):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        name = payload.get("name") if isinstance(payload.get("name"), str) else "local_shell"
+        arguments = parse_arguments(payload.get("arguments") or payload.get("action"))
+        if name == "write_stdin":
+            started_by = self.process_calls.get(str(arguments.get("session_id")))
+            if started_by is not None:
+                self.stdin_calls[call_id] = started_by
+                return
+        command_text, paths = describe_tool_input(name, arguments)
+        self.sink.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+
+    def _call_output(self, payload: dict[str, Any]) -> None:
+        call_id = payload.get("call_id")
+        if not isinstance(call_id, str):
+            self.sink.skipped["missing_fields"] += 1
+            return
+        target = self.stdin_calls.get(call_id, call_id)
+        text, metadata_exit = _output_text(payload.get("output"))
+        header, _, body = text.partition("\nOutput:\n")
+        if not body and not header.startswith("Chunk ID:"):
+            header, body = "", text
+        running = CODEX_RUNNING.search(header)
+        exit_code = metadata_exit if metadata_exit is not None else exit_code_in(header, CODEX_EXIT)
+        continued = target != call_id
+        if continued and not body.strip() and exit_code is None:
+            return
+        self.sink.record_outcome(target, exit_code=exit_code, output=body or None, append_output=continued)
+        if running:
+            self.process_calls[running.group(1)] = target
+            self.sink.reopen_call(target)
+        elif exit_code is not None:
+            self.process_calls = {pid: call for pid, call in self.process_calls.items() if call != target}
+
+
+def _output_text(output: object) -> tuple[str, int | None]:
+    """A call output's text, and the exit code when it is the `{output, metadata}` JSON shape."""
+    if isinstance(output, list):
+        return block_text(output, kinds=_MESSAGE_TEXT_KINDS), None
+    if not isinstance(output, str):
+        return "", None
+    if output.startswith('{"output"'):
+        try:
+            wrapped = json.loads(output)
+        except ValueError:
+            return output, None
+        metadata = wrapped.get("metadata") if isinstance(wrapped, dict) else None
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return str(wrapped.get("output", "")), code if isinstance(code, int) else None
+    return output, None
+
+
+def _find_key(value: object, key: str) -> object:
+    """The first value stored under `key` anywhere inside nested dicts."""
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+        for nested in value.values():
+            found = _find_key(nested, key)
+            if found is not None:
+                return found
+    return None

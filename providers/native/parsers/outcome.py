@@ -1,0 +1,67 @@
+"""What one parse returns, and the state a caller hands back to resume an append-only file."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from providers.native.records import MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
+
+SKIP_REASONS = (
+    "invalid_json",
+    "not_an_object",
+    "bad_encoding",
+    "unknown_type",
+    "missing_fields",
+    "duplicate",
+    "torn_frame",
+)
+"""Reasons a line or record is counted in `ParseOutcome.skipped_records`.
+
+`bad_encoding` counts lines that held invalid UTF-8: they are decoded with U+FFFD replacement
+and still parsed, so the count flags damage without losing the rest of the record.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeState:
+    """Context a parse leaves behind so the next parse from `end_offset` can continue it.
+
+    Resuming mid-file loses the header (Codex `session_meta`, Pi/DSH headers), calls still
+    waiting for their output, and Claude blocks still arriving for one `message.id`; this
+    carries them. Every field is a plain value, so the index may persist it. After a restart
+    without it, `ResumeState(session=row)` rebuilt from the index is enough for correct ids.
+    """
+
+    session: SessionRecord | None = None
+    open_calls: tuple[ToolCallRecord, ...] = ()
+    """Calls whose result has not arrived yet (bounded to the most recent ones)."""
+    open_messages: tuple[MessageRecord, ...] = ()
+    """Claude assistant messages that may still receive content blocks."""
+    process_calls: tuple[tuple[str, str], ...] = ()
+    """Codex running process id -> the exec call that started it (for `write_stdin`)."""
+    unpaired_messages: tuple[str, ...] = ()
+    """Codex visible messages seen on one channel and still expected on the other."""
+    format_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOutcome:
+    """The records one parse produced, where it stopped, and what it skipped."""
+
+    sessions: tuple[SessionRecord, ...]
+    messages: tuple[MessageRecord, ...]
+    tool_calls: tuple[ToolCallRecord, ...]
+    summaries: tuple[SummaryRecord, ...]
+    end_offset: int
+    """Byte offset just after the last complete line; a half-written last line is not consumed."""
+    resumable: bool
+    """False when the next parse must re-read from 0 (zstd DSH files, Kimi session directories)."""
+    format_version: str | None
+    """e.g. `pi-v1`, `pi-v3`, `dsh-v0`, `kimi-wire-1.1`, `kimi-cli-1.4`, `codex-0.125.0`."""
+    skipped_records: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    resume: ResumeState = field(default_factory=ResumeState)
+
+    @property
+    def skipped_total(self) -> int:
+        """All skipped or damaged lines and records, over every reason."""
+        return sum(self.skipped_records.values())

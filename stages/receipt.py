@@ -1,0 +1,33 @@
+"""receipt: the public proof of a scoped lookup. Digests and counts only."""
+
+from collections import Counter
+
+from contracts.base import EVIDENCE_TYPES
+from contracts.digests import canonical_digest, salted_digest
+from contracts.evidence import HistoricalEvidenceReceipt
+from contracts.stage_values import Admission, CappedEvidence
+
+
+def receipt(
+    admission: Admission, capped: CappedEvidence, *, digest_salt: str
+) -> HistoricalEvidenceReceipt | None:
+    """A content-free receipt of the capped lookup; None when nothing was looked up."""
+    request, result = admission.request, capped.result
+    if request is None or result is None:
+        return None
+    counts = Counter(item.evidence_type for item in result.items)
+    return HistoricalEvidenceReceipt(
+        request_id=request.request_id,
+        provider_version=result.provider_version,
+        index_revision_digest=canonical_digest(result.index_revision),
+        scope_digest=canonical_digest(result.scope_applied.model_dump(mode="json")),
+        query_digest=salted_digest(request.query_terms, salt=digest_salt),
+        result_digest=salted_digest(
+            [item.model_dump(mode="json") for item in result.items], salt=digest_salt
+        ),
+        result_count=len(result.items),
+        evidence_type_counts={kind: counts[kind] for kind in EVIDENCE_TYPES},
+        freshness=result.freshness,
+        truncated=result.truncated,
+        omitted_count=result.omitted_count,
+    )

@@ -1,0 +1,62 @@
+"""retrieve: ask the provider; a fault becomes a typed empty result, never an exception."""
+
+from contracts.errors import EvidenceError, ScopeViolation
+from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
+from contracts.stage_values import Admission, Retrieval
+from providers.base import EvidenceProvider
+
+
+def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retrieval:
+    """The provider's in-scope answer, or an empty result carrying the failure's reason code."""
+    request = admission.request
+    if request is None:
+        return Retrieval(result=None, reason_code="not_admitted")
+    if provider is None:
+        return Retrieval(result=empty_result(request, "unknown"), reason_code="provider_unavailable")
+    try:
+        result = provider.search(request)
+        _verify_answer(request, result)
+    except EvidenceError as error:
+        reason_code = error.reason_code
+    except Exception:  # noqa: BLE001 - fail open: any provider bug is a typed empty result
+        reason_code = "provider_crashed"
+    else:
+        return Retrieval(result=result, reason_code="retrieved")
+    return Retrieval(
+        result=empty_result(request, _version_of(provider)), reason_code=reason_code
+    )
+
+
+def empty_result(request: HistoricalEvidenceRequest, provider_version: str) -> HistoricalEvidenceResult:
+    """The typed empty result: freshness `unknown`, so absence is never read as 'no history'."""
+    return HistoricalEvidenceResult(
+        request_id=request.request_id,
+        provider_version=provider_version,
+        index_revision="unknown",
+        scope_applied=_scope_applied(request),
+        freshness="unknown",
+        items=[],
+        truncated=False,
+        omitted_count=0,
+    )
+
+
+def _verify_answer(request: HistoricalEvidenceRequest, result: HistoricalEvidenceResult) -> None:
+    """Fail closed: a result for another request, scope or type is rejected whole."""
+    if result.request_id != request.request_id or result.scope_applied != _scope_applied(request):
+        raise ScopeViolation("result scope differs from the request")
+    allowed = set(request.evidence_types)
+    if any(item.evidence_type not in allowed for item in result.items):
+        raise ScopeViolation("result holds an evidence type that was not requested")
+
+
+def _scope_applied(request: HistoricalEvidenceRequest) -> ScopeApplied:
+    scope = request.scope
+    return ScopeApplied(
+        agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id
+    )
+
+
+def _version_of(provider: EvidenceProvider) -> str:
+    version = getattr(provider, "provider_version", None)
+    return version if isinstance(version, str) and 0 < len(version) <= 80 else "unknown"

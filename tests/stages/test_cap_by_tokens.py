@@ -1,0 +1,56 @@
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contracts.stage_values import Retrieval
+from stages.admit import admit
+from stages.cap_by_tokens import ELLIPSIS, cap_by_tokens, item_token_count
+from stages.classify_gap import classify_gap
+from tests.stages.helpers import enabled_policy, item, result_for, situation_model
+
+snippets = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=900)
+limit_values = st.fixed_dictionaries(
+    {
+        "max_items": st.integers(1, 15),
+        "max_sessions": st.integers(1, 6),
+        "max_snippet_chars": st.integers(1, 700),
+        "max_total_chars": st.integers(1, 5000),
+        "max_tokens": st.integers(1, 2500),
+    }
+)
+
+
+def _capped(limits, items, encoder):
+    situation = situation_model(limits=limits)
+    admission = admit(situation, classify_gap(situation), policy=enabled_policy())
+    retrieval = Retrieval(result=result_for(admission.request, items), reason_code="retrieved")
+    return admission, cap_by_tokens(admission, retrieval, encoder=encoder)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(limits=limit_values, texts=st.lists(st.tuples(snippets, st.integers(1, 8)), max_size=20))
+def test_cap_by_tokens_never_exceeds_a_limit_and_truncation_is_exact(encoder, limits, texts):
+    items = [item(text, session=session) for text, session in texts]
+    admission, capped = _capped(limits, items, encoder)
+    kept, request_limits = capped.result.items, admission.request.limits
+    assert len(kept) <= request_limits.max_items
+    assert len({i.session_ref for i in kept}) <= request_limits.max_sessions
+    assert all(len(i.snippet) <= request_limits.max_snippet_chars for i in kept)
+    assert sum(len(i.snippet) for i in kept) <= request_limits.max_total_chars
+    assert capped.token_count == sum(item_token_count(i, encoder) for i in kept)
+    assert capped.token_count <= admission.token_budget
+    # the kept items are the ranked prefix; every dropped item is counted
+    assert [i.message_ref for i in kept] == [i.message_ref for i in items[: len(kept)]]
+    assert capped.result.omitted_count == len(items) - len(kept)
+    shortened = any(len(i.snippet) > request_limits.max_snippet_chars for i in items[: len(kept)])
+    assert capped.result.truncated == (len(kept) < len(items) or shortened)
+
+
+def test_cap_by_tokens_marks_shortened_snippets(encoder):
+    _, capped = _capped({"max_snippet_chars": 10}, [item("x" * 50)], encoder)
+    assert capped.result.items[0].snippet == "x" * 9 + ELLIPSIS
+    assert capped.result.truncated and capped.result.omitted_count == 0
+
+
+def test_cap_by_tokens_counts_special_token_text_as_plain_text(encoder):
+    _, capped = _capped({}, [item("<|endoftext|> in a transcript")], encoder)
+    assert len(capped.result.items) == 1

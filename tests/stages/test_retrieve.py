@@ -1,0 +1,73 @@
+import pytest
+
+from contracts.errors import ProviderTimeout, ScopeViolation
+from contracts.evidence import ScopeApplied
+from providers.base import HandlerProvider
+from stages.admit import admit
+from stages.classify_gap import classify_gap
+from stages.retrieve import retrieve
+from tests.stages.helpers import enabled_policy, item, result_for, situation_model
+
+CANARY = "CANARY-RETRIEVE-51be"
+
+
+def _admission():
+    situation = situation_model()
+    return admit(situation, classify_gap(situation), policy=enabled_policy())
+
+
+def _raise(error):
+    def handler(request):
+        raise error
+
+    return handler
+
+
+def _other_agent(request):
+    result = result_for(request, [item("$ pytest")])
+    return result.model_copy(update={"scope_applied": ScopeApplied(agent_id="agent-other", project_id="project-fixture", repository_id="repo-fixture")})
+
+
+def _unrequested_type(request):
+    return result_for(request, [item("x", evidence_type="summary")])
+
+
+@pytest.mark.parametrize(
+    ("handler", "reason_code"),
+    [
+        (_raise(ProviderTimeout("10s")), "provider_timeout"),
+        (_raise(RuntimeError(CANARY)), "provider_crashed"),
+        (_raise(ScopeViolation("1 row")), "scope_violation"),
+        (_other_agent, "scope_violation"),
+        (lambda request: {"not": "a result"}, "provider_crashed"),
+    ],
+)
+def test_retrieve_fault_is_typed_empty_result(handler, reason_code):
+    retrieval = retrieve(_admission(), provider=HandlerProvider(handler))
+    assert retrieval.reason_code == reason_code
+    assert retrieval.result.items == [] and retrieval.result.freshness == "unknown"
+    assert CANARY not in retrieval.model_dump_json()
+
+
+def test_retrieve_rejects_unrequested_evidence_type():
+    situation = situation_model(evidence_types=["prior_failure"])
+    admission = admit(situation, classify_gap(situation), policy=enabled_policy())
+    assert retrieve(admission, provider=HandlerProvider(_unrequested_type)).reason_code == "scope_violation"
+
+
+def test_retrieve_without_provider_is_unavailable():
+    retrieval = retrieve(_admission(), provider=None)
+    assert (retrieval.reason_code, retrieval.result.freshness) == ("provider_unavailable", "unknown")
+
+
+def test_retrieve_not_admitted_asks_nobody():
+    situation = situation_model(repeated=False)
+    admission = admit(situation, classify_gap(situation), policy=enabled_policy())
+    calls = []
+    retrieval = retrieve(admission, provider=HandlerProvider(lambda request: calls.append(request)))
+    assert (retrieval.result, retrieval.reason_code, calls) == (None, "not_admitted", [])
+
+
+def test_retrieve_passes_in_scope_result_through():
+    retrieval = retrieve(_admission(), provider=HandlerProvider(lambda r: result_for(r, [item("$ pytest")])))
+    assert retrieval.reason_code == "retrieved" and len(retrieval.result.items) == 1
