@@ -3,14 +3,15 @@
 import hashlib
 import os
 import secrets
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from contracts.config import AdmissionPolicy, EnablementConfig
+from contracts.errors import ConfigInvalid, InvalidInput
+from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
 
 HOME_VARIABLE = "OBELISK_SESSION_EVIDENCE_HOME"
 
@@ -79,16 +80,33 @@ def write_private(path: Path, data: bytes) -> None:
 def load_policy(paths: StatePaths) -> AdmissionPolicy:
     """The enablement configuration; absent or invalid means admission is off."""
     try:
-        raw = paths.config_file.read_bytes()
-    except FileNotFoundError:
+        config = read_config(paths)
+    except ConfigInvalid:
+        return AdmissionPolicy(config=None, load_reason_code="config_invalid")
+    if config is None:
         return AdmissionPolicy(config=None, load_reason_code="config_absent")
-    except OSError:
-        return AdmissionPolicy(config=None, load_reason_code="config_invalid")
-    try:
-        config = EnablementConfig.model_validate_json(raw)
-    except ValidationError:
-        return AdmissionPolicy(config=None, load_reason_code="config_invalid")
     return AdmissionPolicy(config=config, load_reason_code="config_loaded")
+
+
+def read_config(paths: StatePaths) -> EnablementConfig | None:
+    """The configuration file, strictly read (duplicate keys reject it); None when absent.
+
+    A file that others may write is refused like a malformed one: its scope is not the owner's.
+    """
+    try:
+        with paths.config_file.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        raise ConfigInvalid("config.json cannot be read") from None
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigInvalid("config.json is writable by others; make it 0600")
+    try:
+        return load_contract(EnablementConfig, raw)
+    except InvalidInput as error:
+        raise ConfigInvalid(f"config.json: {error.detail}") from None
 
 
 def digest_salt(paths: StatePaths) -> str:

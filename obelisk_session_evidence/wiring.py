@@ -5,7 +5,8 @@ from contracts.situation import ReplanSituation
 from contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.state import StatePaths, digest_salt, load_policy
 from obelisk_session_evidence.tokenizer import load_encoder
-from providers.base import EvidenceProvider
+from obelisk_session_evidence import __version__
+from providers.base import EvidenceProvider, UnavailableProvider
 from stages.admit import matching_enablement
 from stages.pipeline import PipelineDependencies
 
@@ -39,7 +40,11 @@ def _provider_for(
     enablement, _ = matching_enablement(policy.config.enablements, situation)
     if enablement is None:
         return None
-    return build_provider(paths, enablement, provider_kind or enablement.provider)
+    kind = provider_kind or enablement.provider
+    try:
+        return build_provider(paths, enablement, kind)
+    except Exception as error:  # noqa: BLE001 - a backend that cannot start fails open, typed
+        return UnavailableProvider(f"{__version__} {kind}", f"{kind}:{type(error).__name__}")
 
 
 def build_provider(paths: StatePaths, enablement: Enablement, kind: ProviderKind) -> EvidenceProvider:

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from contracts.errors import ProviderUnavailable
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
 
 
@@ -33,3 +34,15 @@ class HandlerProvider:
     def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
         """Delegate to the handler."""
         return self._handler(request)
+
+
+class UnavailableProvider:
+    """Stands for a backend that could not be constructed; every lookup fails open, typed."""
+
+    def __init__(self, provider_version: str, reason: str) -> None:
+        self.provider_version = provider_version
+        self._reason = reason
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        """Raise `ProviderUnavailable` with the construction failure's reason."""
+        raise ProviderUnavailable(self._reason)

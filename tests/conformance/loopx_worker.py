@@ -1,7 +1,7 @@
 """Ask LoopX itself: one process answers a whole batch, then stops the runtime it started.
 
 Run as a script (never imported by the suite): reads one JSON document from stdin,
-`{"cases": [{"obligation": {...}, "progress_observation": {...}}, ...], "threads": N}`,
+`{"cases": [{"obligation": {...}, "progress_observation": {...}}, ...]}`,
 and writes `{"results": [...], "runtime": {...}, "seconds": S}` to stdout. Each result is
 LoopX's `semantic_delta_from_writeback` answer, or `{"error": <class>, "message": <text>}`
 when LoopX refuses the input. Only LoopX is imported here, so the oracle cannot borrow
@@ -11,12 +11,16 @@ LoopX resolves Node with `shutil.which("node")` (so from PATH) and keeps a manag
 daemon alive between calls, located through `tempfile.gettempdir()`. The caller gives this
 process a private TMPDIR, so the daemon it starts is its own, and this script shuts it down
 (waiting for the process to exit) before it returns, whatever happened.
+
+Speed: every runtime request re-fingerprints LoopX's TypeScript sources (a walk and stat of the
+whole control plane) unless it runs inside `effect_runtime_request_scope()`, which pins one
+revision; the whole batch runs in one scope. Threads do not help: the Node runtime answers one
+request at a time.
 """
 
 import json
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
@@ -36,16 +40,16 @@ def _answer(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    from loopx.control_plane.effect_runtime import restart_effect_runtime
+    from loopx.control_plane.effect_runtime import (
+        effect_runtime_request_scope,
+        restart_effect_runtime,
+    )
 
-    request = json.load(sys.stdin)
-    cases = request["cases"]
+    cases = json.load(sys.stdin)["cases"]
     started = time.monotonic()
     try:
-        # The first call starts the runtime; the rest share it.
-        results = [_answer(cases[0])] if cases else []
-        with ThreadPoolExecutor(max_workers=int(request.get("threads", 4))) as pool:
-            results.extend(pool.map(_answer, cases[1:]))
+        with effect_runtime_request_scope():
+            results = [_answer(case) for case in cases]
     finally:
         stopped = restart_effect_runtime(timeout=10.0, wait_for_exit=True)
     json.dump(

@@ -1,0 +1,122 @@
+"""`enable`, `status`, `disable`: explicit, scoped, default-off, never destructive (RFC §8)."""
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from contracts.base import TRIGGERS
+from contracts.config import SOURCE_KINDS
+from contracts.errors import EvidenceError
+from obelisk_session_evidence.cli.common import (
+    EXIT_NOT_OK,
+    fail,
+    fail_internal,
+    format_option,
+)
+from obelisk_session_evidence.cli.render_lifecycle import (
+    render_disable,
+    render_enable,
+    render_status,
+)
+from obelisk_session_evidence.lifecycle import EnableRequest, disable as disable_scope
+from obelisk_session_evidence.lifecycle import enable as enable_scope
+from obelisk_session_evidence.lifecycle import status as scope_status
+from obelisk_session_evidence.state import state_paths
+
+_PATH = click.Path(path_type=Path)
+_NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not_qualified."
+
+
+@click.command()
+@click.option("--surface", required=True, type=click.Choice(["replan-history"]),
+              help="The surface to enable (v0 serves replan-history only).")
+@click.option("--agent-id", "agent_ids", required=True, multiple=True, metavar="ID",
+              help="The one agent whose own sessions may be read.")
+@click.option("--project-id", "project_ids", required=True, multiple=True, metavar="ID",
+              help="The one LoopX project.")
+@click.option("--repository-id", "repository_ids", required=True, multiple=True, metavar="ID",
+              help="The one repository identity.")
+@click.option("--repo-root", "repo_roots", multiple=True, type=_PATH, metavar="PATH",
+              help="A checkout of the repository (must exist). Repeatable.")
+@click.option("--historical-repo-root", "historical_repo_roots", multiple=True, type=_PATH,
+              metavar="PATH", help="A former worktree that no longer exists. Repeatable.")
+@click.option("--source", "sources", multiple=True, type=click.Choice(SOURCE_KINDS),
+              help="A session source bound to this agent (default: all). Repeatable.")
+@click.option("--source-root", "source_roots", multiple=True, metavar="SOURCE=PATH",
+              help="A non-default session folder for one source (must exist). Repeatable.")
+@click.option("--provider", type=click.Choice(["native", "obelisk"]), default="native",
+              show_default=True, help="The backend that answers lookups.")
+@click.option("--obelisk-bin", type=_PATH, metavar="PATH",
+              help="The Obelisk binary, when it is not on PATH.")
+@click.option("--trigger", "triggers", multiple=True, type=click.Choice(TRIGGERS),
+              help="Admit only these RFC §4 triggers (default: all four). Repeatable.")
+@click.option("--allow-cross-agent", is_flag=True, help=_NOT_QUALIFIED)
+@click.option("--allow-cross-project", is_flag=True, help=_NOT_QUALIFIED)
+@click.option("--foreign-archive", "foreign_archives", multiple=True, type=_PATH,
+              metavar="PATH", help=_NOT_QUALIFIED)
+@format_option
+def enable(output_format: str, **options: object) -> None:
+    """Enable history lookups for one agent, project and repository (idempotent).
+
+    Example: obelisk-session-evidence enable --surface replan-history --agent-id codex-main
+    --project-id loopx --repository-id loopx-core --repo-root ~/src/loopx
+    """
+    try:
+        outcome = enable_scope(EnableRequest(**options), paths=state_paths())  # type: ignore[arg-type]
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(outcome.model_dump_json())
+    else:
+        render_enable(outcome, Console(markup=False, highlight=False))
+
+
+@click.command()
+@click.option("--project-id", required=True, metavar="ID", help="The LoopX project.")
+@click.option("--agent-id", metavar="ID", help="One agent of the project (default: all).")
+@format_option
+def status(project_id: str, agent_id: str | None, output_format: str) -> None:
+    """Show configuration, provider, index freshness and the allowed and denied scope.
+
+    Exits 0 when enabled and healthy, 2 otherwise; the reason code says why.
+
+    Example: obelisk-session-evidence status --project-id loopx --format json
+    """
+    try:
+        report = scope_status(project_id, agent_id=agent_id, paths=state_paths())
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - see enable
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(report.model_dump_json())
+    else:
+        render_status(report, Console(markup=False, highlight=False))
+    if not report.healthy:
+        raise SystemExit(EXIT_NOT_OK)
+
+
+@click.command()
+@click.option("--project-id", required=True, metavar="ID", help="The LoopX project.")
+@click.option("--agent-id", metavar="ID", help="One agent of the project (default: all).")
+@format_option
+def disable(project_id: str, agent_id: str | None, output_format: str) -> None:
+    """Stop admission for a project (or one agent); the index and session files stay as they are.
+
+    Deleting the native index is a separate, explicit `index drop --yes`.
+
+    Example: obelisk-session-evidence disable --project-id loopx --agent-id codex-main
+    """
+    try:
+        outcome = disable_scope(project_id, agent_id=agent_id, paths=state_paths())
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - see enable
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(outcome.model_dump_json())
+    else:
+        render_disable(outcome, Console(markup=False, highlight=False))

@@ -1,0 +1,113 @@
+"""Text renderings of the lifecycle outcomes for people; JSON renderings are the contracts."""
+
+from rich.console import Console
+from rich.table import Table
+
+from contracts.config import Enablement
+from contracts.lifecycle import (
+    AllowedScope,
+    DisableOutcome,
+    EnableOutcome,
+    IndexDropOutcome,
+    IndexHealth,
+    LifecycleStatus,
+    ProviderHealth,
+)
+
+
+def render_enable(outcome: EnableOutcome, console: Console) -> None:
+    """The recorded enablement and the provider's health now."""
+    table = Table(title=f"Enabled ({outcome.change})", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    _enablement_rows(table, outcome.enablement)
+    table.add_row("provider", _provider_line(outcome.provider))
+    console.print(table)
+    if outcome.provider.state != "available":
+        console.print(
+            "The enablement is recorded; until the provider is available, lookups return a typed"
+            " empty result."
+        )
+
+
+def render_status(report: LifecycleStatus, console: Console) -> None:
+    """One table per matching scope, then what stays denied."""
+    verdict = "healthy" if report.healthy else "not healthy"
+    console.print(
+        f"{report.provider_id} {report.version} · project {report.project_id}"
+        f"{f' · agent {report.agent_id}' if report.agent_id else ''}: {verdict} ({report.reason_code})"
+    )
+    if report.config_state == "config_invalid":
+        console.print(f"configuration invalid: {report.config_detail}")
+    elif not report.scopes:
+        console.print("not enabled: admission is off for this scope.")
+    for scope in report.scopes:
+        table = Table(title=f"{_scope_line(scope.allowed_scope)} · {scope.reason_code}", show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        _enablement_rows(table, scope.enablement)
+        table.add_row("denied triggers", ", ".join(scope.denied_triggers) or "none")
+        table.add_row("provider", _provider_line(scope.provider))
+        table.add_row("index", _index_line(scope.index))
+        console.print(table)
+    denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
+    console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)")
+
+
+def render_disable(outcome: DisableOutcome, console: Console) -> None:
+    """Which scopes stopped; a reminder that nothing else was deleted."""
+    if not outcome.removed:
+        console.print(f"not enabled: nothing to disable for project {outcome.project_id}.")
+    for scope in outcome.removed:
+        console.print(f"disabled {_scope_line(scope)}")
+    console.print(
+        f"{outcome.remaining_enablements} other enablement(s) remain. The index and session files"
+        " were not touched; `index drop --yes` deletes the native index."
+    )
+
+
+def render_index_drop(outcome: IndexDropOutcome, console: Console) -> None:
+    """How much of the native index folder was removed."""
+    if outcome.reason_code == "index_absent":
+        console.print("no native index to drop.")
+    else:
+        console.print(
+            f"dropped the native index: {outcome.removed_files} file(s), {outcome.removed_bytes} bytes."
+            " Session files and Obelisk data were not touched."
+        )
+
+
+def _enablement_rows(table: Table, enablement: Enablement) -> None:
+    historical = set(enablement.historical_repo_roots)
+    roots = [f"{root} (historical)" if root in historical else root for root in enablement.repo_roots]
+    source_roots = [f"{source}={root}" for source, root in enablement.source_roots.items()]
+    table.add_row("scope", _scope_line_of(enablement))
+    table.add_row("surface", enablement.surface)
+    table.add_row("repo roots", "\n".join(roots) or "none")
+    table.add_row("sources", ", ".join(enablement.sources))
+    table.add_row("source roots", "\n".join(source_roots) or "defaults")
+    table.add_row("triggers", ", ".join(enablement.triggers))
+    table.add_row("backend", enablement.provider + (f" ({enablement.obelisk_bin})" if enablement.obelisk_bin else ""))
+    table.add_row("enabled at", enablement.enabled_at.isoformat())
+
+
+def _scope_line(scope: AllowedScope) -> str:
+    return f"agent {scope.agent_id} · project {scope.project_id} · repository {scope.repository_id}"
+
+
+def _scope_line_of(enablement: Enablement) -> str:
+    return (
+        f"agent {enablement.agent_id} · project {enablement.project_id}"
+        f" · repository {enablement.repository_id}"
+    )
+
+
+def _provider_line(provider: ProviderHealth) -> str:
+    version = f" {provider.provider_version}" if provider.provider_version else ""
+    return f"{provider.kind}{version}: {provider.state} ({provider.reason_code})"
+
+
+def _index_line(index: IndexHealth) -> str:
+    revision = f", revision {index.index_revision}" if index.index_revision else ""
+    counts = ", ".join(f"{name} {count}" for name, count in index.counts.items())
+    return f"{index.freshness}{revision}{f'; {counts}' if counts else ''} ({index.reason_code})"

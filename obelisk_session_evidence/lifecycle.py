@@ -1,0 +1,367 @@
+"""Enable, status, disable and index drop (RFC §8): explicit, scoped, default-off, never destructive.
+
+Writers serialise on `config.json.lock` (`fcntl.flock`), read-modify-write under it and replace the
+file atomically (mode 0600), so concurrent `enable`s never lose or corrupt an enablement. Nothing
+here deletes anything but the configuration's own entries and, on `index drop`, the files of the
+state directory's index folder: never the agents' session files, never Obelisk's data.
+"""
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from pydantic import TypeAdapter, ValidationError
+
+from contracts.base import TRIGGERS, OpaqueId
+from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig, shared_session_scopes
+from contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
+from contracts.json_input import describe_validation_error
+from contracts.lifecycle import (
+    DENIED_SCOPES,
+    AllowedScope,
+    DeniedScope,
+    DisableOutcome,
+    EnableOutcome,
+    IndexDropOutcome,
+    LifecycleStatus,
+    ProviderHealth,
+    ScopeStatus,
+)
+from obelisk_session_evidence import __version__
+from obelisk_session_evidence.health import index_health, protected_roots, provider_health
+from obelisk_session_evidence.state import StatePaths, private_dir, read_config, write_private
+
+ProviderProbe = Callable[[StatePaths, Enablement], ProviderHealth]
+CONFIG_HINT: Final = "fix or remove config.json; admission stays off until then"
+_HISTORICAL_HINT: Final = "declare a worktree that is gone with --historical-repo-root"
+_OPAQUE_ID: Final = TypeAdapter(OpaqueId)
+
+
+@dataclass(frozen=True, slots=True)
+class EnableRequest:
+    """`enable`'s options as given; `enable` validates every one of them."""
+
+    agent_ids: Sequence[str]
+    project_ids: Sequence[str]
+    repository_ids: Sequence[str]
+    surface: str = "replan-history"
+    repo_roots: Sequence[Path] = ()
+    historical_repo_roots: Sequence[Path] = ()
+    sources: Sequence[str] = ()
+    source_roots: Sequence[str] = ()
+    """`SOURCE=PATH` pairs."""
+    provider: str = "native"
+    obelisk_bin: Path | None = None
+    triggers: Sequence[str] = ()
+    allow_cross_agent: bool = False
+    allow_cross_project: bool = False
+    foreign_archives: Sequence[Path] = ()
+
+
+def enable(
+    request: EnableRequest,
+    *,
+    paths: StatePaths,
+    now: datetime | None = None,
+    probe: ProviderProbe = provider_health,
+) -> EnableOutcome:
+    """Record one same-agent, same-project, same-repository enablement (idempotent)."""
+    reject_scope_broadening(request)
+    candidate = _enablement_from(request, now or datetime.now(UTC))
+    with _locked_config(paths) as current:
+        enablements = list(current.enablements) if current else []
+        position = next(
+            (i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None
+        )
+        if position is not None and _settings(enablements[position]) == _settings(candidate):
+            recorded, change = enablements[position], "unchanged"
+        else:
+            recorded, change = candidate, "created" if position is None else "updated"
+            if position is None:
+                enablements.append(candidate)
+            else:
+                enablements[position] = candidate
+            _save(paths, _config_of(enablements))
+    return EnableOutcome(change=change, enablement=recorded, provider=probe(paths, recorded))
+
+
+def disable(project_id: str, *, agent_id: str | None = None, paths: StatePaths) -> DisableOutcome:
+    """Remove the project's (or one agent's) enablements; admission stops at its next read."""
+    _check_ids(project_id=project_id, agent_id=agent_id)
+    with _locked_config(paths) as current:
+        enablements = list(current.enablements) if current else []
+        removed = [e for e in enablements if _matches(e, project_id, agent_id)]
+        remaining = [e for e in enablements if not _matches(e, project_id, agent_id)]
+        if removed:
+            _save(paths, _config_of(remaining))
+    return DisableOutcome(
+        project_id=project_id,
+        agent_id=agent_id,
+        removed=[allowed_scope(e) for e in removed],
+        remaining_enablements=len(remaining),
+        reason_code="disabled" if removed else "not_enabled",
+    )
+
+
+def status(
+    project_id: str,
+    *,
+    agent_id: str | None = None,
+    paths: StatePaths,
+    probe: ProviderProbe = provider_health,
+) -> LifecycleStatus:
+    """Configuration, provider and index health, and allowed and denied scope for a project."""
+    _check_ids(project_id=project_id, agent_id=agent_id)
+    report = {
+        "version": __version__,
+        "project_id": project_id,
+        "agent_id": agent_id,
+        "denied_scopes": [DeniedScope(scope=scope) for scope in DENIED_SCOPES],
+    }
+    try:
+        config = read_config(paths)
+    except ConfigInvalid as error:
+        return LifecycleStatus(
+            **report,
+            config_state="config_invalid",
+            config_detail=f"{error.detail}; {CONFIG_HINT}"[:400],
+            enabled=False,
+            healthy=False,
+            reason_code="config_invalid",
+            scopes=[],
+        )
+    enablements = [e for e in (config.enablements if config else []) if _matches(e, project_id, agent_id)]
+    scopes = [_scope_status(paths, e, probe) for e in enablements]
+    unhealthy = next((scope for scope in scopes if not scope.healthy), None)
+    return LifecycleStatus(
+        **report,
+        config_state="config_loaded" if config else "config_absent",
+        enabled=bool(scopes),
+        healthy=bool(scopes) and unhealthy is None,
+        reason_code="not_enabled" if not scopes else unhealthy.reason_code if unhealthy else "healthy",
+        scopes=scopes,
+    )
+
+
+def drop_index(*, paths: StatePaths) -> IndexDropOutcome:
+    """Delete the files of the state directory's index folder, and nothing outside it."""
+    index_dir = Path(os.path.abspath(paths.index_dir))
+    if index_dir.is_symlink():
+        raise InvalidInput("the index folder is a symbolic link; refusing to delete through it")
+    enablements = _enablements_for_guard(paths)
+    repo_roots = [Path(root) for e in enablements for root in e.repo_roots]
+    if any(_overlaps(index_dir, root) for root in protected_roots(enablements)) or any(
+        root.is_relative_to(index_dir) for root in repo_roots
+    ):
+        raise InvalidInput("the index folder overlaps a session, Obelisk or repository folder")
+    if not index_dir.exists():
+        return IndexDropOutcome(
+            index_dir=str(index_dir), removed_files=0, removed_bytes=0, reason_code="index_absent"
+        )
+    removed_files = removed_bytes = 0
+    for folder, dirnames, filenames in os.walk(index_dir, topdown=False, followlinks=False):
+        for name in filenames:
+            entry = Path(folder) / name
+            removed_bytes += 0 if entry.is_symlink() else entry.lstat().st_size
+            entry.unlink()
+            removed_files += 1
+        for name in dirnames:
+            entry = Path(folder) / name
+            if entry.is_symlink():  # a link to a folder: remove the link, never what it points at
+                entry.unlink()
+                removed_files += 1
+            else:
+                entry.rmdir()
+    index_dir.rmdir()
+    return IndexDropOutcome(
+        index_dir=str(index_dir),
+        removed_files=removed_files,
+        removed_bytes=removed_bytes,
+        reason_code="index_dropped",
+    )
+
+
+def reject_scope_broadening(request: EnableRequest) -> None:
+    """Raise `ScopeBroadeningNotQualified` for any cross-agent, cross-project or archive scope."""
+    attempts = [
+        (request.allow_cross_agent, "--allow-cross-agent"),
+        (request.allow_cross_project, "--allow-cross-project"),
+        (bool(request.foreign_archives), "--foreign-archive"),
+        (len(set(request.agent_ids)) > 1, "more than one --agent-id"),
+        (len(set(request.project_ids)) > 1, "more than one --project-id"),
+        (len(set(request.repository_ids)) > 1, "more than one --repository-id"),
+    ]
+    for attempted, what in attempts:
+        if attempted:
+            raise ScopeBroadeningNotQualified(f"{what}: v0 enables one agent, project and repository")
+
+
+def allowed_scope(enablement: Enablement) -> AllowedScope:
+    """What admission may read under one enablement."""
+    return AllowedScope(
+        agent_id=enablement.agent_id,
+        project_id=enablement.project_id,
+        repository_id=enablement.repository_id,
+        sources=list(enablement.sources),
+        triggers=list(enablement.triggers),
+    )
+
+
+def _scope_status(paths: StatePaths, enablement: Enablement, probe: ProviderProbe) -> ScopeStatus:
+    provider = probe(paths, enablement)
+    index = index_health(paths, enablement)
+    if provider.state != "available":
+        reason_code = provider.reason_code
+    elif index.freshness != "fresh":
+        reason_code = index.reason_code
+    else:
+        reason_code = "healthy"
+    return ScopeStatus(
+        enablement=enablement,
+        allowed_scope=allowed_scope(enablement),
+        denied_triggers=[t for t in TRIGGERS if t not in enablement.triggers],
+        provider=provider,
+        index=index,
+        healthy=reason_code == "healthy",
+        reason_code=reason_code,
+    )
+
+
+def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
+    """Validate the request's values (folders exist, ids well formed) into one enablement."""
+    unknown = set(request.sources) - set(SOURCE_KINDS) | set(request.triggers) - set(TRIGGERS)
+    if unknown:
+        raise InvalidInput(f"{len(unknown)} unknown --source or --trigger value(s)")
+    repo_roots = [
+        _existing_folder(path, f"--repo-root #{number}", _HISTORICAL_HINT)
+        for number, path in enumerate(request.repo_roots, 1)
+    ]
+    historical = [_historical_root(path, n) for n, path in enumerate(request.historical_repo_roots, 1)]
+    sources = [s for s in SOURCE_KINDS if s in request.sources] if request.sources else list(SOURCE_KINDS)
+    document = {
+        "surface": request.surface,
+        "agent_id": _single(request.agent_ids, "--agent-id"),
+        "project_id": _single(request.project_ids, "--project-id"),
+        "repository_id": _single(request.repository_ids, "--repository-id"),
+        "repo_roots": _unique([*repo_roots, *historical]),
+        "historical_repo_roots": _unique(historical),
+        "sources": sources,
+        "source_roots": _source_roots(request.source_roots, sources),
+        "provider": request.provider,
+        "obelisk_bin": str(Path(os.path.abspath(request.obelisk_bin))) if request.obelisk_bin else None,
+        "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(TRIGGERS),
+        "enabled_at": now,
+    }
+    try:
+        return Enablement.model_validate(document)
+    except ValidationError as error:
+        raise InvalidInput(describe_validation_error(error)) from None
+
+
+def _existing_folder(path: Path, label: str, hint: str) -> str:
+    resolved = path.expanduser().resolve()
+    if not resolved.is_dir():
+        raise InvalidInput(f"{label} is not an existing folder; {hint}")
+    return str(resolved)
+
+
+def _historical_root(path: Path, number: int) -> str:
+    resolved = path.expanduser().resolve()
+    if resolved.exists():
+        raise InvalidInput(f"--historical-repo-root #{number} exists; pass it as --repo-root")
+    return str(resolved)
+
+
+def _source_roots(pairs: Sequence[str], sources: list[str]) -> dict[str, str]:
+    roots: dict[str, str] = {}
+    for number, pair in enumerate(pairs, 1):
+        source, separator, folder = pair.partition("=")
+        label = f"--source-root #{number}"
+        if not separator or not folder:
+            raise InvalidInput(f"{label} must be SOURCE=PATH")
+        if source not in sources:
+            raise InvalidInput(f"{label} names a source that is not enabled (see --source)")
+        if source in roots:
+            raise InvalidInput(f"{label} repeats a source")
+        roots[source] = _existing_folder(Path(folder), label, "session folders must exist")
+    return roots
+
+
+def _single(values: Sequence[str], option: str) -> str:
+    if not values:
+        raise InvalidInput(f"{option} is required")
+    return values[0]
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _settings(enablement: Enablement) -> dict[str, object]:
+    """Everything but the timestamp: re-enabling with these unchanged changes nothing."""
+    return enablement.model_dump(mode="json", exclude={"enabled_at"})
+
+
+def _config_of(enablements: list[Enablement]) -> EnablementConfig:
+    shared = shared_session_scopes(enablements)
+    if shared is not None:
+        raise ScopeBroadeningNotQualified(
+            "this scope would read the same sessions as another enabled scope; separate them"
+            " with --source, --source-root or --repo-root"
+        )
+    try:
+        return EnablementConfig(enablements=enablements)
+    except ValidationError as error:
+        raise InvalidInput(describe_validation_error(error)) from None
+
+
+def _matches(enablement: Enablement, project_id: str, agent_id: str | None) -> bool:
+    return enablement.project_id == project_id and agent_id in (None, enablement.agent_id)
+
+
+def _check_ids(*, project_id: str, agent_id: str | None) -> None:
+    for option, value in (("--project-id", project_id), ("--agent-id", agent_id)):
+        if value is None:
+            continue
+        try:
+            _OPAQUE_ID.validate_python(value)
+        except ValidationError:
+            raise InvalidInput(f"{option} is not an opaque id") from None
+
+
+@contextmanager
+def _locked_config(paths: StatePaths) -> Iterator[EnablementConfig | None]:
+    """Hold the writers' lock while the caller reads, changes and saves the configuration."""
+    private_dir(paths.root)
+    lock_file = paths.config_file.with_name(paths.config_file.name + ".lock")
+    descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        try:
+            current = read_config(paths)
+        except ConfigInvalid as error:
+            raise ConfigInvalid(f"{error.detail}; {CONFIG_HINT}") from None
+        yield current
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+def _save(paths: StatePaths, config: EnablementConfig) -> None:
+    write_private(paths.config_file, (config.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+
+def _enablements_for_guard(paths: StatePaths) -> list[Enablement]:
+    try:
+        config = read_config(paths)
+    except ConfigInvalid:
+        return []
+    return list(config.enablements) if config else []
+
+
+def _overlaps(one: Path, other: Path) -> bool:
+    return one == other or one.is_relative_to(other) or other.is_relative_to(one)

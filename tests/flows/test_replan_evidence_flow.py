@@ -1,0 +1,93 @@
+"""The flow end to end under one Prefect test server, and the canary scan of everything it stored."""
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from contracts.config import Enablement, EnablementConfig
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from obelisk_session_evidence.decide import decide_with_prefect
+from obelisk_session_evidence.state import state_paths, write_private
+from tests.privacy import (
+    canary_places_in_database,
+    canary_places_in_files,
+    drain_prefect_workers,
+    prefect_database_path,
+)
+
+pytestmark = pytest.mark.prefect
+CANARY = "SECRETRAWXYZ-flow"
+
+
+def _canary_situation() -> bytes:
+    """Every free-text field of a situation carries the canary (ids are public by contract)."""
+    document = situation(
+        commands=[f"pytest {CANARY} -x", f"echo {CANARY}"],
+        files=[f"src/{CANARY}.py"],
+        hypothesis=f"the {CANARY} boundary",
+        blocker=f"{CANARY} blocks",
+    )
+    return json.dumps(document).encode()
+
+
+def _enable(provider: str) -> None:
+    config = EnablementConfig(
+        enablements=[
+            Enablement(
+                surface="replan-history",
+                agent_id=FIXTURE_AGENT,
+                project_id=FIXTURE_PROJECT,
+                repository_id=FIXTURE_REPOSITORY,
+                provider=provider,
+                obelisk_bin="/nonexistent/obelisk",
+                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
+            )
+        ]
+    )
+    write_private(state_paths().config_file, config.model_dump_json().encode())
+
+
+def _scan(canary: str) -> list[str]:
+    drain_prefect_workers()
+    database = prefect_database_path()
+    prefect_home = Path(os.environ["PREFECT_HOME"])
+    return canary_places_in_database(canary, database) + canary_places_in_files(
+        canary, database.parent, prefect_home
+    )
+
+
+def test_flow_not_admitted_matches_direct_pipeline(prefect_harness):
+    output = decide_with_prefect(_canary_situation(), paths=state_paths())
+    assert output.decision.admission.reason_code == "not_enabled"
+    assert output.private_result is None
+
+
+def test_flow_admitted_provider_absent_fails_open(prefect_harness):
+    _enable("obelisk")
+    output = decide_with_prefect(_canary_situation(), paths=state_paths())
+    assert output.decision.admission.admitted
+    assert output.decision.retrieval.reason_code == "provider_unavailable"
+    assert output.decision.receipt.freshness == "unknown"
+    assert output.decision.comparison.verdict == "novelty_unverified"
+
+
+def test_flow_leaves_no_canary_in_prefect_storage(prefect_harness):
+    _enable("obelisk")
+    decide_with_prefect(_canary_situation(), paths=state_paths())
+    assert _scan(CANARY) == []
+
+
+def test_canary_scan_negative_control_finds_a_logged_canary(prefect_harness):
+    from prefect import flow, get_run_logger
+
+    leaked = "SECRETRAWXYZ-control"
+
+    @flow(name="canary-control", persist_result=False)
+    def leaky() -> None:
+        get_run_logger().info("leak %s", leaked)
+
+    leaky()
+    assert "table:log" in _scan(leaked)
