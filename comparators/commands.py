@@ -18,122 +18,10 @@ from typing import Final
 
 from rapidfuzz import fuzz
 
+from comparators import command_tables as tables
 from comparators.paths import looks_like_path, mask_volatile, repository_path
 
 _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_SEGMENT_OPERATORS: Final = frozenset({"&&", "||", ";", "&", "|", "|&", ";;"})
-_REDIRECTS: Final = frozenset({">", ">>", "<", ">&", "&>", "&>>", ">|", "<>", "<<<", "<&"})
-_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
-_PYTHONS: Final = re.compile(r"^(?:python(?:\d(?:\.\d+)?)?|py|pypy\d?)$")
-_PYTHON_VALUE_FLAGS: Final = frozenset({"-X", "-W", "-Q"})
-_SCRIPT_INTERPRETERS: Final = frozenset({"node", "ruby", "perl", "deno", "bun", "tsx", "ts-node"})
-_PLAIN_WRAPPERS: Final = frozenset(
-    {"time", "nohup", "command", "exec", "builtin", "caffeinate", "xvfb-run", "stdbuf", "unbuffer"}
-)
-_RUNNER_WRAPPERS: Final = {
-    "uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run", "rye": "run",
-    "conda": "run", "mamba": "run", "micromamba": "run", "pixi": "run",
-    "bundle": "exec", "pnpm": "exec", "yarn": "exec",
-}  # fmt: skip
-"""`<tool> <verb> <command>`: wrappers that run another command in an environment."""
-_WRAPPER_VALUE_FLAGS: Final = frozenset(
-    {"--with", "--python", "-p", "--extra", "--group", "--project", "--directory", "--env-file",
-     "--package", "--index", "-n", "--name", "--prefix", "-e", "--environment", "-u", "-s", "-k",
-     "--signal", "--kill-after"}
-)  # fmt: skip
-_NPX_LIKE: Final = frozenset({"npx", "bunx", "pnpx"})
-_SETUP_PROGRAMS: Final = frozenset(
-    {"cd", "pushd", "popd", "export", "source", ".", "set", "unset", "true", ":", "nvm", "pyenv"}
-)
-"""Simple commands that only prepare the shell; they are not the action."""
-_FILTERS: Final = frozenset(
-    {"head", "tail", "grep", "egrep", "fgrep", "rg", "less", "more", "tee", "cat", "sort", "uniq",
-     "wc", "cut", "column", "tr", "sed", "awk", "jq", "nl", "fold", "ts", "cat"}
-)  # fmt: skip
-"""Programs that only filter output when they follow a pipe."""
-_BIN_DIRS: Final = re.compile(r"(?:^|/)(?:bin|\.bin|sbin|Scripts)/[^/]+$")
-_PROGRAM_ALIASES: Final = {
-    "py.test": "pytest", "pip3": "pip", "nodejs": "node", "yarnpkg": "yarn", "docker-compose":
-    "docker compose", "python-m-pytest": "pytest", "gmake": "make", "ipython3": "ipython",
-}  # fmt: skip
-_SUBCOMMAND_PROGRAMS: Final = frozenset(
-    {"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "uv",
-     "poetry", "gh", "dotnet", "helm", "terraform", "brew", "apt", "apt-get", "systemctl",
-     "bazel", "nx", "turbo", "deno", "conda", "mvn", "gradle", "rustup", "ruff", "alembic",
-     "django-admin", "manage.py", "tox", "nox", "hatch", "pdm", "rye", "pixi"}
-)  # fmt: skip
-_GIT_VALUE_FLAGS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
-_SUBCOMMAND_ALIASES: Final = {
-    ("git", "ci"): "commit", ("git", "co"): "checkout", ("git", "st"): "status",
-    ("git", "br"): "branch", ("npm", "t"): "test", ("npm", "tst"): "test", ("npm", "i"): "install",
-    ("npm", "run-script"): "run", ("npm", "rum"): "run", ("npm", "urn"): "run",
-    ("cargo", "t"): "test", ("cargo", "b"): "build", ("cargo", "c"): "check",
-    ("pnpm", "i"): "install", ("pip", "uninstall"): "uninstall",
-}  # fmt: skip
-_SCRIPT_RUNNERS: Final = frozenset({"npm", "pnpm", "yarn", "bun"})
-_PACKAGE_MANAGER_BUILTINS: Final = frozenset(
-    {"install", "ci", "add", "remove", "uninstall", "update", "upgrade", "init", "publish", "pack",
-     "link", "unlink", "outdated", "ls", "list", "why", "audit", "config", "exec", "dlx", "create",
-     "version", "view", "info", "cache", "login", "logout", "run", "x"}
-)  # fmt: skip
-_NPM_LIFECYCLE: Final = frozenset({"test", "start", "stop", "restart"})
-_SINGLE_DASH_LONG: Final = frozenset(
-    {"find", "java", "javac", "gcc", "g++", "clang", "clang++", "cc", "ffmpeg", "xcodebuild",
-     "terraform", "go test", "go build", "go vet", "go run", "go install", "go list", "go mod",
-     "go get", "go generate", "go", "dig", "ssh-keygen", "openssl", "tar", "qemu-system-x86_64"}
-)  # fmt: skip
-"""Programs whose `-word` options are single long options, not bundles of letters."""
-
-_COSMETIC_FLAGS: Final[dict[str, dict[str, bool]]] = {
-    "*": {"--color": True, "--colour": True, "--no-color": False, "--no-colour": False,
-          "--verbose": False, "--quiet": False, "--silent": False, "--progress": False,
-          "--no-progress": False, "--no-pager": False, "--ansi": False, "--no-ansi": False},
-    "pytest": {"-v": False, "-q": False, "-s": False, "-x": False, "-l": False, "-r": True,
-               "--tb": True, "--durations": True, "--no-header": False, "--capture": True,
-               "--showlocals": False, "-n": True, "--numprocesses": True, "--exitfirst": False,
-               "--maxfail": True, "--disable-warnings": False, "-W": True, "--full-trace": False,
-               "--no-summary": False, "--strict-markers": False, "--timeout": True},
-    "go test": {"-v": False, "-count": True, "-timeout": True, "-json": False, "-p": True,
-                "-parallel": True, "-failfast": False},
-    "cargo test": {"-q": False, "-v": False, "-j": True, "--jobs": True, "--message-format": True,
-                   "--no-fail-fast": False},
-    "cargo build": {"-q": False, "-v": False, "-j": True, "--jobs": True, "--message-format": True},
-    "cargo check": {"-q": False, "-v": False, "-j": True, "--jobs": True, "--message-format": True},
-    "make": {"-j": True, "--jobs": True, "-s": False, "--no-print-directory": False, "-w": False},
-    "jest": {"--verbose": False, "--silent": False, "--colors": False, "--ci": False, "-i": False,
-             "--runInBand": False, "--reporters": True},
-    "vitest": {"--reporter": True, "--run": False, "--silent": False},
-    "mypy": {"--pretty": False, "--no-color-output": False, "--show-error-codes": False,
-             "--no-error-summary": False, "--show-column-numbers": False},
-    "ruff check": {"-q": False, "--no-cache": False, "--output-format": True,
-                   "--show-fixes": False, "-n": False},
-    "tsc": {"--pretty": False},
-    "npm run": {"-s": False, "--loglevel": True, "--if-present": False},
-    "git log": {"--oneline": False, "--no-decorate": False, "--decorate": False, "--stat": False},
-    "git status": {"-s": False, "--short": False, "-b": False, "--porcelain": False},
-    "git diff": {"--stat": False, "--name-only": False, "--name-status": False},
-}  # fmt: skip
-"""Flags that change only how output looks, per program; True when the flag takes a value."""
-_VALUE_LETTERS: Final[dict[str, frozenset[str]]] = {
-    "pytest": frozenset("kmpcnWorv" [:-2] + "o"),
-    "make": frozenset("jCfIlo"),
-    "git commit": frozenset("mCcFt"),
-    "grep": frozenset("efmABCd"),
-    "head": frozenset("nc"),
-    "tail": frozenset("nc"),
-}
-"""Short options that take a value (`-kexpr` is `-k expr`), where getopt bundling matters."""
-_CHECK_PROGRAMS: Final = frozenset(
-    {"pytest", "unittest", "tox", "nox", "jest", "vitest", "mocha", "ava", "rspec", "phpunit",
-     "go test", "go build", "go vet", "cargo test", "cargo build", "cargo check", "cargo clippy",
-     "mypy", "pyright", "ruff check", "ruff", "flake8", "pylint", "eslint", "tsc", "make", "ctest",
-     "bazel test", "bazel build", "dotnet test", "dotnet build", "mvn test", "mvn verify",
-     "gradle test", "gradle build", "npm run test", "npm run build", "npm run lint",
-     "npm run typecheck", "pnpm run test", "pnpm run build", "yarn run test", "yarn run build",
-     "bun run test", "deno test", "swift test", "swift build", "pre-commit", "black", "isort"}
-)  # fmt: skip
-"""Checks: their outcome depends on the code, so a re-run after an edit is a new observation."""
-
 _TARGET_MATCH_CUTOFF: Final = 97
 """Two targets are the same when `fuzz.ratio` reaches this (absorbs a cut snippet's last char)."""
 _MAX_DEPTH: Final = 4
@@ -158,7 +46,7 @@ class CommandShape:
     @property
     def is_check(self) -> bool:
         """True for tests, builds, linters and type checks."""
-        return self.program in _CHECK_PROGRAMS or (
+        return self.program in tables.CHECK_PROGRAMS or (
             self.program.startswith("make") or posixpath.basename(self.program).startswith("test_")
         )
 
@@ -189,7 +77,7 @@ def cd_roots(command: str) -> tuple[str, ...]:
         words = _without_env(words)
         if len(words) == 2 and words[0] in ("cd", "pushd") and words[1].startswith("/"):
             roots.append(words[1].rstrip("/") or "/")
-        elif len(words) >= 3 and words[0] in _SHELLS:
+        elif len(words) >= 3 and words[0] in tables.SHELLS:
             script = _shell_script(words)
             if script is not None:
                 roots.extend(cd_roots(script))
@@ -254,16 +142,16 @@ def _segments(tokens: list[str]) -> list[tuple[list[str], bool]]:
         if skip_next:
             skip_next = False
             continue
-        if token in _SEGMENT_OPERATORS:
+        if token in tables.SEGMENT_OPERATORS:
             if words:
                 segments.append((words, after_pipe))
             words, after_pipe = [], token in ("|", "|&")
             piped = piped or after_pipe
             continue
-        if token in _REDIRECTS or (token[0] in "<>&" and set(token) <= set("<>&|")):
+        if token in tables.REDIRECTS or (token[0] in "<>&" and set(token) <= set("<>&|")):
             if words and words[-1].isdigit():
                 words.pop()  # the file descriptor of `2>&1`
-            skip_next = token != "<<"
+            skip_next = True
             continue
         words.append(token)
     if words:
@@ -280,7 +168,7 @@ def _shapes(command: str, roots: tuple[str, ...], *, cwd: str | None, depth: int
         if words[0] in ("cd", "pushd") and len(words) == 2:
             cwd = _next_cwd(cwd, words[1])
             continue
-        if after_pipe and _basename(words[0]) in _FILTERS:
+        if after_pipe and _basename(words[0]) in tables.FILTERS:
             continue
         inner = _unwrap(words)
         if inner is None:
@@ -320,7 +208,7 @@ def _shell_script(words: list[str]) -> str | None:
     return None
 
 
-def _skip_flags(words: list[str], value_flags: frozenset[str] = _WRAPPER_VALUE_FLAGS) -> list[str]:
+def _skip_flags(words: list[str], value_flags: frozenset[str] = tables.WRAPPER_VALUE_FLAGS) -> list[str]:
     """Drop a wrapper's own leading options (and their values)."""
     index = 0
     while index < len(words) and words[index].startswith("-"):
@@ -339,45 +227,51 @@ def _unwrap(words: list[str]) -> list[str] | str | None:
         if not words:
             return None
         head = _basename(words[0])
-        if head in _SETUP_PROGRAMS:
+        if head in tables.SETUP_PROGRAMS:
             return None
         if head == "env":
             words = _without_env(_skip_flags(words[1:]))
         elif head in ("sudo", "doas"):
             words = _skip_flags(words[1:], frozenset({"-u", "-g", "-C"}))
-        elif head in _PLAIN_WRAPPERS:
+        elif head in tables.PLAIN_WRAPPERS:
             words = _skip_flags(words[1:])
         elif head == "nice":
             words = _skip_flags(words[1:], frozenset({"-n"}))
         elif head == "timeout":
             words = _skip_flags(words[1:])[1:]  # the duration
-        elif head in _RUNNER_WRAPPERS and len(words) > 1 and words[1] == _RUNNER_WRAPPERS[head]:
+        elif head in tables.RUNNER_WRAPPERS and len(words) > 1 and words[1] == tables.RUNNER_WRAPPERS[head]:
             words = _skip_flags(words[2:])
-        elif head in _NPX_LIKE:
+        elif head in tables.NPX_LIKE:
             words = _skip_flags(words[1:], frozenset({"-p", "--package"}))
-        elif head in _SHELLS:
+        elif head in tables.SHELLS:
             script = _shell_script(words)
             if script is not None:
                 return script
             rest = _skip_flags(words[1:], frozenset())
-            if not rest:
-                return None
-            return rest  # `bash run.sh args` runs the script
-        elif _PYTHONS.match(head):
-            rest = _skip_flags(words[1:], _PYTHON_VALUE_FLAGS | frozenset({"-m", "-c"}))
-            consumed = words[1 : len(words) - len(rest)]
-            if "-m" in consumed:
-                module = consumed[consumed.index("-m") + 1] if consumed.index("-m") + 1 < len(consumed) else None
-                return [module, *rest] if module else None
-            if "-c" in consumed:
-                return ["python -c", *consumed[consumed.index("-c") + 1 :], *rest]
-            return rest if rest else ["python"]
-        elif head in _SCRIPT_INTERPRETERS and len(words) > 1 and looks_like_path(words[1]):
+            return rest or [head]  # `bash run.sh args` runs the script; `| sh` runs stdin
+        elif tables.PYTHONS.match(head):
+            return _python_words(words)
+        elif head in tables.SCRIPT_INTERPRETERS and len(words) > 1 and looks_like_path(words[1]):
             words = words[1:]
             return words
         else:
             return words
     return words
+
+
+def _python_words(words: list[str]) -> list[str] | None:
+    """`python -m mod args` is `mod args`; `python script.py` is the script; `-c` stays python."""
+    index = 1
+    while index < len(words) and words[index].startswith("-") and words[index] != "-":
+        word = words[index]
+        if word == "-m":
+            return words[index + 1 :] or None
+        if word.startswith("-m"):
+            return [word[2:], *words[index + 1 :]]
+        if word == "-c":
+            return ["python -c", *words[index + 1 :]]
+        index += 2 if word in tables.PYTHON_VALUE_FLAGS else 1
+    return words[index:] or ["python"]
 
 
 def _basename(word: str) -> str:
@@ -387,26 +281,26 @@ def _basename(word: str) -> str:
 def _program(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple[str, list[str]]:
     """The program key (with subcommand) and the remaining words."""
     head, rest = words[0], words[1:]
-    if "/" in head and not _BIN_DIRS.search(head):
+    if "/" in head and not tables.BIN_DIRS.search(head):
         return _path_target(head, roots, cwd), rest
-    name = _PROGRAM_ALIASES.get(_basename(head), _basename(head))
-    if _PYTHONS.match(name):
-        name = "python"
-    if name == "python -m":
+    name = tables.PROGRAM_ALIASES.get(_basename(head), _basename(head))
+    if tables.PYTHONS.match(name):
         name = "python"
     program = name
-    if name.split(" ")[0] in _SUBCOMMAND_PROGRAMS:
+    if name.split(" ")[0] in tables.SUBCOMMAND_PROGRAMS:
         base = name.split(" ")[0]
         if base == "git":
-            rest = _skip_flags(rest, _GIT_VALUE_FLAGS)
+            rest = _skip_flags(rest, tables.GIT_VALUE_FLAGS)
         if rest and not rest[0].startswith("-"):
-            sub = _SUBCOMMAND_ALIASES.get((base, rest[0]), rest[0])
+            sub = tables.SUBCOMMAND_ALIASES.get((base, rest[0]), rest[0])
             rest = rest[1:]
-            if base in _SCRIPT_RUNNERS:
+            if base in tables.SCRIPT_RUNNERS:
                 if sub == "run" and rest and not rest[0].startswith("-"):
                     sub, rest = f"run {rest[0]}", rest[1:]
-                elif sub in _NPM_LIFECYCLE or sub not in _PACKAGE_MANAGER_BUILTINS:
+                elif sub in tables.NPM_LIFECYCLE or sub not in tables.PACKAGE_MANAGER_BUILTINS:
                     sub = f"run {sub}"
+                if sub.startswith("run "):
+                    name = "npm"  # a package script is the same script whichever manager runs it
             program = f"{name} {sub}"
     return program, rest
 
@@ -415,9 +309,14 @@ def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None) -> Command
     program, rest = _program(words, roots, cwd)
     if not program:
         return None
-    cosmetic = {**_COSMETIC_FLAGS["*"], **_COSMETIC_FLAGS.get(program, {})}
-    single_dash_long = program in _SINGLE_DASH_LONG or program.split(" ")[0] in _SINGLE_DASH_LONG
-    value_letters = _VALUE_LETTERS.get(program, frozenset())
+    family = " ".join(program.split(" ")[:2])
+    cosmetic = {
+        **tables.COSMETIC_FLAGS["*"],
+        **tables.COSMETIC_FLAGS.get(family, {}),
+        **tables.COSMETIC_FLAGS.get(program, {}),
+    }
+    single_dash_long = program in tables.SINGLE_DASH_LONG or program.split(" ")[0] in tables.SINGLE_DASH_LONG
+    value_letters = tables.VALUE_LETTERS.get(program, frozenset())
     flags: set[str] = set()
     targets: list[str] = []
     index = 0

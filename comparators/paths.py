@@ -37,7 +37,8 @@ _VOLATILE: Final = (
         re.compile(r"(?<![A-Za-z0-9_])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}(?![A-Za-z0-9_])"),
         "<hash>",
     ),
-    (re.compile(r"(?<![A-Za-z0-9_<])\d+(?![A-Za-z0-9_>])"), "<n>"),
+    # A number, with its decimals, before an optional short unit (`3.5s`, `120ms`, `64MB`).
+    (re.compile(r"(?<![A-Za-z0-9_<.])\d+(?:\.\d+)*(?=(?:[A-Za-z%]{1,3})?(?![A-Za-z0-9_>]))"), "<n>"),
 )
 
 _HOME_LIKE: Final = frozenset(
@@ -94,25 +95,26 @@ def repository_path(path: str, *, roots: Iterable[str] = ()) -> str:
     text = text.removeprefix("file://")
     if text.startswith("~/"):
         text = "/home/~/" + text[2:]
-    masked = mask_temp_paths(text)
-    if masked != text:
-        return masked
     for root in sorted({r.rstrip("/") for r in roots if r.startswith("/")}, key=len, reverse=True):
         if text == root:
             return "."
         if text.startswith(root + "/"):
             return _clean(text[len(root) + 1 :])
-    if not text.startswith("/"):
+    if not text.startswith("/") and not text.startswith("$"):
         return _clean(text)
     parts = [part for part in posixpath.normpath(text).split("/") if part]
-    if not parts or parts[0] not in _HOME_LIKE:
+    is_temp = mask_temp_paths(text) != text
+    if not is_temp and (not parts or parts[0] not in _HOME_LIKE):
         return posixpath.normpath(text)
     for index in range(1, len(parts) - 1):
         if parts[index] in _WORKTREE_MARKERS:
             return _clean("/".join(parts[index + 2 :]))
     for index, part in enumerate(parts[1:], start=1):
         if part in _TOP_DIRS and index < len(parts) - 1:
+            # A checkout may live anywhere, a temp folder included (CI sandboxes, test runs).
             return _clean("/".join(parts[index:]))
+    if is_temp:
+        return mask_temp_paths(text)
     # No known root and no conventional folder: the last two components are the best stable key.
     return _clean("/".join(parts[-2:]))
 
@@ -150,12 +152,20 @@ def is_test_path(path: str) -> bool:
 def related_files(target: str, changed: str) -> bool:
     """True when a change to `changed` can alter what running `target` shows.
 
-    The same file, or a test file and the code it tests (matched by stem: `test_parser.py`
-    and `parser.py`).
+    The same file; a test file and the code it tests (matched by stem: `test_parser.py` and
+    `parser.py`); a folder and what lies under it (a test folder tests every file).
     """
     target_file = target.split("::", 1)[0]
     if same_file(target_file, changed):
         return True
+    if not _FILE_SUFFIX.search(target_file):
+        # A folder (`pkg/queue/...`, `tests/`): what lies under it; a test folder tests everything.
+        folder = target_file.rstrip("/.")
+        return (
+            folder in ("", ".")
+            or changed.startswith(folder + "/")
+            or posixpath.basename(folder) in ("tests", "test", "spec", "__tests__")
+        )
     return subject_stem(target_file) == subject_stem(changed) and (
         is_test_path(target_file) or is_test_path(changed)
     )

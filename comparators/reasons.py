@@ -28,6 +28,8 @@ REASONS: Final[dict[str, str]] = {
     ),
     "route_repeats_prior_failure": "The proposed route repeats a command that failed in an earlier session.",
     "route_repeats_prior_attempt": "The proposed route repeats a command already run in an earlier session.",
+    "blocker_already_evidenced": "The claimed blocker is already evidenced in an earlier session.",
+    "hypothesis_already_tried": "The proposed hypothesis was already tried in an earlier session.",
 }
 
 

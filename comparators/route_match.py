@@ -1,46 +1,235 @@
-"""How closely a proposed route repeats the commands in retrieved history."""
+"""How closely a proposed route repeats the retrieved history, per dimension, outcome-aware.
 
+Commands: each proposed simple command against each prior tool call (`command_similarity`).
+A prior failure later followed by a success of the same command was resolved, so it counts as
+an attempt, not a dead end. A prior call whose files changed after it ran (an edit later in the
+history, an edit at the current revision when it ran at another, or an edit the route itself
+makes) is weaker evidence; a check (test, build, lint) re-run after such a change is not a
+repeat at all. Files: how many of the route's files history names. Hypothesis and blocker:
+`text_similarity` against the prose of decisions, summaries and failures.
+"""
+
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
-from rapidfuzz import fuzz
+from comparators.commands import CommandShape, cd_roots, command_shapes, command_similarity
+from comparators.history import PriorStep
+from comparators.paths import related_files, repository_path, same_file
+from comparators.text import text_similarity, text_tokens
+from contracts.situation import Revision, RouteProposal
+from contracts.thresholds import RouteThresholds
 
-from comparators.commands import normalise_command
-from contracts.evidence import EvidenceItem
-from contracts.snippets import command_of_snippet
+EDIT_ACTION_KINDS: Final = frozenset(
+    {"edit", "patch", "write", "fix", "refactor", "change", "apply_patch", "modify", "code_change",
+     "implement", "rewrite"}
+)  # fmt: skip
+"""`action_kind`s whose route changes the files it names before running its commands."""
+_HYPOTHESIS_SOURCES: Final = frozenset({"decision", "summary", "prior_failure"})
 
 
 @dataclass(frozen=True, slots=True)
-class CommandMatch:
-    """The best similarity (0–100) of the proposed commands to history, per outcome kind."""
+class RouteMatch:
+    """Similarity (0–100) of the route to history per dimension, and what matched."""
 
-    failure_similarity: int
-    """Best similarity to a command that failed."""
-    attempt_similarity: int
-    """Best similarity to a command that ran without failing."""
-    failure_matches: int
-    """Failed historical commands at or above the threshold."""
-    attempt_matches: int
-    """Other historical commands at or above the threshold."""
+    command_similarity: int | None
+    """Lowest, over the route's commands, of each one's best match; None without commands."""
+    repeats_failure: bool
+    """Every command repeats history and at least one repeats an unresolved failure."""
+    repeats_attempt: bool
+    """Every command repeats history, none an unresolved failure (it was already done)."""
+    command_items: frozenset[int]
+    """Ranks of prior steps a command matched at or above the threshold."""
+    superseded: int
+    """Matches set aside or weakened because the files involved changed since."""
+    resolved: int
+    """Matched failures that a later success of the same command resolved."""
+    file_similarity: int | None
+    """Share of the route's files that history names; None without files."""
+    hypothesis_similarity: int | None
+    """Best match of the proposed hypothesis; None without one (or too short)."""
+    hypothesis_items: frozenset[int]
+    """Ranks of prior steps at or above the hypothesis threshold."""
+    blocker_similarity: int | None
+    """Best match of the claimed blocker; None without one (or too short)."""
+    blocker_items: frozenset[int]
+    """Ranks of prior steps at or above the blocker threshold."""
 
 
-def command_match(commands: list[str], items: list[EvidenceItem], *, threshold: int) -> CommandMatch:
-    """Score each proposed command against each historical tool command (`fuzz.ratio`)."""
-    proposed = [normalise_command(command) for command in commands]
-    best = {"prior_failure": 0, "tool_outcome": 0}
-    matches = {"prior_failure": 0, "tool_outcome": 0}
-    for item in items:
-        historical = command_of_snippet(item.snippet)
-        if item.evidence_type not in best or historical is None or not proposed:
-            continue
-        normalised = normalise_command(historical)
-        # ratio on whole normalised commands: short strings, cheap, and a changed flag or
-        # target lowers it instead of hiding inside a partial match.
-        score = max(round(fuzz.ratio(p, normalised, processor=None)) for p in proposed)
-        best[item.evidence_type] = max(best[item.evidence_type], score)
-        matches[item.evidence_type] += score >= threshold
-    return CommandMatch(
-        failure_similarity=best["prior_failure"],
-        attempt_similarity=best["tool_outcome"],
-        failure_matches=matches["prior_failure"],
-        attempt_matches=matches["tool_outcome"],
+@dataclass(slots=True)
+class _UnitScore:
+    failure: int = 0
+    attempt: int = 0
+
+
+def route_match(
+    route: RouteProposal,
+    steps: Sequence[PriorStep],
+    *,
+    thresholds: RouteThresholds,
+    revision: Revision | None,
+    roots: Sequence[str] = (),
+) -> RouteMatch:
+    """Score `route` against `steps` on every dimension the route states."""
+    route_roots = (*roots, *(root for command in route.commands for root in cd_roots(command)))
+    units = [shape for command in route.commands for shape in command_shapes(command, roots=route_roots)]
+    route_files = [repository_path(path, roots=route_roots) for path in route.files]
+    route_edits = route_files if (route.action_kind or "") in EDIT_ACTION_KINDS else []
+    command = _command_match(units, steps, route_edits, thresholds=thresholds, revision=revision)
+    hypothesis, hypothesis_items = _text_match(
+        route.hypothesis,
+        [s for s in steps if s.evidence_type in _HYPOTHESIS_SOURCES and not s.is_tool_call],
+        threshold=thresholds.hypothesis_repeat,
+        min_words=thresholds.min_text_words,
     )
+    blocker, blocker_items = _text_match(
+        route.blocker, steps, threshold=thresholds.blocker_repeat, min_words=thresholds.min_text_words
+    )
+    return RouteMatch(
+        **command,
+        file_similarity=_file_similarity(route_files, steps),
+        hypothesis_similarity=hypothesis,
+        hypothesis_items=hypothesis_items,
+        blocker_similarity=blocker,
+        blocker_items=blocker_items,
+    )
+
+
+def _command_match(
+    units: list[CommandShape],
+    steps: Sequence[PriorStep],
+    route_edits: list[str],
+    *,
+    thresholds: RouteThresholds,
+    revision: Revision | None,
+) -> dict[str, object]:
+    threshold = thresholds.command_repeat
+    scores = [_UnitScore() for _ in units]
+    matched: set[int] = set()
+    superseded: set[int] = set()
+    resolved: set[int] = set()
+    calls = [step for step in steps if step.is_tool_call]
+    for unit, score in zip(units, scores):
+        for step in calls:
+            similarity, shape = _best_shape(unit, step)
+            if similarity == 0 or shape is None:
+                continue
+            if _changed_since(step, shape, steps, route_edits, revision):
+                if unit.is_check or shape.is_check:
+                    superseded.add(step.index)
+                    continue
+                similarity = max(0, similarity - thresholds.changed_since_penalty)
+                superseded.add(step.index)
+            failed = step.result == "failed" and shape == step.shapes[-1]
+            if failed and _resolved_later(step, shape, calls, threshold):
+                resolved.add(step.index)
+                failed = False
+            if failed:
+                score.failure = max(score.failure, similarity)
+            else:
+                score.attempt = max(score.attempt, similarity)
+            if similarity >= threshold:
+                matched.add(step.index)
+    if not units:
+        return {
+            "command_similarity": None,
+            "repeats_failure": False,
+            "repeats_attempt": False,
+            "command_items": frozenset(),
+            "superseded": 0,
+            "resolved": 0,
+        }
+    route_similarity = min(max(score.failure, score.attempt) for score in scores)
+    repeats = route_similarity >= threshold
+    repeats_failure = repeats and any(score.failure >= threshold for score in scores)
+    return {
+        "command_similarity": route_similarity,
+        "repeats_failure": repeats_failure,
+        "repeats_attempt": repeats and not repeats_failure,
+        "command_items": frozenset(matched) if repeats else frozenset(),
+        "superseded": len(superseded),
+        "resolved": len(resolved),
+    }
+
+
+def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, CommandShape | None]:
+    best, best_shape = 0, None
+    for shape in step.shapes:
+        similarity = command_similarity(unit, shape)
+        if similarity > best:
+            best, best_shape = similarity, shape
+    return best, best_shape
+
+
+def _changed_since(
+    step: PriorStep,
+    shape: CommandShape,
+    steps: Sequence[PriorStep],
+    route_edits: list[str],
+    revision: Revision | None,
+) -> bool:
+    """True when a file the step depended on was edited after it ran (when that is known)."""
+    changed = list(route_edits)
+    for other in steps:
+        if other.is_edit and other.index != step.index and _happened_after(other, step, revision):
+            changed.extend(other.files)
+    if not changed:
+        return False
+    targets = shape.paths
+    if not targets:
+        # A whole-suite check (`pytest`, `make test`) sees every change; anything else, none.
+        return shape.is_check
+    return any(related_files(target, path) for target in targets for path in changed)
+
+
+def _happened_after(later: PriorStep, earlier: PriorStep, revision: Revision | None) -> bool:
+    if later.observed_at is not None and earlier.observed_at is not None:
+        return later.observed_at > earlier.observed_at
+    if revision is None or later.revision_ref is None or earlier.revision_ref is None:
+        return False
+    return later.revision_ref == revision.current and earlier.revision_ref != revision.current
+
+
+def _resolved_later(
+    failure: PriorStep, shape: CommandShape, calls: Sequence[PriorStep], threshold: int
+) -> bool:
+    """True when the same command succeeded after the failure (both times known)."""
+    if failure.observed_at is None:
+        return False
+    for call in calls:
+        if (
+            call.result == "succeeded"
+            and call.observed_at is not None
+            and call.observed_at > failure.observed_at
+            and any(command_similarity(shape, other) >= threshold for other in call.shapes)
+        ):
+            return True
+    return False
+
+
+def _file_similarity(route_files: list[str], steps: Sequence[PriorStep]) -> int | None:
+    if not route_files:
+        return None
+    seen = [path for step in steps for path in step.files]
+    known = sum(any(same_file(path, other) for other in seen) for path in route_files)
+    return round(100 * known / len(route_files))
+
+
+def _text_match(
+    text: str | None, steps: Sequence[PriorStep], *, threshold: int, min_words: int
+) -> tuple[int | None, frozenset[int]]:
+    if not text:
+        return None, frozenset()
+    needle = text_tokens(text)
+    if len(set(needle)) < min_words:
+        return None, frozenset()
+    best = 0
+    matched: set[int] = set()
+    for step in steps:
+        if not step.text:
+            continue
+        similarity = text_similarity(needle, step.text)
+        best = max(best, similarity)
+        if similarity >= threshold:
+            matched.add(step.index)
+    return best, frozenset(matched)

@@ -94,12 +94,13 @@ def shared_session_scopes(enablements: Sequence[Enablement]) -> tuple[int, int] 
             one, other = enablements[first], enablements[second]
             if one.scope_key == other.scope_key:
                 continue
-            if _share_session_folder(one, other) and _share_repository_root(one, other):
+            if share_session_folder(one, other) and _share_repository_root(one, other):
                 return first, second
     return None
 
 
-def _share_session_folder(one: Enablement, other: Enablement) -> bool:
+def share_session_folder(one: Enablement, other: Enablement) -> bool:
+    """True when both may read one session folder (a default root counts as shared)."""
     for source in set(one.sources) & set(other.sources):
         mine, theirs = one.source_roots.get(source), other.source_roots.get(source)
         if mine is None or theirs is None or paths_overlap(mine, theirs):

@@ -6,6 +6,7 @@
     ├── ScopeBroadeningNotQualified  scope_broadening_not_qualified
     ├── StageFailed                  stage_failed
     ├── PrefectApiNotConfigured      prefect_api_not_configured
+    ├── PrefectServerFailed          prefect_server_failed
     └── ProviderError                provider_error
         ├── ProviderUnavailable      provider_unavailable
         ├── ProviderTimeout          provider_timeout
@@ -61,6 +62,12 @@ class PrefectApiNotConfigured(EvidenceError):
     """`--prefect` was asked for but no standing Prefect API is configured."""
 
     reason_code = "prefect_api_not_configured"
+
+
+class PrefectServerFailed(EvidenceError):
+    """`ui` could not start the local Prefect server (port taken, early exit, not ready in time)."""
+
+    reason_code = "prefect_server_failed"
 
 
 class ProviderError(EvidenceError):

@@ -24,6 +24,8 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
         raise InvalidInput(f"not valid JSON at line {error.lineno} column {error.colno}") from None
     except _Rejected as error:
         raise InvalidInput(str(error)) from None
+    except RecursionError:
+        raise InvalidInput("JSON nested too deeply") from None
     try:
         return model.model_validate_json(raw)
     except ValidationError as error:

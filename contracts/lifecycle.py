@@ -41,16 +41,21 @@ class ProviderHealth(ContractModel):
 
 
 class IndexHealth(ContractModel):
-    """The history index behind the backend: freshness, revision and counts for this scope."""
+    """The history index behind the backend: freshness over this scope's roots, revision, counts."""
 
     freshness: Freshness
     """`fresh`, `stale`, `incomplete`, or `unknown` (never `fresh` without evidence)."""
     index_revision: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None
     """The index revision when the backend reports one."""
     counts: dict[ReasonCode, Annotated[int, Field(ge=0)]] = {}
-    """Row counts the backend reports (e.g. `sessions`, `messages`); empty when unknown."""
+    """What the whole index holds (`files`, `sessions`, `messages`, ...: every scope shares one
+    native index); empty when unknown."""
+    usable: bool
+    """True when lookups can answer from the index as it is: it is fresh, or stale and brought up
+    to date by the next lookup, or (Obelisk) refreshed by every query."""
     reason_code: ReasonCode
-    """`index_fresh`, or why not (e.g. `index_absent`, `index_stale`, `index_status_unknown`)."""
+    """`index_fresh`, or how it is not (`index_stale`, `index_absent`, `index_not_refreshed`,
+    `index_incomplete`, `index_freshness_per_lookup`, `index_status_unknown`)."""
 
 
 class AllowedScope(ContractModel):
@@ -91,7 +96,7 @@ class ScopeStatus(ContractModel):
     index: IndexHealth
     """The index's freshness, revision and counts."""
     healthy: bool
-    """True when the provider is available and the index fresh."""
+    """True when the provider is available and the index usable."""
     reason_code: ReasonCode
     """`healthy`, or the first reason it is not."""
 

@@ -11,6 +11,8 @@ from contracts.evidence import (
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
 )
+from contracts.index_status import IndexStatus, RefreshReport
+from contracts.lifecycle import DisableOutcome, EnableOutcome, IndexDropOutcome, LifecycleStatus
 from contracts.situation import ReplanSituation
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
@@ -20,6 +22,12 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "historical_evidence_receipt_v0": HistoricalEvidenceReceipt,
     "replan_evidence_decision_v0": ReplanEvidenceDecision,
     "obelisk_session_evidence_config_v0": EnablementConfig,
+    "obelisk_session_evidence_enable_v0": EnableOutcome,
+    "obelisk_session_evidence_status_v0": LifecycleStatus,
+    "obelisk_session_evidence_disable_v0": DisableOutcome,
+    "obelisk_session_evidence_index_drop_v0": IndexDropOutcome,
+    "obelisk_session_evidence_index_refresh_v0": RefreshReport,
+    "obelisk_session_evidence_index_status_v0": IndexStatus,
 }
 
 

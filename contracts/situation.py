@@ -18,6 +18,11 @@ CommandText = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 FilePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 RouteText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 RevisionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
+HOST_SESSION_PATTERN: Final = (
+    r"^host-session:(claude|codex|kimi|pi|dsh):[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
+)
+"""LoopX's normalised host-session scope: `host-session:<source>:<session id>`."""
+HostSessionRef = Annotated[str, StringConstraints(pattern=HOST_SESSION_PATTERN)]
 
 
 class SituationScope(ContractModel):
@@ -159,3 +164,6 @@ class ReplanSituation(ContractModel):
     """Evidence types to retrieve; all five when absent."""
     limits: SituationLimits | None = None
     """Requested bounds, clamped to the hard caps."""
+    invoking_session: HostSessionRef | None = None
+    """The host session asking (`host-session:<source>:<id>`): the current session is not
+    history, so its records never count as prior evidence."""

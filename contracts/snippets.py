@@ -40,7 +40,7 @@ class ToolSnippet(ContractModel):
     command: str
     """The command, whitespace collapsed to single spaces."""
     command_truncated: bool
-    """True when the snippet was cut inside the command line."""
+    """True when the command was cut (an `…` at its start, or at the snippet's end)."""
     outcome: OutcomeKind
     """The outcome line's kind."""
     exit_code: int | None
@@ -93,8 +93,12 @@ def parse_tool_snippet(snippet: str) -> ToolSnippet | None:
     if not first.startswith(COMMAND_PREFIX):
         return None
     command = first[len(COMMAND_PREFIX) :]
-    truncated = len(lines) == 1 and command.endswith(ELLIPSIS)
-    command = command.rstrip(ELLIPSIS).strip() if truncated else command.strip()
+    cut_before = command.startswith(ELLIPSIS)
+    cut_after = len(lines) == 1 and command.endswith(ELLIPSIS)
+    truncated = cut_before or cut_after
+    command = command.lstrip(ELLIPSIS) if cut_before else command
+    command = command.rstrip(ELLIPSIS) if cut_after else command
+    command = command.strip()
     if not command:
         return None
     outcome_text = lines[1] if len(lines) > 1 else "unknown"

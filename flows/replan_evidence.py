@@ -19,7 +19,9 @@ from contracts.config import ProviderKind
 from contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
+from flows.operator_records import publish_decision_record
 from obelisk_session_evidence.decide import DecisionOutput
+from obelisk_session_evidence.operators import agent_digest
 from obelisk_session_evidence.state import spooled_path, state_paths
 from obelisk_session_evidence.wiring import pipeline_dependencies
 from stages.pipeline import PIPELINE, Stage, run_pipeline
@@ -78,6 +80,7 @@ def replan_evidence(situation_ref: str, provider_kind: ProviderKind | None = Non
         decision.comparison.verdict,
         decision.receipt.result_count if decision.receipt else 0,
     )
+    publish_decision_record(decision, agent_digest(situation.scope.agent_id))
     return DecisionOutput(decision=decision, private_result=values["capped"].result)
 
 

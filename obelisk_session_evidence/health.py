@@ -1,21 +1,34 @@
 """Provider and index health for `enable` and `status`: probed now, reported honestly.
 
 A backend that cannot be probed (its module is missing, or the probe itself fails) is `unknown`
-with a reason code, never `available`; an index without evidence of freshness is never `fresh`.
+or `unavailable` with a reason code, never `available`; an index without evidence of freshness
+is never `fresh`. Probes run no lookup: Obelisk is asked only for its version (a query would
+refresh its index), and the native index is read, never refreshed.
 """
 
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
 
+from contracts.base import Freshness
 from contracts.config import Enablement
 from contracts.errors import EvidenceError
 from contracts.lifecycle import IndexHealth, ProviderHealth
 from obelisk_session_evidence.state import StatePaths
 
-UNKNOWN_INDEX = IndexHealth(
-    freshness="unknown", index_revision=None, counts={}, reason_code="index_status_unknown"
+PROBE_TIMEOUT_S: Final = 10.0
+"""Budget for probing a backend (Obelisk: Node and `--version`, then the usage text)."""
+UNKNOWN_INDEX: Final = IndexHealth(
+    freshness="unknown", index_revision=None, counts={}, usable=False, reason_code="index_status_unknown"
 )
+_NATIVE_INDEX_REASONS: Final[dict[Freshness, str]] = {
+    "fresh": "index_fresh",
+    "stale": "index_stale",
+    "incomplete": "index_incomplete",
+    "unknown": "index_not_refreshed",
+}
+_NATIVE_COUNTS: Final = ("files", "sessions", "messages", "tool_calls", "summaries", "failures")
 
 
 def provider_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth:
@@ -23,7 +36,7 @@ def provider_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth
     try:
         if enablement.provider == "obelisk":
             return _obelisk_health(enablement)
-        return _native_health(paths, enablement)
+        return _native_health()
     except EvidenceError as error:
         return _unavailable(enablement, error.reason_code)
     except Exception:  # noqa: BLE001 - status is a report: a probe bug must not become a traceback
@@ -31,10 +44,10 @@ def provider_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth
 
 
 def index_health(paths: StatePaths, enablement: Enablement) -> IndexHealth:
-    """The index's freshness, revision and counts for this scope, or `unknown` with a reason."""
+    """The index's freshness over this scope's roots, its revision and counts, or why unknown."""
     try:
         if enablement.provider == "obelisk":
-            return _obelisk_index_health(enablement)
+            return _obelisk_index_health()
         return _native_index_health(paths, enablement)
     except EvidenceError as error:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": error.reason_code})
@@ -64,26 +77,52 @@ def _unavailable(enablement: Enablement, reason_code: str) -> ProviderHealth:
     )
 
 
-def _not_probed(enablement: Enablement) -> ProviderHealth:
+def _native_health() -> ProviderHealth:
+    """The embedded index: available when SQLite here can hold it (FTS5, the migrations)."""
+    from providers.native.index.store import MEMORY, connect
+    from providers.native.provider import PROVIDER_VERSION
+
+    connect(MEMORY).close()
     return ProviderHealth(
-        kind=enablement.provider,
-        state="unknown",
-        provider_version=None,
-        reason_code="provider_status_unknown",
+        kind="native", state="available", provider_version=PROVIDER_VERSION, reason_code="provider_available"
     )
 
 
-def _native_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth:
-    return _not_probed(enablement)
+def _native_index_health(paths: StatePaths, enablement: Enablement) -> IndexHealth:
+    """Read (never refresh) the native index; freshness is judged over this scope's roots only."""
+    from providers.native.index import index_file, index_status
+    from providers.native.index.revision import UNKNOWN_REVISION
+    from providers.native.index.scope import enablement_roots
+
+    report = index_status(index_file(paths.index_dir), roots=enablement_roots(enablement))
+    if not report.exists:
+        return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_absent"})
+    counts = report.model_dump(include=set(_NATIVE_COUNTS))
+    return IndexHealth(
+        freshness=report.freshness,
+        index_revision=None if report.index_revision == UNKNOWN_REVISION else report.index_revision,
+        counts={name: counts[name] for name in _NATIVE_COUNTS},
+        # A stale index is brought up to date by the next lookup (an incremental refresh).
+        usable=report.freshness in ("fresh", "stale"),
+        reason_code=_NATIVE_INDEX_REASONS[report.freshness],
+    )
 
 
 def _obelisk_health(enablement: Enablement) -> ProviderHealth:
-    return _not_probed(enablement)
+    """Find and probe the CLI (`--version`, variant); runs no query, so no index refresh."""
+    from providers.obelisk.discovery import find_binary, probe_cli
+    from providers.obelisk.process import Deadline
+    from providers.obelisk.provider import provider_version_for
+
+    probe = probe_cli(find_binary(None, enablement.obelisk_bin), deadline=Deadline(PROBE_TIMEOUT_S))
+    return ProviderHealth(
+        kind="obelisk",
+        state="available",
+        provider_version=provider_version_for(probe.version),
+        reason_code="provider_available",
+    )
 
 
-def _native_index_health(paths: StatePaths, enablement: Enablement) -> IndexHealth:
-    return UNKNOWN_INDEX
-
-
-def _obelisk_index_health(enablement: Enablement) -> IndexHealth:
-    return UNKNOWN_INDEX
+def _obelisk_index_health() -> IndexHealth:
+    """Obelisk's freshness markers come only with a query, and every query refreshes its index."""
+    return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_freshness_per_lookup", "usable": True})

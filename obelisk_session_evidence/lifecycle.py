@@ -1,9 +1,9 @@
-"""Enable, status, disable and index drop (RFC §8): explicit, scoped, default-off, never destructive.
+"""Enable, status, disable (RFC §8): explicit, scoped, default-off, and never destructive.
 
 Writers serialise on `config.json.lock` (`fcntl.flock`), read-modify-write under it and replace the
-file atomically (mode 0600), so concurrent `enable`s never lose or corrupt an enablement. Nothing
-here deletes anything but the configuration's own entries and, on `index drop`, the files of the
-state directory's index folder: never the agents' session files, never Obelisk's data.
+file atomically (mode 0600), so concurrent `enable`s never lose or corrupt an enablement. Disabling
+removes configuration entries only: the index, the agents' session files and Obelisk's data stay
+as they are (`index_drop.drop_index` is the separate, explicit way to delete the native index).
 """
 
 import fcntl
@@ -27,16 +27,18 @@ from contracts.lifecycle import (
     DeniedScope,
     DisableOutcome,
     EnableOutcome,
-    IndexDropOutcome,
+    IndexHealth,
     LifecycleStatus,
     ProviderHealth,
     ScopeStatus,
 )
 from obelisk_session_evidence import __version__
-from obelisk_session_evidence.health import index_health, protected_roots, provider_health
+from obelisk_session_evidence.health import index_health, provider_health
+from obelisk_session_evidence.scope_guard import repository_shared_scopes
 from obelisk_session_evidence.state import StatePaths, private_dir, read_config, write_private
 
 ProviderProbe = Callable[[StatePaths, Enablement], ProviderHealth]
+IndexProbe = Callable[[StatePaths, Enablement], IndexHealth]
 CONFIG_HINT: Final = "fix or remove config.json; admission stays off until then"
 _HISTORICAL_HINT: Final = "declare a worktree that is gone with --historical-repo-root"
 _OPAQUE_ID: Final = TypeAdapter(OpaqueId)
@@ -114,6 +116,7 @@ def status(
     agent_id: str | None = None,
     paths: StatePaths,
     probe: ProviderProbe = provider_health,
+    index_probe: IndexProbe = index_health,
 ) -> LifecycleStatus:
     """Configuration, provider and index health, and allowed and denied scope for a project."""
     _check_ids(project_id=project_id, agent_id=agent_id)
@@ -136,7 +139,7 @@ def status(
             scopes=[],
         )
     enablements = [e for e in (config.enablements if config else []) if _matches(e, project_id, agent_id)]
-    scopes = [_scope_status(paths, e, probe) for e in enablements]
+    scopes = [_scope_status(paths, e, probe, index_probe) for e in enablements]
     unhealthy = next((scope for scope in scopes if not scope.healthy), None)
     return LifecycleStatus(
         **report,
@@ -145,44 +148,6 @@ def status(
         healthy=bool(scopes) and unhealthy is None,
         reason_code="not_enabled" if not scopes else unhealthy.reason_code if unhealthy else "healthy",
         scopes=scopes,
-    )
-
-
-def drop_index(*, paths: StatePaths) -> IndexDropOutcome:
-    """Delete the files of the state directory's index folder, and nothing outside it."""
-    index_dir = Path(os.path.abspath(paths.index_dir))
-    if index_dir.is_symlink():
-        raise InvalidInput("the index folder is a symbolic link; refusing to delete through it")
-    enablements = _enablements_for_guard(paths)
-    repo_roots = [Path(root) for e in enablements for root in e.repo_roots]
-    if any(_overlaps(index_dir, root) for root in protected_roots(enablements)) or any(
-        root.is_relative_to(index_dir) for root in repo_roots
-    ):
-        raise InvalidInput("the index folder overlaps a session, Obelisk or repository folder")
-    if not index_dir.exists():
-        return IndexDropOutcome(
-            index_dir=str(index_dir), removed_files=0, removed_bytes=0, reason_code="index_absent"
-        )
-    removed_files = removed_bytes = 0
-    for folder, dirnames, filenames in os.walk(index_dir, topdown=False, followlinks=False):
-        for name in filenames:
-            entry = Path(folder) / name
-            removed_bytes += 0 if entry.is_symlink() else entry.lstat().st_size
-            entry.unlink()
-            removed_files += 1
-        for name in dirnames:
-            entry = Path(folder) / name
-            if entry.is_symlink():  # a link to a folder: remove the link, never what it points at
-                entry.unlink()
-                removed_files += 1
-            else:
-                entry.rmdir()
-    index_dir.rmdir()
-    return IndexDropOutcome(
-        index_dir=str(index_dir),
-        removed_files=removed_files,
-        removed_bytes=removed_bytes,
-        reason_code="index_dropped",
     )
 
 
@@ -212,12 +177,14 @@ def allowed_scope(enablement: Enablement) -> AllowedScope:
     )
 
 
-def _scope_status(paths: StatePaths, enablement: Enablement, probe: ProviderProbe) -> ScopeStatus:
+def _scope_status(
+    paths: StatePaths, enablement: Enablement, probe: ProviderProbe, index_probe: IndexProbe
+) -> ScopeStatus:
     provider = probe(paths, enablement)
-    index = index_health(paths, enablement)
+    index = index_probe(paths, enablement)
     if provider.state != "available":
         reason_code = provider.reason_code
-    elif index.freshness != "fresh":
+    elif not index.usable:
         reason_code = index.reason_code
     else:
         reason_code = "healthy"
@@ -308,7 +275,7 @@ def _settings(enablement: Enablement) -> dict[str, object]:
 
 
 def _config_of(enablements: list[Enablement]) -> EnablementConfig:
-    shared = shared_session_scopes(enablements)
+    shared = shared_session_scopes(enablements) or repository_shared_scopes(enablements)
     if shared is not None:
         raise ScopeBroadeningNotQualified(
             "this scope would read the same sessions as another enabled scope; separate them"
@@ -353,15 +320,3 @@ def _locked_config(paths: StatePaths) -> Iterator[EnablementConfig | None]:
 
 def _save(paths: StatePaths, config: EnablementConfig) -> None:
     write_private(paths.config_file, (config.model_dump_json(indent=2) + "\n").encode("utf-8"))
-
-
-def _enablements_for_guard(paths: StatePaths) -> list[Enablement]:
-    try:
-        config = read_config(paths)
-    except ConfigInvalid:
-        return []
-    return list(config.enablements) if config else []
-
-
-def _overlaps(one: Path, other: Path) -> bool:
-    return one == other or one.is_relative_to(other) or other.is_relative_to(one)

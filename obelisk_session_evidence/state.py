@@ -12,6 +12,7 @@ from pathlib import Path
 from contracts.config import AdmissionPolicy, EnablementConfig
 from contracts.errors import ConfigInvalid, InvalidInput
 from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.scope_guard import repository_shared_scopes
 
 HOME_VARIABLE = "OBELISK_SESSION_EVIDENCE_HOME"
 
@@ -91,7 +92,8 @@ def load_policy(paths: StatePaths) -> AdmissionPolicy:
 def read_config(paths: StatePaths) -> EnablementConfig | None:
     """The configuration file, strictly read (duplicate keys reject it); None when absent.
 
-    A file that others may write is refused like a malformed one: its scope is not the owner's.
+    A file that others may write is refused like a malformed one: its scope is not the owner's. So
+    is one where two scopes would bind the same sessions through one repository (a clone, a link).
     """
     try:
         with paths.config_file.open("rb") as handle:
@@ -104,9 +106,16 @@ def read_config(paths: StatePaths) -> EnablementConfig | None:
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise ConfigInvalid("config.json is writable by others; make it 0600")
     try:
-        return load_contract(EnablementConfig, raw)
+        config = load_contract(EnablementConfig, raw)
     except InvalidInput as error:
         raise ConfigInvalid(f"config.json: {error.detail}") from None
+    shared = repository_shared_scopes(config.enablements)
+    if shared is not None:
+        raise ConfigInvalid(
+            f"config.json: enablements {shared[0]} and {shared[1]} would read the same sessions"
+            " for different scopes (same repository and session folder)"
+        )
+    return config
 
 
 def digest_salt(paths: StatePaths) -> str:

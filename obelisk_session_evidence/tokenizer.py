@@ -36,3 +36,14 @@ def load_encoder(cache_dir: Path) -> tiktoken.Encoding:
     seed_tiktoken_cache(cache_dir)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return tiktoken.get_encoding(ENCODING_NAME)
+
+
+class LazyEncoder:
+    """Loads the encoder on first use: a decision that is not admitted never pays the 1 s load."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self._cache_dir = cache_dir
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of `text`, special-token text treated as plain text."""
+        return load_encoder(self._cache_dir).encode_ordinary(text)

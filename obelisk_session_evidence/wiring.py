@@ -3,8 +3,9 @@
 from contracts.config import AdmissionPolicy, Enablement, ProviderKind
 from contracts.situation import ReplanSituation
 from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.loopx_adapters.host_session import without_invoking_session
 from obelisk_session_evidence.state import StatePaths, digest_salt, load_policy
-from obelisk_session_evidence.tokenizer import load_encoder
+from obelisk_session_evidence.tokenizer import LazyEncoder
 from obelisk_session_evidence import __version__
 from providers.base import EvidenceProvider, UnavailableProvider
 from stages.admit import matching_enablement
@@ -21,8 +22,11 @@ def pipeline_dependencies(
     policy = load_policy(paths)
     return PipelineDependencies(
         policy=policy,
-        provider=_provider_for(paths, policy, situation, provider_kind),
-        encoder=load_encoder(paths.cache_dir / "tiktoken"),
+        # The invoking host session is not history: its items never reach the comparison.
+        provider=without_invoking_session(
+            _provider_for(paths, policy, situation, provider_kind), situation.invoking_session
+        ),
+        encoder=LazyEncoder(paths.cache_dir / "tiktoken"),
         thresholds=RouteThresholds(),
         digest_salt=digest_salt(paths),
     )

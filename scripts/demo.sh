@@ -11,3 +11,34 @@ SITUATION="$OBELISK_SESSION_EVIDENCE_HOME/situation.json"
 
 echo "== 1. Not enabled: the provider is default-off, so nothing is looked up"
 "$CLI" run --situation "$SITUATION"
+
+echo
+echo "== 2. Session histories of five agents (generated): one repository and a worktree of it,"
+echo "      plus bait sessions running the same failing command in another repository"
+eval "$(.venv/bin/python -m fixtures.demo_histories "$OBELISK_SESSION_EVIDENCE_HOME/histories")"
+ROOTS=(--root "claude=$CLAUDE_ROOT" --root "codex=$CODEX_ROOT" --root "kimi=$KIMI_ROOT" --root "pi=$PI_ROOT" --root "dsh=$DSH_ROOT")
+
+echo
+echo "== 3. Enable one agent, project and repository (the worktree resolves to the repository)"
+"$CLI" enable --surface replan-history --agent-id agent-fixture --project-id project-fixture \
+  --repository-id repo-fixture --repo-root "$REPO_ROOT" \
+  --source-root "claude=$CLAUDE_ROOT" --source-root "codex=$CODEX_ROOT" --source-root "kimi=$KIMI_ROOT" \
+  --source-root "pi=$PI_ROOT" --source-root "dsh=$DSH_ROOT" --format json > /dev/null
+echo "enabled agent-fixture / project-fixture / repo-fixture at $REPO_ROOT"
+
+echo
+echo "== 4. Refresh the native index over the agents' session folders, then its status"
+"$CLI" index refresh "${ROOTS[@]}"
+"$CLI" index status --format json
+
+echo
+echo "== 5. The agent proposes re-running a test that failed before: history rejects the claimed outcome"
+"$CLI" run --situation "$SITUATION"
+"$CLI" run --situation "$SITUATION" --format json | .venv/bin/python -c '
+import json, sys
+decision = json.load(sys.stdin)
+delta = decision["semantic_delta"]
+print("verdict:  ", decision["comparison"]["verdict"])
+print("rejection:", delta["reason_code"], "-", delta["reason"])
+print("receipt:  ", json.dumps(decision["receipt"], indent=2))
+'

@@ -1,12 +1,29 @@
-"""compare-route: LoopX's exact-id rules, then history may remove a claimed route outcome."""
+"""compare-route: LoopX's exact-id rules first, then history may only remove a claimed outcome.
+
+Rules, in the order their reason codes win:
+1. Every proposed command repeats a prior call and one of them an unresolved failure: the
+   claimed route outcomes (new surface, hypothesis, probe, runnable successor) are removed,
+   `route_repeats_prior_failure`. Repeats of calls that ended well: `route_repeats_prior_attempt`.
+2. A claimed `new_concrete_blocker` whose blocker text history already holds:
+   `blocker_already_evidenced`.
+3. With a hypothesis-history gap, a proposed hypothesis whose text an earlier session already
+   holds loses a claimed `new_hypothesis`: `hypothesis_already_tried`.
+The verdict names the first rule that fires, whether or not the observation claimed the outcome
+it would remove (an `unchanged` result claims nothing, yet may still repeat a dead end).
+A hit is evidence however stale the index is. Without a hit, only a fresh index lets the verdict
+say `novel`; otherwise it is `novelty_unverified`. Either way the delta is LoopX's own: absence
+of history never adds, keeps or explains an outcome.
+"""
 
 from comparators.exact_ids import delta_with, exact_id_delta
-from comparators.route_match import command_match
-from contracts.decision import Comparison
-from contracts.outcomes import ROUTE_OUTCOMES
+from comparators.history import prior_steps
+from comparators.route_match import RouteMatch, route_match
+from contracts.decision import Comparison, SemanticDelta, Verdict
+from contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
 from contracts.situation import ReplanSituation
 from contracts.stage_values import CappedEvidence, RouteComparison
 from contracts.thresholds import RouteThresholds
+from stages.classify_gap import classify_gap
 
 
 def compare_route(
@@ -15,34 +32,112 @@ def compare_route(
     """Score the route's novelty against history and emit one legal Replan delta."""
     proposed = situation.proposed
     claimed = exact_id_delta(situation.obligation, proposed.observation)
-    threshold_report = {"command_repeat": thresholds.command_repeat}
     if capped.result is None:
         return RouteComparison(
-            comparison=Comparison(verdict="not_compared", thresholds=threshold_report),
+            comparison=Comparison(verdict="not_compared", thresholds=thresholds.report()),
             semantic_delta=claimed,
         )
-    match = command_match(
-        proposed.route.commands, capped.result.items, threshold=thresholds.command_repeat
+    steps = prior_steps(capped.result.items)
+    match = route_match(
+        proposed.route, steps, thresholds=thresholds, revision=situation.revision
     )
-    novelty = 100 - max(match.failure_similarity, match.attempt_similarity)
-    if match.failure_matches:
-        verdict, reason_code = "repeats_prior_failure", "route_repeats_prior_failure"
-    elif match.attempt_matches:
-        verdict, reason_code = "repeats_prior_attempt", "route_repeats_prior_attempt"
+    removals = _removals(situation, claimed, match)
+    verdict: Verdict
+    if removals:
+        verdict = removals[0][2]
+    elif capped.result.freshness == "fresh":
+        verdict = "novel"
     else:
-        verdict = "novel" if capped.result.freshness == "fresh" else "novelty_unverified"
-        reason_code = None
-    delta = claimed
-    if reason_code is not None:
-        kept = [outcome for outcome in claimed.outcomes if outcome not in ROUTE_OUTCOMES]
-        if kept != claimed.outcomes:
-            delta = delta_with(situation.obligation, proposed.observation, kept, reason_code)
+        verdict = "novelty_unverified"
     return RouteComparison(
         comparison=Comparison(
             verdict=verdict,
-            scores={"command": novelty, "combined": novelty},
-            thresholds=threshold_report,
-            matched_items=match.failure_matches + match.attempt_matches,
+            scores=_novelty_scores(match, situation, removals),
+            thresholds=thresholds.report(),
+            matched_items=len(
+                frozenset().union(*(items for _, _, _, items in removals))
+            ),
         ),
-        semantic_delta=delta,
+        semantic_delta=_narrowed(situation, claimed, removals),
     )
+
+
+_Removal = tuple[str, frozenset[OutcomeId], Verdict, frozenset[int]]
+
+
+def _removals(
+    situation: ReplanSituation, claimed: SemanticDelta, match: RouteMatch
+) -> list[_Removal]:
+    """The rules that fire, in reason-code order: (code, outcomes removed, verdict, items)."""
+    removals: list[_Removal] = []
+    if match.repeats_failure:
+        removals.append(
+            ("route_repeats_prior_failure", ROUTE_OUTCOMES, "repeats_prior_failure", match.command_items)
+        )
+    elif match.repeats_attempt:
+        removals.append(
+            ("route_repeats_prior_attempt", ROUTE_OUTCOMES, "repeats_prior_attempt", match.command_items)
+        )
+    if situation.proposed.observation.result_class == "blocked" and match.blocker_items:
+        removals.append(
+            (
+                "blocker_already_evidenced",
+                frozenset({"new_concrete_blocker"}),
+                "repeats_prior_failure",
+                match.blocker_items,
+            )
+        )
+    if match.hypothesis_items and "hypothesis_history_gap" in classify_gap(situation).triggers:
+        removals.append(
+            (
+                "hypothesis_already_tried",
+                frozenset({"new_hypothesis"}),
+                "repeats_prior_attempt",
+                match.hypothesis_items,
+            )
+        )
+    return removals
+
+
+def _narrowed(
+    situation: ReplanSituation, claimed: SemanticDelta, removals: list[_Removal]
+) -> SemanticDelta:
+    """The claimed delta without removed outcomes; the first rule that removed one names it."""
+    kept = list(claimed.outcomes)
+    reason_code = None
+    for code, outcomes, _, _ in removals:
+        if any(outcome in outcomes for outcome in kept):
+            kept = [outcome for outcome in kept if outcome not in outcomes]
+            reason_code = reason_code or code
+    if reason_code is None:
+        return claimed
+    return delta_with(situation.obligation, situation.proposed.observation, kept, reason_code)
+
+
+def _novelty_scores(
+    match: RouteMatch, situation: ReplanSituation, removals: list[_Removal]
+) -> dict[str, int]:
+    """Novelty (100 − similarity) per stated dimension, and `combined` over the judged ones.
+
+    `combined` is the novelty of the least novel dimension the rules judge: commands, the
+    blocker of a blocked observation, and the hypothesis under a hypothesis-history gap. Files
+    are reported but never decide on their own (a route may well revisit a file).
+    """
+    similarities = {
+        "command": match.command_similarity,
+        "file": match.file_similarity,
+        "hypothesis": match.hypothesis_similarity,
+        "blocker": match.blocker_similarity,
+    }
+    scores = {name: 100 - value for name, value in similarities.items() if value is not None}
+    judged = ["command"]
+    if situation.proposed.observation.result_class == "blocked":
+        judged.append("blocker")
+    if "hypothesis_history_gap" in classify_gap(situation).triggers:
+        judged.append("hypothesis")
+    considered = [scores[name] for name in judged if name in scores]
+    if considered:
+        scores["combined"] = min(considered)
+    elif removals:
+        scores["combined"] = 0
+    return scores

@@ -1,13 +1,18 @@
 """`index`: manage the native session index kept under the state directory."""
 
+import sys
+from pathlib import Path
+
 import click
 from rich.console import Console
 
+from contracts.config import SOURCE_KINDS, SourceKind
 from contracts.errors import EvidenceError, InvalidInput
-from obelisk_session_evidence.cli.common import fail, fail_internal, format_option
+from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, fail_internal, format_option
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
-from obelisk_session_evidence.lifecycle import drop_index
+from obelisk_session_evidence.index_drop import drop_index
 from obelisk_session_evidence.state import state_paths
+from providers.native.parsers import default_roots
 
 
 @click.group()
@@ -38,3 +43,85 @@ def drop(yes: bool, output_format: str) -> None:
         click.echo(outcome.model_dump_json())
     else:
         render_index_drop(outcome, Console(markup=False, highlight=False))
+
+
+def _root_options(command):  # noqa: ANN001, ANN202 - a click decorator
+    """`--root SOURCE=PATH` (repeatable): read these folders instead of the agents' defaults."""
+    return click.option(
+        "--root",
+        "root_options",
+        multiple=True,
+        metavar="SOURCE=PATH",
+        help="A session folder for one agent (claude, codex, kimi, pi, dsh); repeatable. "
+        "Without it: each agent's standard folder under your home.",
+    )(command)
+
+
+@index.command()
+@_root_options
+@format_option
+def refresh(root_options: tuple[str, ...], output_format: str) -> None:
+    """Bring the native index up to date, reading only what changed since the last refresh.
+
+    Example: obelisk-session-evidence index refresh --root claude=/home/me/.claude/projects --format json
+    """
+    from obelisk_session_evidence.cli.render_index import refresh_progress, render_refresh_report
+    from providers.native.index import index_file, refresh_index
+
+    try:
+        roots = parse_roots(root_options)
+        path = index_file(state_paths().index_dir)
+        if output_format == "json":
+            report = refresh_index(path, roots)
+        else:
+            with refresh_progress(Console(stderr=True)) as progress:
+                report = refresh_index(path, roots, progress=progress)
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(report.model_dump_json())
+    else:
+        render_refresh_report(report, Console(markup=False, highlight=False))
+    if report.freshness != "fresh":
+        sys.exit(EXIT_NOT_OK)
+
+
+@index.command()
+@_root_options
+@format_option
+def status(root_options: tuple[str, ...], output_format: str) -> None:
+    """Show what the native index holds: counts, failures, freshness, revision and size on disk.
+
+    Freshness is judged over the given roots, else over every root the index has read.
+
+    Example: obelisk-session-evidence index status --format json
+    """
+    from obelisk_session_evidence.cli.render_index import render_index_status
+    from providers.native.index import index_file, index_status
+
+    try:
+        roots = parse_roots(root_options) if root_options else None
+        report = index_status(index_file(state_paths().index_dir), roots=roots)
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(report.model_dump_json())
+    else:
+        render_index_status(report, Console(markup=False, highlight=False))
+
+
+def parse_roots(options: tuple[str, ...]) -> dict[SourceKind, list[Path]]:
+    """`SOURCE=PATH` options as roots per source; none given means every agent's default folder."""
+    if not options:
+        return {source: [path] for source, path in default_roots(Path.home()).items()}
+    roots: dict[SourceKind, list[Path]] = {}
+    for option in options:
+        source, separator, path = option.partition("=")
+        if not separator or source not in SOURCE_KINDS or not path:
+            raise InvalidInput(f"--root takes SOURCE=PATH with SOURCE one of {', '.join(SOURCE_KINDS)}")
+        roots.setdefault(source, []).append(Path(path).expanduser())  # type: ignore[index]
+    return roots

@@ -35,12 +35,13 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
     verdict = "healthy" if report.healthy else "not healthy"
     console.print(
         f"{report.provider_id} {report.version} · project {report.project_id}"
-        f"{f' · agent {report.agent_id}' if report.agent_id else ''}: {verdict} ({report.reason_code})"
+        f"{f' · agent {report.agent_id}' if report.agent_id else ''}: {verdict} ({report.reason_code})",
+        soft_wrap=True,
     )
     if report.config_state == "config_invalid":
-        console.print(f"configuration invalid: {report.config_detail}")
+        console.print(f"configuration invalid: {report.config_detail}", soft_wrap=True)
     elif not report.scopes:
-        console.print("not enabled: admission is off for this scope.")
+        console.print("not enabled: admission is off for this scope.", soft_wrap=True)
     for scope in report.scopes:
         table = Table(title=f"{_scope_line(scope.allowed_scope)} · {scope.reason_code}", show_header=False)
         table.add_column("field", style="bold")
@@ -51,7 +52,7 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         table.add_row("index", _index_line(scope.index))
         console.print(table)
     denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
-    console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)")
+    console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)", soft_wrap=True)
 
 
 def render_disable(outcome: DisableOutcome, console: Console) -> None:

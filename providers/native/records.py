@@ -17,7 +17,7 @@ from typing import Final, Literal
 from contracts.base import EvidenceType
 from contracts.config import SourceKind
 
-Role = Literal["user", "assistant", "system"]
+Role = Literal["user", "assistant"]
 SummaryKind = Literal["title", "compaction", "away", "summary"]
 
 FILE_TOOL_NAMES: Final[frozenset[str]] = frozenset(
@@ -67,7 +67,7 @@ class MessageRecord:
     @property
     def evidence_type(self) -> EvidenceType | None:
         """`decision` for the user's instructions and the agent's stated choices, else None."""
-        if self.is_meta or self.role == "system" or not self.text.strip():
+        if self.is_meta or not self.text.strip():
             return None
         return "decision"
 

@@ -15,13 +15,12 @@ from providers.native.parsers._reading import JsonLines
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import (
     KIMI_EXIT,
+    as_text,
     block_text,
     content_uid,
-    describe_tool_input,
     exit_code_in,
     iso_timestamp,
     is_injected,
-    parse_arguments,
 )
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 from providers.native.records import SessionRecord
@@ -30,9 +29,9 @@ _CONTEXT_BOOKKEEPING: Final = frozenset({"_system_prompt", "_checkpoint", "_usag
 _ERROR_PREFIX: Final = "<system>ERROR"
 _WIRE_EVENTS: Final = frozenset(
     {
-        "TurnBegin", "TurnEnd", "StepBegin", "StepInterrupted", "ContentPart", "ToolCall", "ToolCallPart",
-        "ToolResult", "StatusUpdate", "ApprovalRequest", "ApprovalResponse", "CompactionBegin", "CompactionEnd",
-        "SubagentEvent",
+        "TurnBegin", "TurnEnd", "StepBegin", "StepInterrupted", "ContentPart", "ToolCall",
+        "ToolCallPart", "ToolResult", "StatusUpdate", "ApprovalRequest", "ApprovalResponse",
+        "CompactionBegin", "CompactionEnd", "SubagentEvent",
     }
 )  # fmt: skip
 
@@ -65,11 +64,16 @@ def parse_kimi_cli(session_dir: Path, base: SessionRecord) -> ParseOutcome:
             last_time = next(turns, None) or last_time
             sink.add_message(uid, "user", last_time, text, is_meta=is_injected(text))
         elif role == "assistant":
-            calls = [c for c in entry.get("tool_calls") or () if isinstance(c, dict) and isinstance(c.get("id"), str)]
-            last_time = next((wire.call_times[c["id"]] for c in calls if wire.call_times.get(c["id"])), last_time)
+            calls = _tool_calls(entry)
+            # The context has no clocks: an assistant turn happened when its first call did.
+            call_times = (wire.call_times.get(call["id"]) for call in calls)
+            last_time = next((t for t in call_times if t), last_time)
             for call in calls:
-                _open_call(sink, call, wire.call_times.get(call["id"]) or last_time)
-            sink.add_message(uid, "assistant", last_time, text, is_meta=False)
+                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                name, arguments = as_text(function.get("name")), function.get("arguments")
+                timestamp = wire.call_times.get(call["id"]) or last_time
+                sink.open_call_with_arguments(call["id"], name, arguments, timestamp)
+            sink.add_message(uid, "assistant", last_time, text)
         elif role == "tool" and isinstance(entry.get("tool_call_id"), str):
             _record_result(sink, entry["tool_call_id"], text, wire)
         else:
@@ -77,11 +81,9 @@ def parse_kimi_cli(session_dir: Path, base: SessionRecord) -> ParseOutcome:
     return sink.outcome(end_offset=context.end_offset, resumable=False)
 
 
-def _open_call(sink: RecordSink, call: dict[str, Any], timestamp: str | None) -> None:
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
-    name = function.get("name") if isinstance(function.get("name"), str) else None
-    command_text, paths = describe_tool_input(name, parse_arguments(function.get("arguments")))
-    sink.open_call(call["id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = entry.get("tool_calls") if isinstance(entry.get("tool_calls"), list) else []
+    return [call for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)]
 
 
 def _record_result(sink: RecordSink, call_id: str, text: str, wire: _WireFacts) -> None:
@@ -114,7 +116,8 @@ def _read_wire(path: Path, sink: RecordSink) -> _WireFacts:
             facts.call_times[payload["id"]] = timestamp
         elif kind == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
             returned = payload.get("return_value") if isinstance(payload.get("return_value"), dict) else {}
-            facts.call_errors[payload["tool_call_id"]] = (bool(returned.get("is_error")), str(returned.get("message") or ""))
+            failed, message_text = bool(returned.get("is_error")), str(returned.get("message") or "")
+            facts.call_errors[payload["tool_call_id"]] = (failed, message_text)
         elif kind not in _WIRE_EVENTS:
             sink.skipped["unknown_type"] += 1
     return facts

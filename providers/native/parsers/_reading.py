@@ -31,9 +31,11 @@ class JsonLines:
                     return
                 offset = self.end_offset
                 self.end_offset += len(raw)
+                # A record of tens of MB must never be held three times: drop each form once used.
                 text = decode_line(raw, self._skipped)
-                del raw  # a record of tens of MB must not be held three times while parsing
+                del raw
                 parsed = parse_object(text, self._skipped) if text is not None else None
+                del text
                 if parsed is not None:
                     yield offset, parsed
 
@@ -54,14 +56,14 @@ class ZstdJsonLines:
         pending = bytearray()
         offset = 0
         for chunk in self._decompressed_chunks():
+            start, searched = 0, len(pending)  # a long line is scanned once, not once per chunk
             pending += chunk
-            start = 0
-            while (newline := pending.find(b"\n", start)) != -1:
+            while (newline := pending.find(b"\n", searched)) != -1:
                 text = decode_line(pending[start : newline + 1], self._skipped)
                 parsed = parse_object(text, self._skipped) if text is not None else None
                 if parsed is not None:
                     yield offset + start, parsed
-                start = newline + 1
+                start = searched = newline + 1
             del pending[:start]
             offset += start
 

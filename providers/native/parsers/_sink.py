@@ -7,12 +7,22 @@ from types import MappingProxyType
 from typing import Final, TypeVar
 
 from contracts.config import SourceKind
-from providers.native.parsers._text import excerpt
+from providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
-from providers.native.records import MessageRecord, Role, SessionRecord, SummaryKind, SummaryRecord, ToolCallRecord
+from providers.native.records import (
+    MessageRecord,
+    Role,
+    SessionRecord,
+    SummaryKind,
+    SummaryRecord,
+    ToolCallRecord,
+)
 
 OPEN_CALLS_KEPT: Final = 256
 """Calls without an outcome carried into `ResumeState`; older ones (aborted turns) are dropped."""
+RECENT_CALLS_KEPT: Final = 32
+"""Finished calls also carried: late outcome lines (a Codex output after `patch_apply_end`) still
+merge into the whole call instead of producing a nameless record."""
 
 _Filed = TypeVar("_Filed", MessageRecord, ToolCallRecord, SummaryRecord)
 
@@ -22,9 +32,11 @@ class RecordSink:
 
     def __init__(self, source: SourceKind, resume: ResumeState | None, *, fallback_session_id: str) -> None:
         resume = resume or ResumeState()
-        self.source = source
         self.skipped: Counter[str] = Counter()
-        self.session = resume.session or SessionRecord(source=source, session_id=fallback_session_id)
+        self._session = resume.session or SessionRecord(source=source, session_id=fallback_session_id)
+        self._started, self._ended = self._session.started_at, self._session.ended_at
+        self.identified = resume.session is not None
+        """True once the file's own records (or the caller's resume state) named the session."""
         self.format_version = resume.format_version
         self.summaries: list[SummaryRecord] = []
         self._messages: dict[str, MessageRecord] = {m.record_uid: m for m in resume.open_messages}
@@ -34,38 +46,45 @@ class RecordSink:
         self._completed: set[str] = set()
 
     @property
+    def session(self) -> SessionRecord:
+        """The session as known so far, with the time range the records cover."""
+        if (self._session.started_at, self._session.ended_at) != (self._started, self._ended):
+            self._session = replace(self._session, started_at=self._started, ended_at=self._ended)
+        return self._session
+
+    @property
     def session_id(self) -> str:
         """The id every record of this file is filed under."""
-        return self.session.session_id
+        return self._session.session_id
 
     def update_session(self, **fields: object) -> None:
         """Set session fields the records reveal; `None` never overwrites a known value."""
         known = {name: value for name, value in fields.items() if value is not None}
         if known:
-            self.session = replace(self.session, **known)
+            self._session = replace(self.session, **known)
+        if "session_id" in known:
+            self.identified = True
 
     def note_time(self, timestamp: str | None) -> None:
         """Widen the session's started/ended range to include `timestamp`."""
         if timestamp is None:
             return
-        started, ended = self.session.started_at, self.session.ended_at
-        if started is None or timestamp < started:
-            self.session = replace(self.session, started_at=timestamp)
-        if ended is None or timestamp > ended:
-            self.session = replace(self.session, ended_at=timestamp)
+        if self._started is None or timestamp < self._started:
+            self._started = timestamp
+        if self._ended is None or timestamp > self._ended:
+            self._ended = timestamp
 
-    def has_message(self, record_uid: str) -> bool:
-        """True when a message with this uid was already collected."""
-        return record_uid in self._messages
-
-    def add_message(self, record_uid: str, role: Role, timestamp: str | None, text: str, *, is_meta: bool) -> None:
+    def add_message(
+        self, record_uid: str, role: Role, timestamp: str | None, text: str, *, is_meta: bool = False
+    ) -> None:
         """Collect a message once per uid; empty text (tool-only turns) is not a message."""
         if not text.strip():
             return
         if record_uid in self._messages:
             self.skipped["duplicate"] += 1
             return
-        self._messages[record_uid] = MessageRecord(self.session_id, record_uid, role, timestamp, text, is_meta)
+        record = MessageRecord(self.session_id, record_uid, role, timestamp, text, is_meta)
+        self._messages[record_uid] = record
         self._new_messages[record_uid] = None
 
     def extend_message(self, record_uid: str, role: Role, timestamp: str | None, text: str) -> None:
@@ -106,6 +125,13 @@ class RecordSink:
         self._calls[call_id] = fresh
         self._new_calls[call_id] = None
 
+    def open_call_with_arguments(
+        self, call_id: str, name: str | None, arguments: object, timestamp: str | None
+    ) -> None:
+        """Register a tool call described by its raw arguments (an object or a JSON string)."""
+        command_text, paths = describe_tool_input(name, parse_arguments(arguments))
+        self.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+
     def record_outcome(
         self,
         call_id: str,
@@ -114,7 +140,6 @@ class RecordSink:
         exit_code: int | None = None,
         output: str | None = None,
         append_output: bool = False,
-        file_paths: tuple[str, ...] = (),
     ) -> None:
         """Join an outcome to its call by id; a later exit code or error flag wins."""
         known = self._calls.get(call_id) or ToolCallRecord(self.session_id, call_id, None)
@@ -124,12 +149,18 @@ class RecordSink:
         if exit_code is not None:
             changes["exit_code"] = exit_code
         if output is not None:
-            joined = f"{known.output_excerpt}\n{output}" if append_output and known.output_excerpt else output
-            changes["output_excerpt"] = excerpt(joined)
-        if file_paths:
-            changes["file_paths"] = tuple(dict.fromkeys(known.file_paths + file_paths))
-        self._calls[call_id] = replace(known, **changes)
-        self._new_calls[call_id] = None
+            bounded = excerpt(output)
+            if append_output and known.output_excerpt and bounded is not None:
+                # A poll's last chunk usually repeats the tail of the aggregated output already kept.
+                if not known.output_excerpt.endswith(bounded):
+                    bounded = excerpt(f"{known.output_excerpt}\n{bounded}")
+                else:
+                    bounded = known.output_excerpt
+            changes["output_excerpt"] = bounded
+        updated = replace(known, **changes)
+        if self._calls.get(call_id) != updated:
+            self._calls[call_id] = updated
+            self._new_calls[call_id] = None
         self._completed.add(call_id)
 
     def reopen_call(self, call_id: str) -> None:
@@ -148,16 +179,20 @@ class RecordSink:
         resumable: bool,
         open_message_uids: tuple[str, ...] = (),
         process_calls: tuple[tuple[str, str], ...] = (),
+        stdin_calls: tuple[tuple[str, str], ...] = (),
         unpaired_messages: tuple[str, ...] = (),
     ) -> ParseOutcome:
         """Freeze what was collected; only records new or changed in this parse are returned."""
         waiting = {call_id for _, call_id in process_calls}
-        open_calls = [c for c in self._calls.values() if c.call_id not in self._completed or c.call_id in waiting]
+        keep = self._calls.keys() - self._completed | waiting | set(list(self._calls)[-RECENT_CALLS_KEPT:])
+        carried = [call for call_id, call in self._calls.items() if call_id in keep]
         resume = ResumeState(
-            session=self.session,
-            open_calls=tuple(open_calls[-OPEN_CALLS_KEPT:]),
+            # A session still known only by its file name is re-identified by the next parse.
+            session=self.session if self.identified else None,
+            open_calls=tuple(carried[-OPEN_CALLS_KEPT:]),
             open_messages=tuple(self._messages[uid] for uid in open_message_uids if uid in self._messages),
             process_calls=process_calls,
+            stdin_calls=stdin_calls,
             unpaired_messages=unpaired_messages,
             format_version=self.format_version,
         )

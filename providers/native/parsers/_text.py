@@ -40,6 +40,11 @@ _FILE_KEYS: Final = ("file_path", "notebook_path", "filePath")
 _COMMAND_KEYS: Final = ("command", "cmd")
 
 
+def as_text(value: object) -> str | None:
+    """`value` when it is a string, else None (fields of foreign records are untrusted)."""
+    return value if isinstance(value, str) else None
+
+
 def iso_timestamp(value: object) -> str | None:
     """Normalise an ISO string or epoch seconds/milliseconds to `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
     if isinstance(value, str):
@@ -59,14 +64,17 @@ def iso_timestamp(value: object) -> str | None:
             return None
     else:
         return None
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def excerpt(text: str | None, *, half: int = EXCERPT_HALF) -> str | None:
-    """Keep the first and last `half` characters of a long output, marking the cut."""
-    if text is None or len(text) <= 2 * half + 40:
-        return text
-    return f"{text[:half]}\n[… {len(text) - 2 * half} characters omitted …]\n{text[-half:]}"
+def excerpt(text: str | None, *, start: int = 0, half: int = EXCERPT_HALF) -> str | None:
+    """The first and last `half` characters of `text[start:]`, marking the cut, without copying it."""
+    if text is None:
+        return None
+    length = len(text) - start
+    if length <= 2 * half + 40:
+        return text[start:] if start else text
+    return f"{text[start : start + half]}\n[… {length - 2 * half} characters omitted …]\n{text[-half:]}"
 
 
 def block_text(content: object, *, kinds: tuple[str, ...] = ("text",)) -> str:
@@ -141,7 +149,8 @@ def shell_command(arguments: dict[str, Any]) -> str | None:
 def describe_tool_input(name: str | None, arguments: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     """`(command_text, file_paths)` for a tool call from its arguments, whatever the agent."""
     keys = _FILE_KEYS + ("path",) if (name or "").lower() in FILE_TOOL_NAMES else _FILE_KEYS
-    paths = tuple(dict.fromkeys(value for key in keys if isinstance(value := arguments.get(key), str) and value))
+    found = (arguments.get(key) for key in keys)
+    paths = tuple(dict.fromkeys(value for value in found if isinstance(value, str) and value))
     command = shell_command(arguments)
     patch = arguments.get("patch") or arguments.get("input")
     if command is not None and "*** Begin Patch" in command:

@@ -13,8 +13,8 @@ from providers.native.parsers._reading import JsonLines
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import (
     CLAUDE_EXIT,
+    as_text,
     block_text,
-    describe_tool_input,
     exit_code_in,
     iso_timestamp,
     is_injected,
@@ -22,13 +22,14 @@ from providers.native.parsers._text import (
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _IGNORED_TYPES: Final = frozenset({"progress", "file-history-snapshot", "queue-operation", "attachment"})
-_RESULT_TEXT_KINDS: Final = ("text",)
+_INJECTED_FLAGS: Final = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
 def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
     """Parse one Claude Code transcript (main or sub-agent) from `start_offset`."""
     sink = RecordSink("claude", resume, fallback_session_id=path.stem)
-    transcript = _Transcript(sink, identified=resume is not None and resume.session is not None)
+    still_open = resume.open_messages[-1].record_uid if resume and resume.open_messages else None
+    transcript = _Transcript(sink, last_assistant_uid=still_open)
     lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
     for _, record in lines:
         transcript.take(record)
@@ -40,12 +41,11 @@ def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | Non
 class _Transcript:
     """Per-file state: which session the lines belong to, uuids seen, titles offered."""
 
-    def __init__(self, sink: RecordSink, *, identified: bool) -> None:
+    def __init__(self, sink: RecordSink, *, last_assistant_uid: str | None) -> None:
         self.sink = sink
-        self.identified = identified
         self.seen_uuids: set[str] = set()
         self.leaf_summaries: list[tuple[str, str]] = []
-        self.last_assistant_uid: str | None = None
+        self.last_assistant_uid = last_assistant_uid
 
     def take(self, record: dict[str, Any]) -> None:
         """Route one line by its `type`."""
@@ -102,19 +102,19 @@ class _Transcript:
 
     def _identify(self, record: dict[str, Any]) -> None:
         """File the transcript under its session; a sidechain agent file gets its own id."""
-        if self.identified:
-            return
         session_id, agent_id = record.get("sessionId"), record.get("agentId")
-        if not isinstance(session_id, str):
+        if self.sink.identified or not isinstance(session_id, str):
             return
-        self.identified = True
         branch = record.get("gitBranch")
         if record.get("isSidechain") and isinstance(agent_id, str):
-            self.sink.update_session(session_id=f"{session_id}:agent-{agent_id}", parent_session_id=session_id)
+            own_id, parent = f"{session_id}:agent-{agent_id}", session_id
         else:
-            self.sink.update_session(session_id=session_id)
+            own_id, parent = session_id, None
         self.sink.update_session(
-            cwd=record.get("cwd") if isinstance(record.get("cwd"), str) else None,
+            session_id=own_id,
+            parent_session_id=parent,
+            cwd=as_text(record.get("cwd")),
+            # `HEAD` is what a detached checkout reports: it names no branch.
             git_branch=branch if isinstance(branch, str) and branch not in ("", "HEAD") else None,
         )
         version = record.get("version")
@@ -128,8 +128,8 @@ class _Transcript:
         text = block_text(content)
         if record.get("isCompactSummary"):
             self.sink.add_summary("compaction", text, timestamp)
-        injected = bool(record.get("isMeta") or record.get("isCompactSummary") or record.get("isVisibleInTranscriptOnly"))
-        self.sink.add_message(uuid, "user", timestamp, text, is_meta=injected or is_injected(text))
+        flagged = any(record.get(flag) for flag in _INJECTED_FLAGS)
+        self.sink.add_message(uuid, "user", timestamp, text, is_meta=flagged or is_injected(text))
 
     def _assistant(self, message_id: str, content: object, timestamp: str | None) -> None:
         self.last_assistant_uid = message_id
@@ -143,17 +143,15 @@ class _Transcript:
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 self.sink.extend_message(message_id, "assistant", timestamp, block["text"])
             elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                name = block.get("name") if isinstance(block.get("name"), str) else None
-                arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
-                command_text, paths = describe_tool_input(name, arguments)
-                self.sink.open_call(block["id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+                name = as_text(block.get("name"))
+                self.sink.open_call_with_arguments(block["id"], name, block.get("input"), timestamp)
 
     def _tool_result(self, block: dict[str, Any]) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
             self.sink.skipped["missing_fields"] += 1
             return
-        output = block_text(block.get("content"), kinds=_RESULT_TEXT_KINDS)
+        output = block_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         exit_code = exit_code_in(output, CLAUDE_EXIT) if is_error else None
         self.sink.record_outcome(call_id, is_error=is_error, exit_code=exit_code, output=output)

@@ -16,33 +16,36 @@ from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import (
     CODEX_EXIT,
     CODEX_RUNNING,
+    as_text,
     block_text,
     content_uid,
     describe_tool_input,
+    excerpt,
     exit_code_in,
     iso_timestamp,
     is_injected,
     parse_arguments,
-    patch_file_paths,
-    patch_header,
 )
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 UNPAIRED_KEPT: Final = 64
 _IGNORED_EVENTS: Final = frozenset(
     {
-        "task_started", "task_complete", "token_count", "agent_reasoning", "agent_reasoning_raw_content",
-        "agent_reasoning_section_break", "exec_command_begin", "exec_command_output_delta", "patch_apply_begin",
-        "web_search_begin", "web_search_end", "mcp_tool_call_begin", "mcp_tool_call_end", "turn_aborted",
-        "turn_diff", "plan_update", "context_compacted", "entered_review_mode", "exited_review_mode",
-        "view_image_tool_call", "item_completed", "thread_rolled_back", "undo_started", "undo_completed",
-        "stream_error", "error", "background_event", "session_configured", "mcp_startup_update",
+        "task_started", "task_complete", "token_count", "agent_reasoning",
+        "agent_reasoning_raw_content", "agent_reasoning_section_break", "exec_command_begin",
+        "exec_command_output_delta", "patch_apply_begin", "web_search_begin", "web_search_end",
+        "mcp_tool_call_begin", "mcp_tool_call_end", "turn_aborted", "turn_diff", "plan_update",
+        "context_compacted", "entered_review_mode", "exited_review_mode", "view_image_tool_call",
+        "item_completed", "thread_rolled_back", "undo_started", "undo_completed", "stream_error",
+        "error", "background_event", "session_configured", "mcp_startup_update",
         "mcp_startup_complete", "user_message_edit", "shutdown_complete",
     }
 )  # fmt: skip
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
+_OUTPUT_MARKER: Final = "\nOutput:\n"
+_HEADER_LIMIT: Final = 2000
 
 
 def parse_codex(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
@@ -56,6 +59,7 @@ def parse_codex(path: Path, *, start_offset: int = 0, resume: ResumeState | None
         end_offset=lines.end_offset,
         resumable=True,
         process_calls=tuple(rollout.process_calls.items()),
+        stdin_calls=tuple(rollout.stdin_calls.items()),
         unpaired_messages=tuple(rollout.unpaired)[-UNPAIRED_KEPT:],
     )
 
@@ -82,10 +86,9 @@ class _Rollout:
 
     def __init__(self, sink: RecordSink, resume: ResumeState) -> None:
         self.sink = sink
-        self.identified = resume.session is not None
         self.process_calls: dict[str, str] = dict(resume.process_calls)
         self.unpaired: dict[str, None] = dict.fromkeys(resume.unpaired_messages)
-        self.stdin_calls: dict[str, str] = {}
+        self.stdin_calls: dict[str, str] = dict(resume.stdin_calls)
 
     def take(self, record: dict[str, Any]) -> None:
         """Route one line by `type` and `payload.type`."""
@@ -112,20 +115,19 @@ class _Rollout:
 
     def _session_meta(self, payload: dict[str, Any]) -> None:
         # Later session_meta lines (compacted or forked histories) repeat other threads' headers.
-        if self.identified or not isinstance(payload.get("id"), str):
+        if self.sink.identified or not isinstance(payload.get("id"), str):
             return
-        self.identified = True
         git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
         source = payload.get("source")
         parent = _find_key(source, "parent_thread_id") if isinstance(source, dict) else None
         self.sink.update_session(
             session_id=payload["id"],
-            cwd=payload.get("cwd"),
-            git_branch=git.get("branch"),
-            git_commit=git.get("commit_hash"),
-            repository_url=git.get("repository_url"),
-            forked_from=payload.get("forked_from_id"),
-            parent_session_id=parent if isinstance(parent, str) else None,
+            cwd=as_text(payload.get("cwd")),
+            git_branch=as_text(git.get("branch")),
+            git_commit=as_text(git.get("commit_hash")),
+            repository_url=as_text(git.get("repository_url")),
+            forked_from=as_text(payload.get("forked_from_id")),
+            parent_session_id=as_text(parent),
         )
         version = payload.get("cli_version")
         self.sink.format_version = f"codex-{version}" if isinstance(version, str) else "codex"
@@ -156,14 +158,15 @@ class _Rollout:
         if kind == "message":
             role = payload.get("role")
             if role in ("user", "assistant"):
-                self._visible("item", role, block_text(payload.get("content"), kinds=_MESSAGE_TEXT_KINDS), timestamp)
+                text = block_text(payload.get("content"), kinds=_MESSAGE_TEXT_KINDS)
+                self._visible("item", role, text, timestamp)
         elif kind in ("function_call", "local_shell_call"):
             self._function_call(payload, timestamp)
         elif kind == "custom_tool_call" and isinstance(payload.get("call_id"), str):
-            patch = payload.get("input") if isinstance(payload.get("input"), str) else ""
-            name = payload.get("name") if isinstance(payload.get("name"), str) else None
-            command_text, paths = (patch_header(patch), patch_file_paths(patch)) if "*** Begin Patch" in patch else (patch[:2000] or None, ())
-            self.sink.open_call(payload["call_id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+            # apply_patch's input is the patch text itself; its file paths live only inside it.
+            arguments = {"input": payload["input"]} if isinstance(payload.get("input"), str) else {}
+            name = as_text(payload.get("name"))
+            self.sink.open_call_with_arguments(payload["call_id"], name, arguments, timestamp)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self._call_output(payload)
         elif kind not in _IGNORED_ITEMS:
@@ -178,7 +181,8 @@ class _Rollout:
             return
         self.unpaired[f"{channel}:{digest}"] = None
         uid = content_uid("codex", role, timestamp, text)
-        self.sink.add_message(uid, "user" if role == "user" else "assistant", timestamp, text, is_meta=is_injected(text))
+        kept_role = "user" if role == "user" else "assistant"
+        self.sink.add_message(uid, kept_role, timestamp, text, is_meta=is_injected(text))
 
     def _function_call(self, payload: dict[str, Any], timestamp: str | None) -> None:
         call_id = payload.get("call_id") or payload.get("id")
@@ -200,17 +204,19 @@ class _Rollout:
         if not isinstance(call_id, str):
             self.sink.skipped["missing_fields"] += 1
             return
-        target = self.stdin_calls.get(call_id, call_id)
+        target = self.stdin_calls.pop(call_id, call_id)
         text, metadata_exit = _output_text(payload.get("output"))
-        header, _, body = text.partition("\nOutput:\n")
-        if not body and not header.startswith("Chunk ID:"):
-            header, body = "", text
+        # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:").
+        marker = text.find(_OUTPUT_MARKER, 0, _HEADER_LIMIT)
+        header, body_start = (text[:marker], marker + len(_OUTPUT_MARKER)) if marker != -1 else ("", 0)
         running = CODEX_RUNNING.search(header)
         exit_code = metadata_exit if metadata_exit is not None else exit_code_in(header, CODEX_EXIT)
         continued = target != call_id
-        if continued and not body.strip() and exit_code is None:
+        body_is_empty = len(text) - body_start < _HEADER_LIMIT and not text[body_start:].strip()
+        if continued and body_is_empty and exit_code is None:
             return
-        self.sink.record_outcome(target, exit_code=exit_code, output=body or None, append_output=continued)
+        output = None if body_is_empty else excerpt(text, start=body_start)
+        self.sink.record_outcome(target, exit_code=exit_code, output=output, append_output=continued)
         if running:
             self.process_calls[running.group(1)] = target
             self.sink.reopen_call(target)

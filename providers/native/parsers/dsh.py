@@ -12,21 +12,16 @@ from typing import Any, Final
 
 from providers.native.parsers._reading import JsonLines, ZstdJsonLines
 from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
-    block_text,
-    content_uid,
-    describe_tool_input,
-    iso_timestamp,
-    parse_arguments,
-)
+from providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 _IGNORED_EVENTS: Final = frozenset(
     {
-        "agent/inbox/spliced", "turn/start", "turn/end", "step/start", "step/end", "assistant/chunk",
-        "reasoning-chunks", "tool-call-chunks", "text-chunks", "request/header", "request/context",
-        "subagent/descriptor", "approval/policy", "session/end-seed",
+        "agent/inbox/spliced", "turn/start", "turn/end", "step/start", "step/end",
+        "assistant/chunk", "reasoning-chunks", "tool-call-chunks", "text-chunks",
+        "request/header", "request/context", "subagent/descriptor", "approval/policy",
+        "session/end-seed",
     }
 )  # fmt: skip
 
@@ -36,7 +31,8 @@ def canonical_session_file(session_dir: Path) -> Path | None:
     ranked = []
     for candidate in session_dir.iterdir():
         if matched := _SESSION_FILE.match(candidate.name):
-            ranked.append((int(matched.group(1) or 0), matched.group(2) is not None, candidate.name, candidate))
+            version, compressed = int(matched.group(1) or 0), matched.group(2) is not None
+            ranked.append((version, compressed, candidate.name, candidate))
     return max(ranked)[3] if ranked else None
 
 
@@ -78,10 +74,10 @@ def _header(sink: RecordSink, header: dict[str, Any]) -> int:
     version = header.get("version")
     sink.format_version = f"dsh-v{version}" if isinstance(version, int) else "dsh"
     seed = header.get("seedLength")
-    parent = header.get("parentSession") if isinstance(header.get("parentSession"), str) else None
+    parent = as_text(header.get("parentSession"))
     sink.update_session(
-        session_id=header.get("id") if isinstance(header.get("id"), str) else None,
-        cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else None,
+        session_id=as_text(header.get("id")),
+        cwd=as_text(header.get("cwd")),
         parent_session_id=parent,
         forked_from=parent if isinstance(seed, int) else None,
     )
@@ -97,7 +93,8 @@ def _sequence(event: dict[str, Any]) -> int:
 def _user_message(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:
     text = block_text(data.get("content"))
     source = data.get("source") if isinstance(data.get("source"), dict) else {}
-    uid = data.get("id") if isinstance(data.get("id"), str) else content_uid("dsh", timestamp, "user", text, offset)
+    uid = as_text(data.get("id")) or content_uid("dsh", timestamp, "user", text, offset)
+    # Plugins (the runtime-context snapshot) speak with the user's role but not the user's voice.
     sink.add_message(uid, "user", timestamp, text, is_meta=source.get("kind") not in (None, "user"))
 
 
@@ -108,29 +105,25 @@ def _assistant_message(sink: RecordSink, data: dict[str, Any], timestamp: str | 
         return
     content = message.get("content")
     text = block_text(content)
-    uid = message.get("id") if isinstance(message.get("id"), str) else content_uid("dsh", timestamp, "assistant", text, offset)
+    uid = as_text(message.get("id")) or content_uid("dsh", timestamp, "assistant", text, offset)
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
-            _open(sink, block["id"], block.get("name"), block.get("arguments"), timestamp)
-    sink.add_message(uid, "assistant", timestamp, text, is_meta=False)
+            name = as_text(block.get("name"))
+            sink.open_call_with_arguments(block["id"], name, block.get("arguments"), timestamp)
+    sink.add_message(uid, "assistant", timestamp, text)
 
 
 def _tool_call(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:
     if not isinstance(data.get("callId"), str):
         sink.skipped["missing_fields"] += 1
         return
-    _open(sink, data["callId"], data.get("name"), data.get("arguments"), timestamp)
-
-
-def _open(sink: RecordSink, call_id: str, name: object, arguments: object, timestamp: str | None) -> None:
-    tool = name if isinstance(name, str) else None
-    command_text, paths = describe_tool_input(tool, parse_arguments(arguments))
-    sink.open_call(call_id, tool, command_text=command_text, file_paths=paths, timestamp=timestamp)
+    sink.open_call_with_arguments(data["callId"], as_text(data.get("name")), data.get("arguments"), timestamp)
 
 
 def _tool_result(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:
     message = data.get("message") if isinstance(data.get("message"), dict) else {}
-    results = [b for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "tool-result"]
+    blocks = message.get("content") if isinstance(message.get("content"), list) else []
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool-result"]
     source = message.get("source") if isinstance(message.get("source"), dict) else {}
     if not results and isinstance(source.get("callId"), str):
         results = [{"toolCallId": source["callId"], "content": message.get("content")}]
@@ -139,7 +132,8 @@ def _tool_result(sink: RecordSink, data: dict[str, Any], timestamp: str | None, 
     for result in results:
         if isinstance(result.get("toolCallId"), str):
             failed = bool(result.get("isError")) or data.get("error") is not None
-            sink.record_outcome(result["toolCallId"], is_error=failed, output=block_text(result.get("content")))
+            output = block_text(result.get("content"))
+            sink.record_outcome(result["toolCallId"], is_error=failed, output=output)
 
 
 def _title(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:

@@ -18,20 +18,22 @@ from providers.native.parsers._reading import JsonLines, read_json_object
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import (
     KIMI_EXIT,
+    as_text,
     block_text,
     content_uid,
-    describe_tool_input,
     exit_code_in,
     iso_timestamp,
     is_injected,
-    parse_arguments,
 )
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 from providers.native.records import SessionRecord
 
 _IGNORED_RECORDS: Final = frozenset(
-    {"metadata", "turn.prompt", "usage.record", "tools.set_active_tools", "permission.set_mode", "context.clear"}
-)
+    {
+        "metadata", "turn.prompt", "usage.record", "tools.set_active_tools", "permission.set_mode",
+        "context.clear",
+    }
+)  # fmt: skip
 
 
 def session_directory(path: Path) -> Path:
@@ -50,23 +52,26 @@ def parse_kimi(path: Path, *, start_offset: int = 0, resume: ResumeState | None 
     base = SessionRecord(
         source="kimi",
         session_id=str(state.get("id") or session_dir.name),
-        cwd=_text_field(state, "cwd") or _text_field(state, "workDir"),
+        cwd=as_text(state.get("cwd")) or as_text(state.get("workDir")),
         started_at=iso_timestamp(state.get("createdAt")),
-        title=_text_field(state, "title"),
+        title=as_text(state.get("title")) or None,
     )
     if (session_dir / "context.jsonl").is_file():
         return parse_kimi_cli(session_dir, base)
     agents = state.get("agents") if isinstance(state.get("agents"), dict) else {}
-    # The main agent first, so `resume.session` and a merged outcome lead with the session itself.
-    wires = sorted((session_dir / "agents").glob("*/wire.jsonl"), key=lambda w: (w.parent.name != "main", w.parent.name))
+    # The main agent first, so a merged outcome leads with the session itself.
+    wires = sorted((session_dir / "agents").glob("*/wire.jsonl"), key=_main_agent_first)
     wires = wires or [session_dir / "wire.jsonl"]
     outcomes = [_parse_agent(wire, base, agents) for wire in wires if wire.is_file()]
+    if not outcomes:  # a session folder created before its first wire line: the session alone
+        return RecordSink("kimi", ResumeState(session=base), fallback_session_id=base.session_id).outcome(
+            end_offset=0, resumable=False
+        )
     return _merged(outcomes)
 
 
-def _text_field(record: dict[str, Any], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) and value else None
+def _main_agent_first(wire: Path) -> tuple[bool, str]:
+    return wire.parent.name != "main", wire.parent.name
 
 
 def _parse_agent(wire: Path, base: SessionRecord, agents: dict[str, Any]) -> ParseOutcome:
@@ -76,9 +81,8 @@ def _parse_agent(wire: Path, base: SessionRecord, agents: dict[str, Any]) -> Par
     if agent_id != "main" and agent.get("type") != "main":
         parent = agent.get("parentAgentId")
         parent_id = base.session_id if parent in (None, "main") else f"{base.session_id}:{parent}"
-        session = SessionRecord(
-            source="kimi", session_id=f"{base.session_id}:{agent_id}", cwd=base.cwd, parent_session_id=parent_id
-        )
+        own_id = f"{base.session_id}:{agent_id}"
+        session = SessionRecord("kimi", own_id, cwd=base.cwd, parent_session_id=parent_id)
     sink = RecordSink("kimi", ResumeState(session=session), fallback_session_id=session.session_id)
     if session is base and base.title:
         sink.add_summary("title", base.title, base.started_at)
@@ -103,7 +107,8 @@ class _Wire:
         for step_uid, (timestamp, parts) in self.step_texts.items():
             text = "".join(parts)
             if text.strip() not in self.appended_texts:
-                self.sink.add_message(content_uid("kimi", self.sink.session_id, step_uid), "assistant", timestamp, text, is_meta=False)
+                uid = content_uid("kimi", self.sink.session_id, step_uid)
+                self.sink.add_message(uid, "assistant", timestamp, text)
 
     def _take(self, index: int, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -130,7 +135,7 @@ class _Wire:
     def _message(self, index: int, message: dict[str, Any], timestamp: str | None) -> None:
         role = message.get("role")
         text = block_text(message.get("content"))
-        uid = message.get("id") if isinstance(message.get("id"), str) else content_uid("kimi", self.sink.session_id, index)
+        uid = as_text(message.get("id")) or content_uid("kimi", self.sink.session_id, index)
         if role == "user":
             self.turns.append([])
             self.sink.add_message(uid, "user", timestamp, text, is_meta=is_injected(text))
@@ -138,11 +143,11 @@ class _Wire:
             for call in message.get("toolCalls") or ():
                 self._tool_call(call, timestamp)
             self.appended_texts.add(text.strip())
-            self.sink.add_message(uid, "assistant", timestamp, text, is_meta=False)
+            self.sink.add_message(uid, "assistant", timestamp, text)
         elif role == "tool" and isinstance(message.get("toolCallId"), str):
-            is_error = bool(message.get("isError"))
-            exit_code = exit_code_in(text, KIMI_EXIT) if is_error else None
-            self.sink.record_outcome(message["toolCallId"], is_error=is_error, exit_code=exit_code, output=text)
+            failed = bool(message.get("isError"))
+            exit_code = exit_code_in(text, KIMI_EXIT) if failed else None
+            self.sink.record_outcome(message["toolCallId"], is_error=failed, exit_code=exit_code, output=text)
             return
         elif role not in ("system",):
             self.sink.skipped["unknown_type"] += 1
@@ -155,9 +160,8 @@ class _Wire:
             self.sink.skipped["missing_fields"] += 1
             return
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        name = function.get("name") if isinstance(function.get("name"), str) else None
-        command_text, paths = describe_tool_input(name, parse_arguments(function.get("arguments")))
-        self.sink.open_call(call["id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+        name = as_text(function.get("name"))
+        self.sink.open_call_with_arguments(call["id"], name, function.get("arguments"), timestamp)
 
     def _loop_event(self, event: dict[str, Any], timestamp: str | None) -> None:
         part = event.get("part")
@@ -187,5 +191,5 @@ def _merged(outcomes: list[ParseOutcome]) -> ParseOutcome:
         resumable=False,
         format_version=versions[0] if len(versions) == 1 else ",".join(versions) or "kimi",
         skipped_records=MappingProxyType(dict(skipped)),
-        resume=ResumeState(session=outcomes[0].sessions[0] if outcomes else None),
+        resume=ResumeState(session=outcomes[0].sessions[0]),
     )

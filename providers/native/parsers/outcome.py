@@ -1,8 +1,11 @@
 """What one parse returns, and the state a caller hands back to resume an append-only file."""
 
+import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from providers.native.records import MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
 
@@ -34,14 +37,41 @@ class ResumeState:
 
     session: SessionRecord | None = None
     open_calls: tuple[ToolCallRecord, ...] = ()
-    """Calls whose result has not arrived yet (bounded to the most recent ones)."""
+    """Calls that may still receive outcome lines: those without a result, plus the last few."""
     open_messages: tuple[MessageRecord, ...] = ()
     """Claude assistant messages that may still receive content blocks."""
     process_calls: tuple[tuple[str, str], ...] = ()
     """Codex running process id -> the exec call that started it (for `write_stdin`)."""
+    stdin_calls: tuple[tuple[str, str], ...] = ()
+    """Codex `write_stdin` calls still awaiting output -> the exec call they continue."""
     unpaired_messages: tuple[str, ...] = ()
     """Codex visible messages seen on one channel and still expected on the other."""
     format_version: str | None = None
+
+    def to_json(self) -> str:
+        """The state as compact JSON, for an index to store beside its cursor."""
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> "ResumeState | None":
+        """The state `to_json` wrote; None when it is not one (then parse from offset 0)."""
+        try:
+            raw: dict[str, Any] = json.loads(text)
+            session = raw.get("session")
+            return cls(
+                session=SessionRecord(**session) if session else None,
+                open_calls=tuple(
+                    ToolCallRecord(**call | {"file_paths": tuple(call.get("file_paths") or ())})
+                    for call in raw.get("open_calls") or ()
+                ),
+                open_messages=tuple(MessageRecord(**message) for message in raw.get("open_messages") or ()),
+                process_calls=tuple((str(a), str(b)) for a, b in raw.get("process_calls") or ()),
+                stdin_calls=tuple((str(a), str(b)) for a, b in raw.get("stdin_calls") or ()),
+                unpaired_messages=tuple(str(key) for key in raw.get("unpaired_messages") or ()),
+                format_version=raw.get("format_version"),
+            )
+        except (TypeError, ValueError, AttributeError):
+            return None
 
 
 @dataclass(frozen=True, slots=True)

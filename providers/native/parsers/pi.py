@@ -14,18 +14,19 @@ from providers.native.parsers._reading import JsonLines
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import (
     PI_EXIT,
+    as_text,
     block_text,
     content_uid,
-    describe_tool_input,
     excerpt,
     exit_code_in,
     iso_timestamp,
     is_injected,
-    parse_arguments,
 )
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
-_IGNORED_ENTRIES: Final = frozenset({"model_change", "thinking_level_change", "label", "custom", "custom_message"})
+_IGNORED_ENTRIES: Final = frozenset(
+    {"model_change", "thinking_level_change", "label", "custom", "custom_message"}
+)
 _SUMMARY_ROLES: Final = {"compactionSummary": "compaction", "branchSummary": "summary"}
 
 
@@ -60,8 +61,8 @@ def _header(sink: RecordSink, entry: dict[str, Any]) -> None:
     sink.format_version = f"pi-v{version}" if isinstance(version, int) else "pi-v1"
     branched_from = entry.get("branchedFrom") or entry.get("parentSession")
     sink.update_session(
-        session_id=entry.get("id") if isinstance(entry.get("id"), str) else None,
-        cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
+        session_id=as_text(entry.get("id")),
+        cwd=as_text(entry.get("cwd")),
         forked_from=_session_id_of(branched_from) if isinstance(branched_from, str) else None,
     )
 
@@ -71,7 +72,9 @@ def _session_id_of(reference: str) -> str:
     return Path(reference).stem.rpartition("_")[2] if reference.endswith(".jsonl") else reference
 
 
-def _message(sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None, offset: int) -> None:
+def _message(
+    sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None, offset: int
+) -> None:
     role = message.get("role")
     content = message.get("content")
     entry_id = entry.get("id")
@@ -86,31 +89,30 @@ def _message(sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], t
         sink.add_message(uid, role, timestamp, text, is_meta=role == "user" and is_injected(text))
     elif role == "toolResult" and isinstance(message.get("toolCallId"), str):
         output = block_text(content)
-        is_error = bool(message.get("isError"))
         exit_code = exit_code_in(output, PI_EXIT) if message.get("toolName") == "bash" else None
-        sink.record_outcome(message["toolCallId"], is_error=is_error, exit_code=exit_code, output=output)
+        failed = bool(message.get("isError"))
+        sink.record_outcome(message["toolCallId"], is_error=failed, exit_code=exit_code, output=output)
     elif role == "bashExecution" and isinstance(message.get("command"), str):
         _bash_execution(sink, entry, message, timestamp)
     elif role in _SUMMARY_ROLES and isinstance(message.get("summary"), str):
         sink.add_summary(_SUMMARY_ROLES[role], message["summary"], timestamp)
-    elif role in ("custom",):
-        return
-    else:
+    elif role != "custom":
         sink.skipped["unknown_type" if isinstance(role, str) else "missing_fields"] += 1
 
 
 def _tool_calls(sink: RecordSink, content: list[Any], timestamp: str | None) -> None:
     for block in content:
         if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-            name = block.get("name") if isinstance(block.get("name"), str) else None
-            command_text, paths = describe_tool_input(name, parse_arguments(block.get("arguments")))
-            sink.open_call(block["id"], name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+            name = as_text(block.get("name"))
+            sink.open_call_with_arguments(block["id"], name, block.get("arguments"), timestamp)
 
 
-def _bash_execution(sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None) -> None:
+def _bash_execution(
+    sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None
+) -> None:
     """A command the user ran with `!`: no call id exists, so one is derived from the entry."""
     command = message["command"]
-    call_id = entry.get("id") if isinstance(entry.get("id"), str) else content_uid("pi-bash", timestamp, command)
+    call_id = as_text(entry.get("id")) or content_uid("pi-bash", timestamp, command)
     code = message.get("exitCode")
     sink.open_call(call_id, "bash", command_text=command, file_paths=(), timestamp=timestamp)
     output = message.get("output") if isinstance(message.get("output"), str) else None

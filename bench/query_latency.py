@@ -1,0 +1,110 @@
+"""Lookup latency (p50/p95) of `NativeIndexProvider.search` on indexes of growing size.
+
+Indexes are grown from the real corpus's parsed records (copies re-keyed and spread over four
+repositories, so a lookup's scope admits a quarter of the rows), which keeps the real vocabulary
+and the real length of texts. Each lookup uses terms shaped like `admit`'s: a command that ran in
+the corpus, a file it touched, and the fixture's ids. No refresh runs inside the timed lookups
+(the roots count as just refreshed); a lookup is connect, scoped query, redaction and limits.
+Wall time and CPU time are both printed: on a shared machine the wall time mostly measures the
+other processes (the load average is printed too).
+
+    .venv/bin/python -m bench.query_latency [--rows 100000 --rows 1000000] [--lookups 200]
+"""
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench._corpus import SYNTHETIC_ROOT, grow_index, real_outcomes
+from contracts.config import SOURCE_KINDS, Enablement
+from contracts.evidence import HistoricalEvidenceRequest
+from providers.native.index.store import connect, index_file
+from providers.native.provider import NativeIndexProvider
+
+
+def lookup_terms(outcomes, rng: random.Random, count: int) -> list[list[str]]:
+    """Terms for `count` lookups: a real command and a real file path, plus fixture ids."""
+    commands = [c.command_text for _, o in outcomes for c in o.tool_calls if c.command_text and c.name in ("Bash", "bash", "exec_command")]
+    files = [p for _, o in outcomes for c in o.tool_calls for p in c.file_paths]
+    return [
+        [rng.choice(commands)[:256], rng.choice(files)[:256], "surface-auth", "hypothesis-boundary", "probe-test-rerun"]
+        for _ in range(count)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, action="append", help="index sizes in entries (default 100000)")
+    parser.add_argument("--lookups", type=int, default=200)
+    parser.add_argument("--dir", type=Path, default=None, help="where to build (default: a temp folder)")
+    arguments = parser.parse_args()
+    sizes = sorted(arguments.rows or [100_000])
+    outcomes = real_outcomes()
+    rng = random.Random(11)
+    work = arguments.dir or Path(tempfile.mkdtemp(prefix="ose-bench-query-"))
+    index_dir = work / "index"
+    connection = connect(index_file(index_dir))
+    enablement = Enablement(
+        surface="replan-history", agent_id="agent-bench", project_id="project-bench", repository_id="repo-bench",
+        repo_roots=["/bench/repo-0"], source_roots={s: f"{SYNTHETIC_ROOT}/{s}" for s in SOURCE_KINDS},
+        enabled_at=datetime.now(UTC),
+    )  # fmt: skip
+    grower = grow_index(connection, outcomes, rows=sizes[-1])
+    for size in sizes:
+        built = 0
+        for built, seconds in grower:
+            if built >= size:
+                break
+        messages = connection.execute("SELECT count(*) FROM entries WHERE kind = 'message'").fetchone()[0]
+        _mark_refreshed(connection)
+        provider = NativeIndexProvider(index_dir, enablement, refresh_window_s=1e9)
+        wall, cpu, items = [], [], []
+        for terms in lookup_terms(outcomes, rng, arguments.lookups):
+            request = _request(terms)
+            started, started_cpu = time.perf_counter(), time.process_time()
+            result = provider.search(request)
+            wall.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - started_cpu) * 1000)
+            items.append(len(result.items))
+        print(
+            f"entries={built} messages={messages} build_s={seconds:.1f} lookups={len(wall)} "
+            f"wall_p50_ms={_percentile(wall, 50):.1f} wall_p95_ms={_percentile(wall, 95):.1f} "
+            f"cpu_p50_ms={_percentile(cpu, 50):.1f} cpu_p95_ms={_percentile(cpu, 95):.1f} "
+            f"mean_items={statistics.mean(items):.1f} load={os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+    connection.close()
+
+
+def _percentile(values: list[float], percent: int) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(percent / 100 * len(ordered)) - 1))]
+
+
+def _mark_refreshed(connection) -> None:
+    now = time.time()
+    with connection:
+        for source in SOURCE_KINDS:
+            connection.execute(
+                "INSERT OR REPLACE INTO roots (source, path, state, refreshed_at) VALUES (?, ?, 'indexed', ?)",
+                (source, f"{SYNTHETIC_ROOT}/{source}", now),
+            )
+
+
+def _request(terms: list[str]) -> HistoricalEvidenceRequest:
+    return HistoricalEvidenceRequest(
+        request_id="req-bench", situation_id="situation-bench", trigger="replan_repetition",
+        scope={"agent_id": "agent-bench", "project_id": "project-bench", "repository_id": "repo-bench"},
+        evidence_types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
+        query_terms=terms,
+        limits={"max_sessions": 20, "max_items": 12, "max_snippet_chars": 600, "max_total_chars": 6000},
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Deployments of both flows: served by this process, or registered on a work pool for workers.
+
+A deployment's parameters are the same digests as a direct run (`situation_ref`, `manifest_ref`),
+so spool first (`batch --spool-only`) on a state directory the runner can read.
+"""
+
+from pathlib import Path
+from typing import Any, Final
+
+from prefect import Flow, serve
+from prefect.client.orchestration import get_client
+from prefect.settings import get_current_settings
+
+import flows
+from contracts.errors import InvalidInput, PrefectApiNotConfigured
+from flows.hardening import HARDENED_DEFAULTS
+from flows.replan_evidence import replan_evidence
+from flows.reprocess_stalled import reprocess_stalled
+from obelisk_session_evidence.state import StatePaths
+
+DEPLOYMENT_NAME: Final = "obelisk-session-evidence"
+ENTRYPOINTS: Final = {
+    "replan-evidence": "flows/replan_evidence.py:replan_evidence",
+    "reprocess-stalled": "flows/reprocess_stalled.py:reprocess_stalled",
+}
+FLOWS: Final[tuple[Flow[Any, Any], ...]] = (replan_evidence, reprocess_stalled)
+
+
+def deployment_names() -> list[str]:
+    """`<flow>/<deployment>` for every deployment this package registers."""
+    return [f"{flow.name}/{DEPLOYMENT_NAME}" for flow in FLOWS]
+
+
+def _require_api() -> None:
+    if get_current_settings().api.url is None:
+        raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
+
+
+def serve_deployments(paths: StatePaths, *, limit: int) -> None:
+    """Register both deployments and run their flow runs from this process until stopped."""
+    _require_api()
+    environment = _run_environment(paths)
+    deployments = [
+        flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"],
+                           job_variables={"env": environment})
+        for flow in FLOWS
+    ]
+    serve(*deployments, limit=limit, print_starting_message=False)
+
+
+def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:
+    """Register both deployments on an existing work pool (its workers run them); return their ids."""
+    _require_api()
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_work_pool(work_pool)
+        except Exception:  # noqa: BLE001 - ObjectNotFound, or an API fault: one clear line
+            raise InvalidInput(
+                f"no work pool {work_pool!r}: create it with `prefect work-pool create {work_pool}"
+                " --type process`"
+            ) from None
+    source = str(Path(flows.__file__).resolve().parent.parent)
+    environment = _run_environment(paths)
+    ids = []
+    for flow in FLOWS:
+        deployment_id = flow.from_source(source=source, entrypoint=ENTRYPOINTS[flow.name]).deploy(
+            name=DEPLOYMENT_NAME,
+            work_pool_name=work_pool,
+            tags=["obelisk-session-evidence"],
+            job_variables={"env": environment},
+            build=False,
+            push=False,
+            print_next_steps=False,
+        )
+        ids.append(str(deployment_id))
+    return ids
+
+
+def _run_environment(paths: StatePaths) -> dict[str, str]:
+    """What a flow run needs wherever it runs: the state directory and the hardened defaults."""
+    return {"OBELISK_SESSION_EVIDENCE_HOME": str(paths.root), **HARDENED_DEFAULTS}

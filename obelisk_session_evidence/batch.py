@@ -1,0 +1,468 @@
+"""Reprocess stalled work items in bulk: spool them, plan what is left, decide each, summarise.
+
+No Prefect here. `flows/reprocess_stalled.py` maps `decide_item` over `plan_batch`'s pending items;
+the benchmark and the tests call the same functions directly.
+
+The output folder holds only public, content-free files (`batch_outputs` has the layout).
+
+Idempotency: an item is skipped when its record says `decided` under the same key and is
+`skippable`. The key is known before the pipeline runs: the situation digest, the index revision
+read up front from the configured provider (`index_revision`), the configuration file's digest, the
+package version and the provider override. An unknown index revision is never skipped, nor is a
+decision whose provider failed (it failed open and may answer next time), nor a failed item.
+Records are written after their decision, each by an atomic rename, so a batch killed half-way
+leaves every item either fully recorded or absent, and a re-run completes the rest.
+"""
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary
+from contracts.config import AdmissionPolicy, Enablement, ProviderKind
+from contracts.decision import ReplanEvidenceDecision
+from contracts.digests import canonical_digest
+from contracts.errors import EvidenceError, InvalidInput, StageFailed
+from contracts.json_input import load_contract
+from contracts.situation import ReplanSituation
+from obelisk_session_evidence import __version__
+from obelisk_session_evidence.batch_outputs import (
+    SETTLED_RETRIEVALS,
+    RunStats,
+    decision_path,
+    read_record,
+    read_records,
+    record_path,
+    summary_of,
+    summary_path,
+)
+from obelisk_session_evidence.health import index_health
+from obelisk_session_evidence.operators import agent_digest
+from obelisk_session_evidence.tokenizer import seed_tiktoken_cache
+from obelisk_session_evidence.state import (
+    StatePaths,
+    digest_salt,
+    load_policy,
+    spool_situation,
+    spooled_path,
+    write_private,
+)
+from obelisk_session_evidence import wiring
+from stages.admit import matching_enablement
+from stages.pipeline import PipelineDependencies, Stage, run_pipeline
+
+NO_LOOKUP: Final = "no-lookup"
+"""The revision of an item no enablement matches: no index is read, so none can change it."""
+UNKNOWN_REVISION: Final = "unknown"
+INVALID_ITEM: Final = "invalid-item"
+IndexRevisionReader = Callable[[StatePaths, Enablement, ProviderKind], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRef:
+    """What every per-item task receives: where the state is and which manifest (no content)."""
+
+    state_root: str
+    manifest_ref: str
+    config_digest: str
+
+    @property
+    def paths(self) -> StatePaths:
+        return StatePaths(Path(self.state_root))
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedItem:
+    """One item still to decide, with the idempotency key computed before it runs."""
+
+    item_ref: str
+    key: str
+    index_revision_digest: str
+    revision_known: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlan:
+    """The manifest split into what is left to decide and what an earlier run already decided."""
+
+    batch: BatchRef
+    pending: tuple[PlannedItem, ...]
+    skipped: tuple[str, ...]
+
+
+def read_stalled_items(source: Path) -> list[bytes]:
+    """The raw documents in a JSONL file, a `.json` file, or a folder of both (sorted by name)."""
+    try:
+        if source.is_dir():
+            files = sorted(
+                path
+                for path in source.iterdir()
+                if path.is_file() and path.suffix in (".json", ".jsonl") and not path.name.startswith(".")
+            )
+        elif source.is_file():
+            files = [source]
+        else:
+            raise InvalidInput("the batch input does not exist")
+        items = [document for path in files for document in _documents_in(path)]
+    except OSError:
+        raise InvalidInput("the batch input cannot be read") from None
+    if not items:
+        raise InvalidInput("the batch input holds no items")
+    return items
+
+
+def _documents_in(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    if path.suffix == ".json":
+        return [data]
+    return [line.strip() for line in data.splitlines() if line.strip()]
+
+
+def spool_batch(
+    paths: StatePaths,
+    items: Sequence[bytes],
+    *,
+    out_dir: Path,
+    provider_kind: ProviderKind | None = None,
+) -> str:
+    """Spool every item privately (invalid ones too) and the manifest; return the manifest digest."""
+    refs = list(dict.fromkeys(spool_situation(paths, raw) for raw in items))
+    manifest = BatchManifest(
+        item_refs=refs,
+        input_count=len(items),
+        out_dir=str(out_dir.expanduser().resolve()),
+        provider_kind=provider_kind,
+    )
+    raw = manifest.model_dump_json().encode("utf-8")
+    reference = "sha256:" + hashlib.sha256(raw).hexdigest()
+    target = manifest_path(paths, reference)
+    if not target.exists():
+        write_private(target, raw)
+    return reference
+
+
+def manifest_path(paths: StatePaths, manifest_ref: str) -> Path:
+    """Where the spooled manifest with this digest lives."""
+    return paths.spool_dir / "manifests" / (manifest_ref.removeprefix("sha256:") + ".json")
+
+
+def load_manifest(paths: StatePaths, manifest_ref: str) -> BatchManifest:
+    """The spooled manifest, checked against its digest."""
+    try:
+        raw = manifest_path(paths, manifest_ref).read_bytes()
+    except OSError:
+        raise InvalidInput("no spooled manifest has this digest") from None
+    if "sha256:" + hashlib.sha256(raw).hexdigest() != manifest_ref:
+        raise InvalidInput("the spooled manifest does not match its digest")
+    return load_contract(BatchManifest, raw)
+
+
+def config_digest(paths: StatePaths) -> str:
+    """Digest of the configuration file's bytes (`absent` when there is none)."""
+    try:
+        return "sha256:" + hashlib.sha256(paths.config_file.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return canonical_digest("config-absent")
+
+
+def index_revision(paths: StatePaths, enablement: Enablement, kind: ProviderKind) -> str | None:
+    """The index revision the provider for this enablement would answer from; None when unknown.
+
+    Asks the provider's `index_status()` when it has one (the native index), else the status
+    probe `health.index_health`. Any fault, or a backend that reports no revision, is unknown.
+    """
+    try:
+        provider = wiring.build_provider(paths, enablement, kind)
+        status = getattr(provider, "index_status", None)
+        if callable(status):
+            answer = status()
+            revision = answer if isinstance(answer, str) else getattr(answer, "index_revision", None)
+        else:
+            revision = index_health(paths, enablement.model_copy(update={"provider": kind})).index_revision
+    except Exception:  # noqa: BLE001 - an unreadable revision only means "never skip"
+        return None
+    if not isinstance(revision, str) or not revision or revision == UNKNOWN_REVISION:
+        return None
+    return revision
+
+
+def item_key(item_ref: str, index_revision_digest: str, *, config: str, provider_kind: str | None) -> str:
+    """The idempotency key of one item: what its decision depends on besides code."""
+    return canonical_digest(
+        {
+            "item": item_ref,
+            "index_revision": index_revision_digest,
+            "config": config,
+            "provider_kind": provider_kind,
+            "version": __version__,
+        }
+    )
+
+
+def plan_batch(
+    paths: StatePaths,
+    manifest_ref: str,
+    *,
+    revision_reader: IndexRevisionReader = index_revision,
+) -> BatchPlan:
+    """Compute every item's key up front and keep the ones no earlier run settled."""
+    manifest = load_manifest(paths, manifest_ref)
+    config = config_digest(paths)
+    policy = load_policy(paths)
+    revisions: dict[tuple[Any, ...], str | None] = {}
+    pending: list[PlannedItem] = []
+    skipped: list[str] = []
+    out_dir = Path(manifest.out_dir)
+    for item_ref in manifest.item_refs:
+        revision = _revision_for(paths, policy, item_ref, manifest.provider_kind, revisions, revision_reader)
+        revision_digest = canonical_digest(revision if revision is not None else UNKNOWN_REVISION)
+        key = item_key(item_ref, revision_digest, config=config, provider_kind=manifest.provider_kind)
+        if revision is not None and _already_decided(out_dir, item_ref, key):
+            skipped.append(item_ref)
+        else:
+            pending.append(PlannedItem(item_ref, key, revision_digest, revision is not None))
+    _prepare_shared_state(paths)
+    batch = BatchRef(str(paths.root), manifest_ref, config)
+    return BatchPlan(batch=batch, pending=tuple(pending), skipped=tuple(skipped))
+
+
+def _revision_for(
+    paths: StatePaths,
+    policy: AdmissionPolicy,
+    item_ref: str,
+    provider_kind: ProviderKind | None,
+    cache: dict[tuple[Any, ...], str | None],
+    reader: IndexRevisionReader,
+) -> str | None:
+    """The item's index revision, read once per scope; invalid items get a fixed marker."""
+    try:
+        situation = load_contract(ReplanSituation, spooled_path(paths, item_ref).read_bytes())
+    except (EvidenceError, OSError):
+        return INVALID_ITEM
+    if policy.config is None:
+        return NO_LOOKUP
+    enablement, _ = matching_enablement(policy.config.enablements, situation)
+    if enablement is None:
+        return NO_LOOKUP
+    kind = provider_kind or enablement.provider
+    scope = (enablement.scope_key, kind)
+    if scope not in cache:
+        cache[scope] = reader(paths, enablement, kind)
+    return cache[scope]
+
+
+def _already_decided(out_dir: Path, item_ref: str, key: str) -> bool:
+    record = read_record(out_dir, item_ref)
+    return (
+        record is not None
+        and record.status == "decided"
+        and record.skippable
+        and record.key == key
+        and decision_path(out_dir, item_ref).exists()
+    )
+
+
+@dataclass(slots=True)
+class BatchContext:
+    """One batch's settings in one process, and its dependencies per thread and scope."""
+
+    paths: StatePaths
+    manifest: BatchManifest
+    _local: threading.local = field(default_factory=threading.local)
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.manifest.out_dir)
+
+    def dependencies_for(self, situation: ReplanSituation) -> PipelineDependencies:
+        """Dependencies for the situation's scope, built once per thread (providers may hold
+        connections that are not thread-safe); the encoder is shared, loaded once per process."""
+        cache: dict[tuple[Any, ...], PipelineDependencies] = self._local.__dict__.setdefault("cache", {})
+        scope = situation.scope
+        # The provider excludes the invoking session, so that session is part of the key.
+        key = (scope.agent_id, scope.project_id, scope.repository_id, situation.invoking_session)
+        if key not in cache:
+            cache[key] = wiring.pipeline_dependencies(
+                self.paths, situation, provider_kind=self.manifest.provider_kind
+            )
+        return cache[key]
+
+
+_CONTEXT_LOCK = threading.Lock()
+
+
+def _prepare_shared_state(paths: StatePaths) -> None:
+    """Create the digest salt and seed the tokenizer cache before items run concurrently.
+
+    Both are created on first use by a write that concurrent first users race on (two salts, of
+    which the items would use either; one fixed temp name for the tokenizer file), so the plan
+    creates them once, and each process's context checks again under a lock.
+    """
+    digest_salt(paths)
+    seed_tiktoken_cache(paths.cache_dir / "tiktoken")
+
+
+def batch_context(batch: BatchRef) -> BatchContext:
+    """The context for this batch in this process (a Dask worker builds its own once)."""
+    with _CONTEXT_LOCK:
+        return _context_for(batch)
+
+
+@lru_cache(maxsize=8)
+def _context_for(batch: BatchRef) -> BatchContext:
+    paths = batch.paths
+    _prepare_shared_state(paths)
+    return BatchContext(paths=paths, manifest=load_manifest(paths, batch.manifest_ref))
+
+
+class _StageRaised(Exception):
+    """A stage raised inside a batch item: carries the stage and the reason code only."""
+
+    def __init__(self, stage: str, reason_code: str) -> None:
+        super().__init__(reason_code)
+        self.stage = stage
+        self.reason_code = reason_code
+
+
+def _call_stage(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
+    """Run a stage as a plain call; a raise keeps its stage name and loses its message."""
+    try:
+        return stage.function(*args, **options)
+    except EvidenceError as error:
+        raise _StageRaised(stage.name, error.reason_code) from None
+    except Exception:  # noqa: BLE001 - the message may carry private content
+        raise _StageRaised(stage.name, StageFailed.reason_code) from None
+
+
+def decide_item(batch: BatchRef, item: PlannedItem) -> BatchItemRecord:
+    """Decide one spooled item and write its decision and record; a bad item is a failed record."""
+    context = batch_context(batch)
+    started = time.perf_counter()
+    failure: tuple[str, str | None] | None = None
+    situation: ReplanSituation | None = None
+    decision: ReplanEvidenceDecision | None = None
+    try:
+        raw = spooled_path(context.paths, item.item_ref).read_bytes()
+        situation = load_contract(ReplanSituation, raw)
+        decision, _ = run_pipeline(situation, context.dependencies_for(situation), call=_call_stage)
+    except _StageRaised as error:
+        failure = (error.reason_code, error.stage)
+    except EvidenceError as error:
+        failure = (error.reason_code, None)
+    except OSError:
+        failure = (InvalidInput.reason_code, None)
+    except Exception:  # noqa: BLE001 - one bad item never stops the batch, and never leaks
+        failure = (StageFailed.reason_code, None)
+    latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    if decision is None:
+        record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), latency_ms)
+    else:
+        write_private(decision_path(context.out_dir, item.item_ref), decision.model_dump_json().encode())
+        record = _decided_record(batch, context.manifest, item, situation, decision, latency_ms)
+    write_private(record_path(context.out_dir, item.item_ref), record.model_dump_json().encode())
+    return record
+
+
+def _failed_record(
+    item: PlannedItem,
+    situation: ReplanSituation | None,
+    failure: tuple[str, str | None],
+    latency_ms: float,
+) -> BatchItemRecord:
+    reason_code, stage = failure
+    return BatchItemRecord(
+        item_ref=item.item_ref,
+        key=item.key,
+        skippable=False,
+        status="failed",
+        reason_code=reason_code,
+        failed_stage=stage,
+        situation_id=situation.situation_id if situation else None,
+        agent_digest=agent_digest(situation.scope.agent_id) if situation else None,
+        latency_ms=latency_ms,
+    )
+
+
+def _decided_record(
+    batch: BatchRef,
+    manifest: BatchManifest,
+    item: PlannedItem,
+    situation: ReplanSituation,
+    decision: ReplanEvidenceDecision,
+    latency_ms: float,
+) -> BatchItemRecord:
+    receipt = decision.receipt
+    key, revision_known = item.key, item.revision_known
+    if receipt is not None and receipt.index_revision_digest != item.index_revision_digest:
+        # The index moved between planning and the lookup: record what the decision really used.
+        key = item_key(
+            item.item_ref,
+            receipt.index_revision_digest,
+            config=batch.config_digest,
+            provider_kind=manifest.provider_kind,
+        )
+        revision_known = receipt.index_revision_digest != canonical_digest(UNKNOWN_REVISION)
+    settled = decision.retrieval.reason_code in SETTLED_RETRIEVALS
+    return BatchItemRecord(
+        item_ref=item.item_ref,
+        key=key,
+        skippable=revision_known and settled,
+        status="decided",
+        reason_code="decided",
+        situation_id=decision.situation_id,
+        agent_digest=agent_digest(situation.scope.agent_id),
+        trigger=decision.trigger,
+        admission_code=decision.admission.reason_code,
+        verdict=decision.comparison.verdict,
+        outcomes=list(decision.semantic_delta.outcomes),
+        retrieval_code=decision.retrieval.reason_code,
+        result_count=receipt.result_count if receipt else 0,
+        evidence_type_counts=dict(receipt.evidence_type_counts) if receipt else {},
+        freshness=receipt.freshness if receipt else None,
+        truncated=receipt.truncated if receipt else False,
+        provider_version=receipt.provider_version if receipt else None,
+        latency_ms=latency_ms,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """The summary of a batch and the records it was computed from (public, content-free)."""
+
+    summary: BatchSummary
+    records: tuple[BatchItemRecord, ...]
+
+
+def report_batch(paths: StatePaths, manifest_ref: str, *, run: RunStats | None = None) -> BatchReport:
+    """Summarise every item of the manifest (also written to summary.json), with its records."""
+    manifest = load_manifest(paths, manifest_ref)
+    out_dir = Path(manifest.out_dir)
+    records = read_records(out_dir, manifest.item_refs)
+    summary = summary_of(manifest_ref, manifest, records, run=run)
+    write_private(summary_path(out_dir), summary.model_dump_json(indent=2).encode())
+    return BatchReport(summary=summary, records=tuple(records))
+
+
+def run_batch_directly(
+    paths: StatePaths,
+    manifest_ref: str,
+    *,
+    revision_reader: IndexRevisionReader = index_revision,
+    stop_after: int | None = None,
+) -> BatchSummary:
+    """Plan, decide every pending item in this thread, and summarise: no Prefect.
+
+    `stop_after` decides only that many items, as a run killed half-way would.
+    """
+    started = time.perf_counter()
+    plan = plan_batch(paths, manifest_ref, revision_reader=revision_reader)
+    pending = plan.pending if stop_after is None else plan.pending[:stop_after]
+    for item in pending:
+        decide_item(plan.batch, item)
+    stats = RunStats(len(pending), len(plan.skipped), time.perf_counter() - started)
+    return report_batch(paths, manifest_ref, run=stats).summary

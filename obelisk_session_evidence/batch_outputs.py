@@ -1,0 +1,135 @@
+"""The public output folder of a batch: where each file goes, reading records back, the summary.
+
+    DIR/decisions/<item>.json   the item's replan_evidence_decision_v0
+    DIR/records/<item>.json     reprocess_stalled_item_v0: key, status, reason code, latency
+    DIR/summary.json            reprocess_stalled_summary_v0 over the whole manifest
+
+`<item>` is the hex of the item's spool digest. Nothing here holds situation text or snippets.
+"""
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
+from contracts.errors import EvidenceError
+from contracts.json_input import load_contract
+
+SETTLED_RETRIEVALS: Final = frozenset({"retrieved", "not_admitted"})
+"""Retrieval outcomes a re-run would repeat; anything else is a provider fault worth retrying."""
+
+
+def decision_path(out_dir: Path, item_ref: str) -> Path:
+    """Where an item's public decision is written."""
+    return out_dir / "decisions" / (item_ref.removeprefix("sha256:") + ".json")
+
+
+def record_path(out_dir: Path, item_ref: str) -> Path:
+    """Where an item's record is written."""
+    return out_dir / "records" / (item_ref.removeprefix("sha256:") + ".json")
+
+
+def summary_path(out_dir: Path) -> Path:
+    """Where the batch summary is written."""
+    return out_dir / "summary.json"
+
+
+def read_record(out_dir: Path, item_ref: str) -> BatchItemRecord | None:
+    """The item's record, or None when absent or unreadable (then it is decided again)."""
+    try:
+        return load_contract(BatchItemRecord, record_path(out_dir, item_ref).read_bytes())
+    except (OSError, EvidenceError):
+        return None
+
+
+def read_records(out_dir: Path, item_refs: Sequence[str]) -> list[BatchItemRecord]:
+    """The records present for these items, in item order."""
+    return [record for record in (read_record(out_dir, ref) for ref in item_refs) if record]
+
+
+def count_records(out_dir: Path, item_refs: Iterable[str], *, since: float = 0.0) -> int:
+    """How many of these items have a record written at or after `since` (a Unix time); cheap
+    enough to poll for a progress bar."""
+    folder = out_dir / "records"
+    try:
+        present = {entry.name for entry in os.scandir(folder) if entry.stat().st_mtime >= since}
+    except OSError:
+        return 0
+    return sum(1 for ref in item_refs if ref.removeprefix("sha256:") + ".json" in present)
+
+
+def decisions_in(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every public decision in the output folder, by item digest (for comparisons and tests)."""
+    return {
+        "sha256:" + path.stem: json.loads(path.read_bytes())
+        for path in sorted((out_dir / "decisions").glob("*.json"))
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RunStats:
+    """What one run did: how many items it processed and skipped, and its wall time."""
+
+    processed: int
+    skipped: int
+    wall_seconds: float
+
+
+def summary_of(
+    manifest_ref: str,
+    manifest: BatchManifest,
+    records: Sequence[BatchItemRecord],
+    *,
+    run: RunStats | None = None,
+) -> BatchSummary:
+    """Counts by trigger, admission, verdict and outcome; latency; failures by reason code."""
+    decided = [r for r in records if r.status == "decided"]
+    failed = [r for r in records if r.status == "failed"]
+    return BatchSummary(
+        manifest_ref=manifest_ref,
+        input_count=manifest.input_count,
+        items=len(manifest.item_refs),
+        decided=len(decided),
+        failed=len(failed),
+        missing=len(manifest.item_refs) - len(records),
+        processed_this_run=run.processed if run else 0,
+        skipped_this_run=run.skipped if run else 0,
+        by_trigger=_counts(r.trigger or "none" for r in decided),
+        by_admission=_counts(r.admission_code for r in decided),
+        by_verdict=_counts(r.verdict for r in decided),
+        by_outcome=_counts(outcome for r in decided for outcome in r.outcomes),
+        by_retrieval=_counts(r.retrieval_code for r in decided),
+        by_agent=_counts(r.agent_digest for r in records),
+        failures_by_reason=_counts(r.reason_code for r in failed),
+        provider_faults_by_reason=_counts(
+            r.retrieval_code for r in decided if r.retrieval_code not in SETTLED_RETRIEVALS
+        ),
+        latency=_latency([r.latency_ms for r in records]),
+        wall_seconds=round(run.wall_seconds, 3) if run else None,
+        items_per_second=round(run.processed / run.wall_seconds, 3)
+        if run and run.wall_seconds > 0
+        else None,
+    )
+
+
+def _counts(values: Iterable[str | None]) -> dict[str, int]:
+    counter = Counter(value for value in values if value is not None)
+    return dict(sorted(counter.items()))
+
+
+def _latency(values: list[float]) -> LatencySummary | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return LatencySummary(
+        p50_ms=_nearest_rank(ordered, 50), p95_ms=_nearest_rank(ordered, 95), max_ms=ordered[-1]
+    )
+
+
+def _nearest_rank(ordered: list[float], percent: int) -> float:
+    rank = max(1, -(-percent * len(ordered) // 100))  # ceil in integers: no float rounding
+    return ordered[rank - 1]

@@ -1,0 +1,56 @@
+"""`qualify`: the Stage 0 offline qualification (RFC §9–10) into a report folder."""
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from contracts.errors import EvidenceError
+from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, fail_internal, format_option
+from obelisk_session_evidence.cli.render_qualify import render_qualification
+from obelisk_session_evidence.state import state_paths
+
+
+@click.command()
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for report.md, the PNG plots and results.json (created if missing).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the generated cases; the same seed gives the same cases and tables.")
+@click.option("--backend", type=click.Choice(["native", "standin"]), default="native", show_default=True,
+              help="native: real session files and the native index; standin: in-memory histories.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the native backend writes its synthetic sessions and index (default: OUT/native-histories).")
+@click.option("--per-family", type=click.IntRange(min=1),
+              help="Smoke run: only the first N cases of each family (the report says how many ran).")
+@format_option
+def qualify(
+    out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, output_format: str
+) -> None:
+    """Run the three arms on the labelled fixtures and write the qualification report.
+
+    Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise.
+
+    Example: obelisk-session-evidence qualify --out qualification/
+    """
+    from fixtures.qualification import qualification_cases
+    from obelisk_session_evidence.qualify import qualify as run_qualification
+    from obelisk_session_evidence.tokenizer import load_encoder
+
+    try:
+        encoder = load_encoder(state_paths().cache_dir / "tiktoken")
+        cases = qualification_cases(seed=seed, per_family=per_family)
+        summary = run_qualification(
+            out_dir, seed=seed, backend=backend, encoder=encoder, workdir=workdir, cases=cases  # type: ignore[arg-type]
+        )
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+        fail_internal(error)
+    if output_format == "json":
+        click.echo(json.dumps(asdict(summary), sort_keys=True))
+    else:
+        render_qualification(summary, Console())
+    if not summary.targets_met:
+        raise SystemExit(EXIT_NOT_OK)

@@ -1,0 +1,141 @@
+"""A `ContextProvider` (loopx/capabilities/context_providers/base.py) that LoopX can be handed.
+
+LoopX's agent-turn-recall runtime (`run_configured_agent_turn_recall(..., provider=...)`) and
+Decision Context both take a provider object with `provider_id`, `retrieve(...)` and `sync(...)`.
+This one answers from this project's pipeline (`recall.py` says how LoopX's arguments map onto a
+typed situation): bounded items whose `content` is the private snippet for the in-process
+caller, whose `summary` (which LoopX publishes) names only the evidence type and date, with
+`read_performed` true only when items were actually read back. It is read-only: `sync` writes
+nothing and says so. Nothing here raises to LoopX: every fault is an `unavailable` retrieval.
+
+Import cost: LoopX's record types are imported on the first call, from the LoopX process that
+holds this object, so this module imports without LoopX installed.
+"""
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from contracts.base import PROVIDER_ID
+from contracts.situation import ReplanSituation
+from obelisk_session_evidence import __version__
+from obelisk_session_evidence.loopx_adapters.recall import (
+    DependenciesFor,
+    Recall,
+    bounded_max_results,
+    invoking_session_of,
+    recall,
+    spooled_situation,
+    unavailable,
+)
+from obelisk_session_evidence.state import StatePaths, state_paths
+
+
+class SessionEvidenceContextProvider:
+    """LoopX's `ContextProvider` protocol over one situation (or spooled situation refs)."""
+
+    provider_id = PROVIDER_ID
+
+    def __init__(
+        self,
+        *,
+        situation: ReplanSituation | None = None,
+        paths: StatePaths | None = None,
+        dependencies_for: DependenciesFor | None = None,
+    ) -> None:
+        self._situation = situation
+        self._paths = paths or state_paths()
+        self._dependencies_for = dependencies_for or self._wired_dependencies
+
+    def retrieve(
+        self,
+        *,
+        namespace: str,
+        scope_ref: str,
+        query: str,
+        query_summary: str,
+        max_results: int,
+        timeout_seconds: float,
+        observed_at: str,
+    ) -> Any:
+        """Bounded items for the bound situation (else the spooled one `query` names)."""
+        from loopx.capabilities.context_providers.base import (
+            ContextProviderItem,
+            ContextProviderRetrieval,
+        )
+
+        del timeout_seconds  # each backend bounds its own time (RFC §6); see README
+        started = time.monotonic()
+        limit = bounded_max_results(max_results)
+        outcome = self._recall(scope_ref=scope_ref, query=query, max_results=limit)
+        return ContextProviderRetrieval(
+            provider=PROVIDER_ID,
+            namespace=namespace,
+            status=outcome.status,
+            query_summary=query_summary,
+            observed_at=observed_at,
+            search_performed=outcome.search_performed,
+            read_performed=outcome.read_performed,
+            items=tuple(
+                ContextProviderItem(
+                    resource_ref=item.resource_ref,
+                    summary=item.summary,
+                    content=item.content,
+                    score=None,
+                )
+                for item in outcome.items
+            ),
+            reason_code=outcome.reason_code,
+            provider_version=__version__,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            requested_limit=limit,
+            visibility="private",
+            target_scope_kind="same_agent_project_repository",
+            # Scope is the owner's enablement for the situation's agent, checked at admission.
+            actor_binding_verified=outcome.search_performed,
+        )
+
+    def sync(
+        self,
+        *,
+        namespace: str,
+        resources: Sequence[tuple[str, str]],
+        timeout_seconds: float,
+        observed_at: str,
+        execute: bool,
+    ) -> Any:
+        """Read-only: nothing is ever written."""
+        from loopx.capabilities.context_providers.base import ContextProviderSync
+
+        del timeout_seconds, execute
+        return ContextProviderSync(
+            provider=PROVIDER_ID,
+            namespace=namespace,
+            status="unavailable",
+            observed_at=observed_at,
+            requested_count=len(resources),
+            completed_count=0,
+            reason_code="read_only_provider",
+            provider_version=__version__,
+        )
+
+    def _recall(self, *, scope_ref: str, query: str, max_results: int) -> Recall:
+        invoking_session, scope_error = invoking_session_of(scope_ref)
+        if scope_error is not None:
+            return unavailable(scope_error)
+        situation = self._situation
+        if situation is None:
+            situation, situation_error = spooled_situation(self._paths, query)
+            if situation is None:
+                return unavailable(situation_error or "situation_ref_required")
+        return recall(
+            situation,
+            invoking_session=invoking_session,
+            max_results=max_results,
+            dependencies_for=self._dependencies_for,
+        )
+
+    def _wired_dependencies(self, situation: ReplanSituation):
+        from obelisk_session_evidence.wiring import pipeline_dependencies
+
+        return pipeline_dependencies(self._paths, situation)

@@ -1,0 +1,171 @@
+"""The Decision Context extension provider: LoopX's `decision_context_advisory_provider_v0`.
+
+LoopX 2.1.1 runs an enabled, doctor-verified extension's entrypoint with one JSON request on
+stdin and reads one JSON object from stdout (`loopx/capabilities/decision_context/
+extension_provider.py`):
+
+    request   {"schema_version": "decision_context_advisory_retrieve_request_v0",
+               "operation": "retrieve", "namespace", "scope_ref", "query", "query_summary",
+               "max_results", "timeout_seconds", "observed_at"}
+    response  {"schema_version": "decision_context_advisory_retrieve_response_v0", "ok": true,
+               "status": "completed" | "unavailable", "reason_code": null | "<token>",
+               "items": [{"resource_ref", "summary", "content", "score"}, ...]}
+
+LoopX rejects any other response field, an item field set other than those four, more items
+than it asked for (at most 8), a completed answer with a reason code, and an unavailable one
+with items or without one. `recall.py` says how the request maps onto a typed situation.
+
+Exit codes follow the LoopX habit: 0 with `ok: true` for every answer, including typed
+`unavailable` ones (the host fails open on them); 2 with `ok: false` for a request that breaks
+the protocol. `--doctor` (LoopX's readiness probe) exits 0 when the package and its state
+folder load. Registration: `extension.toml` beside this module (see the README).
+"""
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, Final
+
+from contracts.situation import ReplanSituation
+from obelisk_session_evidence.loopx_adapters.recall import (
+    DependenciesFor,
+    Recall,
+    bounded_max_results,
+    invoking_session_of,
+    recall,
+    spooled_situation,
+    unavailable,
+)
+from obelisk_session_evidence.state import StatePaths, load_policy, state_paths
+from stages.pipeline import PipelineDependencies
+
+REQUEST_SCHEMA: Final = "decision_context_advisory_retrieve_request_v0"
+RESPONSE_SCHEMA: Final = "decision_context_advisory_retrieve_response_v0"
+REQUEST_FIELDS: Final = frozenset(
+    {
+        "schema_version",
+        "operation",
+        "namespace",
+        "scope_ref",
+        "query",
+        "query_summary",
+        "max_results",
+        "timeout_seconds",
+        "observed_at",
+    }
+)
+MAX_REQUEST_BYTES: Final = 1_000_000
+"""LoopX's own request cap (`MAX_EXTENSION_REQUEST_BYTES`)."""
+
+
+class RequestInvalid(ValueError):
+    """The request breaks the advisory provider protocol; the message names no content."""
+
+
+def response_for(
+    request: Any, *, paths: StatePaths, dependencies_for: DependenciesFor | None = None
+) -> dict[str, Any]:
+    """The protocol response for one parsed request; raises `RequestInvalid`.
+
+    :param dependencies_for: builds the pipeline's dependencies (default: the owner's wiring).
+    """
+    fields = _validated(request)
+    invoking_session, scope_error = invoking_session_of(fields["scope_ref"])
+    if scope_error is not None:
+        return render_response(unavailable(scope_error))
+    situation, situation_error = spooled_situation(paths, fields["query"])
+    if situation is None:
+        return render_response(unavailable(situation_error or "situation_ref_required"))
+    if dependencies_for is None:
+        from obelisk_session_evidence.wiring import pipeline_dependencies
+
+        def dependencies_for(bound: ReplanSituation) -> PipelineDependencies:
+            return pipeline_dependencies(paths, bound)
+
+    outcome = recall(
+        situation,
+        invoking_session=invoking_session,
+        max_results=bounded_max_results(fields["max_results"]),
+        dependencies_for=dependencies_for,
+    )
+    return render_response(outcome)
+
+
+def render_response(outcome: Recall) -> dict[str, Any]:
+    """The exact response envelope LoopX accepts."""
+    return {
+        "schema_version": RESPONSE_SCHEMA,
+        "ok": True,
+        "status": outcome.status,
+        "reason_code": outcome.reason_code,
+        "items": [
+            {
+                "resource_ref": item.resource_ref,
+                "summary": item.summary,
+                "content": item.content,
+                "score": None,
+            }
+            for item in outcome.items
+        ],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Answer one request from stdin on stdout; `--doctor` probes readiness."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    paths = state_paths()
+    if arguments == ["--doctor"]:
+        load_policy(paths)
+        return 0
+    if arguments:
+        return _refuse("arguments_unsupported")
+    raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    if len(raw) > MAX_REQUEST_BYTES:
+        return _refuse("request_too_large")
+    try:
+        request = json.loads(raw.decode("utf-8"))
+        response = response_for(request, paths=paths)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _refuse("request_not_json")
+    except RequestInvalid as error:
+        return _refuse(str(error))
+    _emit(response)
+    return 0
+
+
+def _validated(request: Any) -> dict[str, Any]:
+    if not isinstance(request, dict):
+        raise RequestInvalid("request_not_object")
+    if set(request) != REQUEST_FIELDS:
+        raise RequestInvalid("request_fields_invalid")
+    if request["schema_version"] != REQUEST_SCHEMA or request["operation"] != "retrieve":
+        raise RequestInvalid("request_schema_invalid")
+    for name in ("namespace", "scope_ref", "query", "query_summary", "observed_at"):
+        if not isinstance(request[name], str) or not request[name].strip():
+            raise RequestInvalid(f"{name}_invalid")
+    max_results = request["max_results"]
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+        raise RequestInvalid("max_results_invalid")
+    return request
+
+
+def _refuse(reason_code: str) -> int:
+    _emit(
+        {
+            "schema_version": RESPONSE_SCHEMA,
+            "ok": False,
+            "status": "unavailable",
+            "reason_code": reason_code,
+            "items": [],
+        }
+    )
+    return 2
+
+
+def _emit(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

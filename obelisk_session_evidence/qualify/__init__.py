@@ -1,0 +1,219 @@
+"""Stage 0 qualification (RFC §9–10): three arms on identical labelled cases, metrics and a report.
+
+`qualify(out_dir, seed=..., backend=..., encoder=...)` runs every case through
+
+1. the current context only (LoopX's exact ids, no retrieval),
+2. admitted retrieval through this pipeline, and
+3. the agent's full same-scope history with a very large budget (the cost ceiling),
+
+calibrates `RouteThresholds` on the training split, re-decides both retrieval arms with the
+chosen thresholds, and writes `report.md`, three PNG plots and `results.json` into `out_dir`.
+`results.json` and the report's tables are the same for the same seed and backend; only the
+latency figures change between runs.
+
+Backends: `standin` serves each case's events from memory (no files); `native` writes the cases'
+histories as real agent session files and answers through `NativeIndexProvider`.
+"""
+
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from contracts.thresholds import RouteThresholds
+from fixtures.qualification import QualificationCase, qualification_cases
+from obelisk_session_evidence.qualify.arms import (
+    ARMS,
+    ArmName,
+    ArmRun,
+    Trace,
+    qualification_policy,
+    run_admitted_retrieval,
+    run_current_context,
+    run_full_history,
+)
+from obelisk_session_evidence.qualify.calibrate import calibrate, rescored, sweep
+from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection
+from obelisk_session_evidence.qualify.report import ReportInputs, render_report, write_plots
+from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
+from stages.cap_by_tokens import TokenEncoder
+
+__all__ = [
+    "ArmResults",
+    "Backend",
+    "QualificationSummary",
+    "calibrated_thresholds",
+    "decided_with",
+    "qualify",
+    "run_arms",
+    "write_report",
+]
+
+Backend = Literal["standin", "native"]
+
+
+@dataclass(frozen=True, slots=True)
+class QualificationSummary:
+    """The headline numbers: arm 2 on the held-back split, and the thresholds chosen."""
+
+    cases: int
+    held_back: int
+    thresholds: dict[str, int]
+    precision: float
+    recall: float
+    f1: float
+    false_repeat_rate: float
+    tokens_p95: float
+    targets_met: bool
+    report_path: str
+
+
+def qualify(
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    backend: Backend = "native",
+    encoder: TokenEncoder,
+    workdir: Path | None = None,
+    cases: tuple[QualificationCase, ...] | None = None,
+) -> QualificationSummary:
+    """Run the three arms, calibrate on the training split, write the report; return the headline.
+
+    `cases` defaults to every case for `seed`; tests pass a subset.
+    """
+    cases = cases if cases is not None else qualification_cases(seed=seed)
+    arm_results = run_arms(cases, backend=backend, encoder=encoder, workdir=workdir or out_dir / "native-histories")
+    chosen = calibrated_thresholds(arm_results)
+    return write_report(out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmResults:
+    """Every arm's runs (one per case, in case order) and the retrieval arms' private traces."""
+
+    cases: tuple[QualificationCase, ...]
+    runs: dict[ArmName, tuple[ArmRun, ...]]
+    traces: dict[ArmName, list[Trace]]
+    thresholds: RouteThresholds
+    """The thresholds the runs were decided with."""
+    defaults: RouteThresholds
+
+
+def run_arms(
+    cases: tuple[QualificationCase, ...], *, backend: Backend, encoder: TokenEncoder, workdir: Path
+) -> ArmResults:
+    """Every case through the three arms, with the default thresholds."""
+    defaults = RouteThresholds()
+    runs, traces = _run_arms(cases, backend=backend, encoder=encoder, thresholds=defaults, workdir=workdir)
+    return ArmResults(cases, runs, traces, defaults, defaults)
+
+
+def calibrated_thresholds(results: ArmResults) -> RouteThresholds:
+    """Thresholds calibrated on arm 2's training-split runs only."""
+    train = [i for i, case in enumerate(results.cases) if case.split == "train"]
+    return calibrate(
+        [results.traces["admitted_retrieval"][i] for i in train],
+        [results.runs["admitted_retrieval"][i] for i in train],
+        start=results.thresholds,
+    )
+
+
+def decided_with(results: ArmResults, thresholds: RouteThresholds) -> ArmResults:
+    """Both retrieval arms re-decided with `thresholds` (compare-route only runs again)."""
+    runs = dict(results.runs)
+    for arm in ("admitted_retrieval", "full_history"):
+        runs[arm] = tuple(rescored(results.traces[arm], results.runs[arm], thresholds))
+    return ArmResults(results.cases, runs, results.traces, thresholds, results.defaults)
+
+
+def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Backend) -> QualificationSummary:
+    """`report.md`, the plots and `results.json` for decided runs; the headline numbers."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cases, runs, chosen = results.cases, results.runs, results.thresholds
+    held = [i for i, case in enumerate(cases) if case.split == "test"]
+    points = sweep(
+        [results.traces["admitted_retrieval"][i] for i in held],
+        [runs["admitted_retrieval"][i] for i in held],
+        around=chosen,
+    )
+    inputs = ReportInputs(seed, backend, cases, runs, results.defaults, chosen, tuple(points), plots_written=False)
+    inputs = replace(inputs, plots_written=write_plots(out_dir, inputs))
+    report_path = out_dir / "report.md"
+    report_path.write_text(render_report(inputs), encoding="utf-8")
+    (out_dir / "results.json").write_text(_results_json(cases, runs, chosen), encoding="utf-8")
+    result = detection([cases[i] for i in held], [runs["admitted_retrieval"][i] for i in held])
+    tokens_p95 = context_size(runs["admitted_retrieval"]).tokens_p95
+    return QualificationSummary(
+        cases=len(cases),
+        held_back=len(held),
+        thresholds=chosen.report(),
+        precision=result.precision,
+        recall=result.recall,
+        f1=result.f1,
+        false_repeat_rate=result.false_repeat_rate,
+        tokens_p95=tokens_p95,
+        targets_met=_targets_met(result, tokens_p95),
+        report_path=str(report_path),
+    )
+
+
+def _run_arms(
+    cases: tuple[QualificationCase, ...],
+    *,
+    backend: Backend,
+    encoder: TokenEncoder,
+    thresholds: RouteThresholds,
+    workdir: Path,
+) -> tuple[dict[ArmName, tuple[ArmRun, ...]], dict[ArmName, list[Trace]]]:
+    runs: dict[ArmName, list[ArmRun]] = {arm: [] for arm in ARMS}
+    traces: dict[ArmName, list[Trace]] = {"admitted_retrieval": [], "full_history": []}
+    if backend == "native":
+        from obelisk_session_evidence.qualify.native import NativeHistories
+
+        histories = NativeHistories.write(workdir, cases)
+    for case in cases:
+        runs["current_context"].append(run_current_context(case, encoder=encoder))
+        if backend == "native":
+            admitted, full, policy = histories.providers(case)
+        else:
+            admitted, full, policy = standin_provider(case), full_history_provider(case), qualification_policy()
+        with_history = {"encoder": encoder, "thresholds": thresholds, "policy": policy}
+        run, trace = run_admitted_retrieval(case, provider=admitted, **with_history)
+        runs["admitted_retrieval"].append(run)
+        traces["admitted_retrieval"].append(trace)
+        run, trace = run_full_history(case, provider=full, **with_history)
+        runs["full_history"].append(run)
+        traces["full_history"].append(trace)
+    return {arm: tuple(values) for arm, values in runs.items()}, traces
+
+
+def _targets_met(result: Detection, tokens_p95: float) -> bool:
+    return (
+        result.precision >= 0.95
+        and result.recall >= 0.90
+        and result.false_repeat_rate <= 0.02
+        and tokens_p95 <= 2000
+    )
+
+
+def _results_json(
+    cases: tuple[QualificationCase, ...], runs: dict[ArmName, tuple[ArmRun, ...]], chosen: RouteThresholds
+) -> str:
+    """Per case and arm: verdict, outcomes and context size (no latency, so it is reproducible)."""
+    rows = []
+    for index, case in enumerate(cases):
+        row = {
+            "case_id": case.case_id,
+            "family": case.family,
+            "split": case.split,
+            "expected_verdict": case.expected_verdict,
+            "expected_outcomes": list(case.expected_outcomes),
+        }
+        for arm in ARMS:
+            run = asdict(runs[arm][index])
+            run.pop("latency_ms")
+            run.pop("case_id")
+            run.pop("arm")
+            row[arm] = run
+        rows.append(row)
+    return json.dumps({"thresholds": chosen.report(), "cases": rows}, indent=1, sort_keys=True) + "\n"

@@ -1,0 +1,181 @@
+"""The three arms of RFC §10 on identical cases, with per-stage timing.
+
+1. `current_context`: LoopX's exact ids only; nothing is retrieved.
+2. `admitted_retrieval`: the whole pipeline (classify, admit, retrieve, cap, compare).
+3. `full_history`: every in-scope item of the agent's history, uncapped (the cost ceiling).
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from contracts.digests import canonical_json
+from contracts.stage_values import CappedEvidence
+from contracts.thresholds import RouteThresholds
+from fixtures.qualification import AGENT_ID, PROJECT_ID, REPO_ROOT, REPOSITORY_ID, QualificationCase
+from providers.base import EvidenceProvider
+from stages.admit import admit
+from stages.cap_by_tokens import TokenEncoder, item_token_count
+from stages.classify_gap import classify_gap
+from stages.compare_route import compare_route
+from stages.pipeline import PipelineDependencies, Stage, run_pipeline
+from stages.retrieve import retrieve
+
+ArmName = Literal["current_context", "admitted_retrieval", "full_history"]
+ARMS: Final[tuple[ArmName, ...]] = ("current_context", "admitted_retrieval", "full_history")
+LOOPX_REPEAT_CODES: Final = frozenset(
+    {"same_route_new_evidence_only", "blocker_repeated", "terminal_coverage_repeated"}
+)
+"""LoopX's own exact-id reasons that say the step repeats its baseline."""
+REPEAT_VERDICTS: Final = frozenset({"repeats_prior_failure", "repeats_prior_attempt"})
+ProviderFactory = Callable[[QualificationCase], EvidenceProvider]
+
+
+@dataclass(frozen=True, slots=True)
+class ArmRun:
+    """What one arm decided for one case, and what it cost."""
+
+    case_id: str
+    arm: ArmName
+    verdict: str
+    """The arm's verdict (arm 1: LoopX's own reading of its exact-id delta)."""
+    outcomes: tuple[str, ...]
+    admission: str
+    retrieval: str
+    freshness: str | None
+    """Freshness the decision reported; None when nothing was looked up."""
+    context_tokens: int | None
+    """Tokens of private context the comparison read; None when nothing was looked up."""
+    context_chars: int | None
+    truncated: bool | None
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def predicted_repeat(self) -> bool:
+        """The arm called the route a repeat."""
+        return self.verdict in REPEAT_VERDICTS
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The private values a run leaves for recalibration (never written anywhere)."""
+
+    case: QualificationCase
+    capped: CappedEvidence
+
+
+def qualification_policy(*, repo_roots: tuple[str, ...] = (REPO_ROOT,)) -> AdmissionPolicy:
+    """The one enablement every case runs under: the qualification agent, project and repository."""
+    enablement = Enablement(
+        surface="replan-history",
+        agent_id=AGENT_ID,
+        project_id=PROJECT_ID,
+        repository_id=REPOSITORY_ID,
+        repo_roots=list(repo_roots),
+        enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
+    )
+    return AdmissionPolicy(config=EnablementConfig(enablements=[enablement]), load_reason_code="config_loaded")
+
+
+def run_current_context(case: QualificationCase, *, encoder: TokenEncoder) -> ArmRun:
+    """Arm 1: no retrieval; LoopX's exact-id delta is the whole judgement."""
+    dependencies = PipelineDependencies(
+        policy=AdmissionPolicy(config=None, load_reason_code="config_absent"),
+        provider=None,
+        encoder=encoder,
+        thresholds=RouteThresholds(),
+        digest_salt="qualify",
+    )
+    latency: dict[str, float] = {}
+    decision, _ = run_pipeline(case.situation, dependencies, call=_timed(latency))
+    delta = decision.semantic_delta
+    if delta.reason_code in LOOPX_REPEAT_CODES:
+        verdict = "repeats_prior_attempt"
+    else:
+        verdict = "novel" if delta.accepted else "not_compared"
+    return ArmRun(
+        case.case_id, "current_context", verdict, tuple(delta.outcomes), decision.admission.reason_code,
+        decision.retrieval.reason_code, None, None, None, None, latency,
+    )  # fmt: skip
+
+
+def run_admitted_retrieval(
+    case: QualificationCase,
+    *,
+    provider: EvidenceProvider,
+    encoder: TokenEncoder,
+    thresholds: RouteThresholds,
+    policy: AdmissionPolicy,
+) -> tuple[ArmRun, Trace]:
+    """Arm 2: the pipeline as shipped."""
+    dependencies = PipelineDependencies(
+        policy=policy, provider=provider, encoder=encoder, thresholds=thresholds, digest_salt="qualify"
+    )
+    latency: dict[str, float] = {}
+    decision, values = run_pipeline(case.situation, dependencies, call=_timed(latency))
+    capped: CappedEvidence = values["capped"]
+    run = ArmRun(
+        case.case_id, "admitted_retrieval", decision.comparison.verdict, tuple(decision.semantic_delta.outcomes),
+        decision.admission.reason_code, decision.retrieval.reason_code,
+        decision.receipt.freshness if decision.receipt else None, *_context(capped), latency,
+    )  # fmt: skip
+    return run, Trace(case, capped)
+
+
+def run_full_history(
+    case: QualificationCase,
+    *,
+    provider: EvidenceProvider,
+    encoder: TokenEncoder,
+    thresholds: RouteThresholds,
+    policy: AdmissionPolicy,
+) -> tuple[ArmRun, Trace]:
+    """Arm 3: the same admission, then every in-scope item, uncapped, into the comparison."""
+    latency: dict[str, float] = {}
+    gap = _clocked(latency, "classify-gap", classify_gap, case.situation)
+    admission = _clocked(latency, "admit", admit, case.situation, gap, policy=policy)
+    retrieval = _clocked(latency, "retrieve", retrieve, admission, provider=provider)
+    result = retrieval.result
+
+    def uncapped() -> CappedEvidence:
+        tokens = sum(item_token_count(item, encoder) for item in result.items) if result else 0
+        return CappedEvidence(result=result, token_count=tokens)
+
+    capped = _clocked(latency, "cap-by-tokens", uncapped)
+    compared = _clocked(latency, "compare-route", compare_route, case.situation, capped, thresholds=thresholds)
+    run = ArmRun(
+        case.case_id, "full_history", compared.comparison.verdict, tuple(compared.semantic_delta.outcomes),
+        admission.reason_code, retrieval.reason_code, result.freshness if result else None,
+        *_context(capped), latency,
+    )  # fmt: skip
+    return run, Trace(case, capped)
+
+
+def rejudge(trace: Trace, thresholds: RouteThresholds) -> tuple[str, tuple[str, ...]]:
+    """Verdict and outcomes of a recorded run under other thresholds (compare-route only)."""
+    compared = compare_route(trace.case.situation, trace.capped, thresholds=thresholds)
+    return compared.comparison.verdict, tuple(compared.semantic_delta.outcomes)
+
+
+def _context(capped: CappedEvidence) -> tuple[int | None, int | None, bool | None]:
+    if capped.result is None:
+        return None, None, None
+    chars = sum(len(canonical_json(i.model_dump(mode="json", exclude_none=True))) for i in capped.result.items)
+    return capped.token_count, chars, capped.result.truncated
+
+
+def _timed(latency: dict[str, float]) -> Callable[[Stage, list[Any], dict[str, Any]], Any]:
+    def call(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
+        return _clocked(latency, stage.name, stage.function, *args, **options)
+
+    return call
+
+
+def _clocked(latency: dict[str, float], name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    start = time.perf_counter()
+    value = function(*args, **kwargs)
+    latency[name] = (time.perf_counter() - start) * 1000.0
+    return value

@@ -1,0 +1,157 @@
+"""The `native` backend: the cases' histories on disk, answered by `NativeIndexProvider`.
+
+Fresh cases share one home and one index: every case's repository is its own folder, so the
+index's repository scope is what keeps one case's history out of another's. The index also
+holds another agent's sessions (Pi, refreshed under that agent's roots) that the qualification
+agent's lookups must never return. Each non-fresh case has a home and index of its own:
+
+- `stale`: the index was refreshed, then the missing sessions were written; the lookup runs
+  while another writer holds the index lock, so it reads the index as it is and reports `stale`;
+- `incomplete`: the missing sessions were never written, and one session unit under the root
+  cannot be read, so the refresh records a failure and the index reports `incomplete`.
+"""
+
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from contracts.errors import InvalidInput
+from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, RequestLimits
+from fixtures.qualification import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
+from fixtures.qualification.native import OTHER_AGENT_SOURCE, SELF_SOURCES, CaseLayout, write_case_sessions
+from providers.base import EvidenceProvider
+from providers.native.index.refresh import refresh_index
+from providers.native.index.store import index_file, writer_lock
+from providers.native.parsers.discovery import default_roots
+from providers.native.provider import NativeIndexProvider
+
+FULL_HISTORY_LIMITS: Final = RequestLimits(
+    max_sessions=100_000, max_items=100_000, max_snippet_chars=100_000, max_total_chars=100_000_000
+)
+"""Arm 3's "very large budget": no limit the histories could reach."""
+NEVER_REFRESH_S: Final = 1e12
+MARKER: Final = ".obelisk-qualify-workdir"
+
+
+@dataclass
+class NativeHistories:
+    """Where every case's sessions and index live, and the providers that read them."""
+
+    workdir: Path
+    layouts: dict[str, CaseLayout]
+    homes: dict[str, Path]
+    indexes: dict[str, Path]
+
+    @classmethod
+    def write(cls, workdir: Path, cases: tuple[QualificationCase, ...]) -> "NativeHistories":
+        """Write every case's sessions and build the indexes as each case's freshness needs."""
+        _claim(workdir)
+        histories = cls(workdir, {}, {}, {})
+        shared_home, shared_index = workdir / "fresh" / "home", workdir / "fresh" / "index"
+        for case in cases:
+            if case.freshness == "fresh":
+                histories._add(case, shared_home, shared_index, write_case_sessions(shared_home, workdir / "work", case))
+        refresh_index(index_file(shared_index), _all_roots(shared_home), wait_s=None)
+        for case in cases:
+            if case.freshness != "fresh":
+                histories._write_unfresh(case)
+        return histories
+
+    def _add(self, case: QualificationCase, home: Path, index: Path, layout: CaseLayout) -> None:
+        self.layouts[case.case_id], self.homes[case.case_id], self.indexes[case.case_id] = layout, home, index
+
+    def _write_unfresh(self, case: QualificationCase) -> None:
+        base = self.workdir / "unfresh" / case.case_id
+        home, index = base / "home", base / "index"
+        layout = write_case_sessions(home, base / "work", case, indexed=True)
+        if case.freshness == "incomplete":
+            broken = home / ".claude" / "projects" / "unreadable" / f"{case.case_id}.jsonl"
+            broken.mkdir(parents=True, exist_ok=True)
+        refresh_index(index_file(index), _all_roots(home), wait_s=None)
+        if case.freshness == "stale":
+            write_case_sessions(home, base / "work", case, indexed=False)
+        self._add(case, home, index, layout)
+
+    def providers(self, case: QualificationCase) -> tuple[EvidenceProvider, EvidenceProvider, AdmissionPolicy]:
+        """Arm 2's provider, arm 3's provider and the admission policy for `case`."""
+        layout, home, index = self.layouts[case.case_id], self.homes[case.case_id], self.indexes[case.case_id]
+        enablement = Enablement(
+            surface="replan-history",
+            agent_id=AGENT_ID,
+            project_id=PROJECT_ID,
+            repository_id=REPOSITORY_ID,
+            repo_roots=[str(layout.repo_root), str(layout.worktree_parent)],
+            sources=list(SELF_SOURCES),
+            enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
+        )
+        stale = case.freshness == "stale"
+        native = NativeIndexProvider(
+            index, enablement, home=home, refresh_window_s=0.0 if stale else NEVER_REFRESH_S
+        )
+        admitted: EvidenceProvider = _BusyIndex(native, index) if stale else native
+        if case.provider_fault == "scope_leak":
+            admitted = _LeakingScope(admitted)
+        policy = AdmissionPolicy(config=EnablementConfig(enablements=[enablement]), load_reason_code="config_loaded")
+        return admitted, _LargeBudget(admitted), policy
+
+
+def _claim(workdir: Path) -> None:
+    """Start from an empty work folder: left-over sessions would make a stale case fresh.
+
+    Only a folder this backend created (it holds the marker file) is ever emptied.
+    """
+    marker = workdir / MARKER
+    if workdir.exists() and any(workdir.iterdir()):
+        if not marker.is_file():
+            raise InvalidInput("the qualification workdir is not empty and was not created by qualify")
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    marker.write_text("synthetic qualification histories; safe to delete\n", encoding="utf-8")
+
+
+def _all_roots(home: Path) -> dict:
+    """The agent's roots and the other agent's, so the index holds rows the scope must exclude."""
+    roots = default_roots(home)
+    return {source: [roots[source]] for source in (*SELF_SOURCES, OTHER_AGENT_SOURCE)}
+
+
+class _BusyIndex:
+    """Another process holds the index's writer lock while this provider answers."""
+
+    def __init__(self, provider: EvidenceProvider, index_dir: Path) -> None:
+        self.provider_version = provider.provider_version
+        self._provider, self._index_path = provider, index_file(index_dir)
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        """Answer with the lock taken by someone else."""
+        with writer_lock(self._index_path, wait_s=None):
+            return self._provider.search(request)
+
+
+class _LeakingScope:
+    """A broken backend that reports another repository's scope: `retrieve` must reject it whole."""
+
+    def __init__(self, provider: EvidenceProvider) -> None:
+        self.provider_version = provider.provider_version
+        self._provider = provider
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        """The real answer with a foreign `scope_applied`."""
+        result = self._provider.search(request)
+        leaked = result.scope_applied.model_copy(update={"repository_id": "repo-qualify-beta"})
+        return result.model_copy(update={"scope_applied": leaked})
+
+
+class _LargeBudget:
+    """Arm 3: the same lookup with limits no history reaches (the cost ceiling)."""
+
+    def __init__(self, provider: EvidenceProvider) -> None:
+        self.provider_version = provider.provider_version
+        self._provider = provider
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        """Every match, uncut."""
+        return self._provider.search(request.model_copy(update={"limits": FULL_HISTORY_LIMITS}))

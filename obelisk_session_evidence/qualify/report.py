@@ -1,0 +1,282 @@
+"""`report.md` and its plots: tables first, the latency figures last (the only part that varies).
+
+Nothing here prints; `render_report` returns the Markdown text and `write_plots` writes PNGs.
+The plots need matplotlib (the `qualify` extra); without it the report says so and carries on.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from contracts.thresholds import RouteThresholds
+from fixtures.qualification import QualificationCase
+from obelisk_session_evidence.qualify.arms import ARMS, ArmName, ArmRun
+from obelisk_session_evidence.qualify.calibrate import MAX_FALSE_REPEAT_RATE, SweepPoint
+from obelisk_session_evidence.qualify.metrics import context_size, detection, safety, stage_latency
+
+ARM_TITLES: Final[dict[ArmName, str]] = {
+    "current_context": "1 current context (LoopX exact ids)",
+    "admitted_retrieval": "2 admitted retrieval (this pipeline)",
+    "full_history": "3 full same-scope history (cost ceiling)",
+}
+TARGETS: Final = {"precision": 0.95, "recall": 0.90, "false_repeat_rate": MAX_FALSE_REPEAT_RATE, "tokens_p95": 2000}
+PLOTS: Final = ("precision_recall_threshold.png", "context_size.png", "latency.png")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInputs:
+    """Everything the report shows."""
+
+    seed: int
+    backend: str
+    cases: tuple[QualificationCase, ...]
+    runs: dict[ArmName, tuple[ArmRun, ...]]
+    """Per arm, one run per case in `cases` order, decided with `chosen` thresholds."""
+    defaults: RouteThresholds
+    chosen: RouteThresholds
+    sweep: tuple[SweepPoint, ...]
+    plots_written: bool
+
+
+def render_report(inputs: ReportInputs) -> str:
+    """The whole report as Markdown."""
+    cases = inputs.cases
+    held = [i for i, case in enumerate(cases) if case.split == "test"]
+    train = [i for i, case in enumerate(cases) if case.split == "train"]
+    lines = [
+        "# Stage 0 qualification: obelisk-session-evidence",
+        "",
+        f"- Seed {inputs.seed}; history backend `{inputs.backend}`; {len(cases)} cases "
+        f"({sum(not c.hand_written for c in cases)} generated, {sum(c.hand_written for c in cases)} hand-written).",
+        f"- Training split {len(train)} cases (thresholds calibrated here only); held-back split {len(held)} "
+        "cases (every number below is from it unless marked). Hand-written cases are all held back.",
+        "- A case is a repeated route when its labelled verdict is `repeats_prior_failure` or "
+        "`repeats_prior_attempt`; precision and recall are over that label.",
+        "",
+        "## Targets (arm 2, held-back split)",
+        "",
+        *_targets_table(inputs, held),
+        "",
+        "## Thresholds",
+        "",
+        "Calibrated on the training split only (arm 2): each threshold in turn, the others held, takes the "
+        "value with the best F1 averaged with its neighbours, among values where it and its more lenient "
+        f"neighbour keep the false-repeat rate at most {MAX_FALSE_REPEAT_RATE:.0%}; ties go to the stricter value.",
+        "",
+        "| threshold | runs decided with | chosen |",
+        "|---|---:|---:|",
+        *[f"| `{name}` | {value} | {getattr(inputs.chosen, name)} |" for name, value in inputs.defaults.report().items()],
+        "",
+        "## Repeated-route detection per arm",
+        "",
+        *_detection_table(inputs, held, "held-back"),
+        "",
+        *_detection_table(inputs, train, "training (for reference)"),
+        "",
+        "## Paraphrased repeats (the gap LoopX's exact ids leave)",
+        "",
+        *_paraphrase_table(inputs, held),
+        "",
+        "## Verdicts per family (held-back, correct / cases)",
+        "",
+        *_family_table(inputs, held),
+        "",
+        "## Private context per admitted query (all splits)",
+        "",
+        *_context_table(inputs),
+        "",
+        "## Freshness and scope (all splits)",
+        "",
+        *_safety_table(inputs),
+        "",
+        "## Arm 2 misses on the held-back split",
+        "",
+        *_misses(inputs, held),
+        "",
+        "## Plots",
+        "",
+        *(
+            [f"![{name}]({name})" for name in PLOTS]
+            if inputs.plots_written
+            else ["Plots skipped: matplotlib is not installed (install the `qualify` extra)."]
+        ),
+        "",
+        "## Latency per stage (ms, all cases; varies between runs)",
+        "",
+        *_latency_table(inputs),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _subset(runs: Sequence[ArmRun], indexes: Sequence[int]) -> list[ArmRun]:
+    return [runs[i] for i in indexes]
+
+
+def _targets_table(inputs: ReportInputs, held: list[int]) -> list[str]:
+    cases = [inputs.cases[i] for i in held]
+    arm2 = _subset(inputs.runs["admitted_retrieval"], held)
+    result = detection(cases, arm2)
+    tokens_p95 = context_size(inputs.runs["admitted_retrieval"]).tokens_p95
+    rows = [
+        ("precision on repeated routes", f">= {TARGETS['precision']}", result.precision, result.precision >= TARGETS["precision"]),
+        ("recall on repeated routes", f">= {TARGETS['recall']}", result.recall, result.recall >= TARGETS["recall"]),
+        ("false-repeat rate", f"<= {TARGETS['false_repeat_rate']}", result.false_repeat_rate,
+         result.false_repeat_rate <= TARGETS["false_repeat_rate"]),
+        ("p95 private context (tokens)", f"<= {TARGETS['tokens_p95']}", tokens_p95, tokens_p95 <= TARGETS["tokens_p95"]),
+    ]  # fmt: skip
+    table = ["| measure | target | arm 2 | met |", "|---|---|---:|---|"]
+    for name, target, value, met in rows:
+        shown = f"{value:.0f}" if name.startswith("p95") else f"{value:.3f}"
+        table.append(f"| {name} | {target} | {shown} | {'yes' if met else 'NO'} |")
+    return table
+
+
+def _detection_table(inputs: ReportInputs, indexes: list[int], label: str) -> list[str]:
+    cases = [inputs.cases[i] for i in indexes]
+    table = [
+        f"Split: {label}, {len(cases)} cases, {sum(c.repeated_route for c in cases)} repeated routes.",
+        "",
+        "| arm | precision | recall | F1 | false-repeat | false-novelty | verdict right | outcomes right |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm in ARMS:
+        r = detection(cases, _subset(inputs.runs[arm], indexes))
+        table.append(
+            f"| {ARM_TITLES[arm]} | {r.precision:.3f} | {r.recall:.3f} | {r.f1:.3f} | {r.false_repeat_rate:.3f} "
+            f"| {r.false_novelty_rate:.3f} | {r.verdict_correct}/{r.cases} | {r.outcomes_correct}/{r.cases} |"
+        )
+    return table
+
+
+def _paraphrase_table(inputs: ReportInputs, held: list[int]) -> list[str]:
+    groups = {
+        "exact repeats": [i for i in held if inputs.cases[i].repeated_route and not inputs.cases[i].paraphrased],
+        "paraphrased repeats": [i for i in held if inputs.cases[i].repeated_route and inputs.cases[i].paraphrased],
+    }
+    table = ["| repeats | cases | " + " | ".join(f"arm {n} recall" for n in (1, 2, 3)) + " |", "|---|---:|---:|---:|---:|"]
+    for name, indexes in groups.items():
+        cases = [inputs.cases[i] for i in indexes]
+        recalls = [detection(cases, _subset(inputs.runs[arm], indexes)).recall for arm in ARMS]
+        table.append(f"| {name} | {len(cases)} | " + " | ".join(f"{r:.3f}" for r in recalls) + " |")
+    return table
+
+
+def _family_table(inputs: ReportInputs, held: list[int]) -> list[str]:
+    families: dict[str, list[int]] = {}
+    for i in held:
+        family = "hand-written" if inputs.cases[i].hand_written else inputs.cases[i].family
+        families.setdefault(family, []).append(i)
+    table = ["| family | expected verdicts | arm 1 | arm 2 | arm 3 |", "|---|---|---:|---:|---:|"]
+    for family in sorted(families):
+        indexes = families[family]
+        expected = ", ".join(sorted({inputs.cases[i].expected_verdict for i in indexes}))
+        right = [
+            sum(inputs.runs[arm][i].verdict == inputs.cases[i].expected_verdict for i in indexes) for arm in ARMS
+        ]
+        table.append(f"| {family} | {expected} | " + " | ".join(f"{n}/{len(indexes)}" for n in right) + " |")
+    return table
+
+
+def _context_table(inputs: ReportInputs) -> list[str]:
+    table = [
+        "| arm | lookups | tokens p50 | p95 | max | chars p50 | p95 | max | truncated |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm in ARMS:
+        c = context_size(inputs.runs[arm])
+        table.append(
+            f"| {ARM_TITLES[arm]} | {c.queries} | {c.tokens_p50:.0f} | {c.tokens_p95:.0f} | {c.tokens_max:.0f} "
+            f"| {c.chars_p50:.0f} | {c.chars_p95:.0f} | {c.chars_max:.0f} | {c.truncation_rate:.1%} |"
+        )
+    return table
+
+
+def _safety_table(inputs: ReportInputs) -> list[str]:
+    table = [
+        "| arm | freshness right | scope rejections (expected) | unexpected rejections | `novel` on a non-fresh index |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for arm in ARMS:
+        s = safety(inputs.cases, inputs.runs[arm])
+        table.append(
+            f"| {ARM_TITLES[arm]} | {s.freshness_correct}/{s.freshness_checked} "
+            f"| {s.scope_rejections}/{s.scope_rejections_expected} | {s.unexpected_scope_rejections} "
+            f"| {s.novel_on_unfresh_index} |"
+        )
+    return table
+
+
+def _misses(inputs: ReportInputs, held: list[int]) -> list[str]:
+    rows = []
+    for i in held:
+        case, run = inputs.cases[i], inputs.runs["admitted_retrieval"][i]
+        if run.verdict != case.expected_verdict or tuple(run.outcomes) != tuple(case.expected_outcomes):
+            rows.append(
+                f"| `{case.case_id}` | {case.expected_verdict} {list(case.expected_outcomes)} "
+                f"| {run.verdict} {list(run.outcomes)} |"
+            )
+    if not rows:
+        return ["None."]
+    return ["| case | expected | arm 2 |", "|---|---|---|", *rows]
+
+
+def _latency_table(inputs: ReportInputs) -> list[str]:
+    table = ["| arm | stage | p50 | p95 |", "|---|---|---:|---:|"]
+    for arm in ARMS:
+        for stage, (p50, p95) in stage_latency(inputs.runs[arm]).items():
+            table.append(f"| {arm} | {stage} | {p50:.3f} | {p95:.3f} |")
+    return table
+
+
+def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
+    """Write the three PNGs; False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    metadata = {"Software": None}
+    figure, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+    for axis, name in zip(axes, ("command_repeat", "hypothesis_repeat", "blocker_repeat")):
+        points = [p for p in inputs.sweep if p.threshold == name]
+        values = [p.value for p in points]
+        axis.plot(values, [p.precision for p in points], marker="o", label="precision")
+        axis.plot(values, [p.recall for p in points], marker="s", label="recall")
+        axis.plot(values, [p.false_repeat_rate for p in points], marker="^", label="false-repeat rate")
+        axis.axvline(getattr(inputs.chosen, name), color="grey", linestyle="--", label="chosen")
+        axis.set_title(name)
+        axis.set_xlabel("threshold")
+        axis.set_ylim(0, 1.05)
+    axes[0].set_ylabel("held-back split, arm 2")
+    axes[0].legend(loc="lower left")
+    figure.tight_layout()
+    figure.savefig(out_dir / PLOTS[0], metadata=metadata)
+    plt.close(figure)
+
+    figure, axis = plt.subplots(figsize=(7, 4))
+    series = [[run.context_tokens or 0 for run in inputs.runs[arm]] for arm in ARMS]
+    axis.boxplot(series, showfliers=True)
+    axis.set_xticks([1, 2, 3], [ARM_TITLES[arm].split(" (")[0] for arm in ARMS])
+    axis.axhline(TARGETS["tokens_p95"], color="grey", linestyle="--")
+    axis.set_ylabel("private context per query (tokens)")
+    figure.tight_layout()
+    figure.savefig(out_dir / PLOTS[1], metadata=metadata)
+    plt.close(figure)
+
+    figure, axis = plt.subplots(figsize=(9, 4))
+    width = 0.4
+    for offset, arm in ((-width / 2, "admitted_retrieval"), (width / 2, "full_history")):
+        latency = stage_latency(inputs.runs[arm])
+        stages = list(latency)
+        axis.bar([k + offset for k in range(len(stages))], [latency[s][1] for s in stages], width, label=f"{arm} p95")
+        axis.set_xticks(range(len(stages)), stages, rotation=20)
+    axis.set_ylabel("ms")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(out_dir / PLOTS[2], metadata=metadata)
+    plt.close(figure)
+    return True

@@ -1,0 +1,118 @@
+"""Per-file cursors: the change signature of a session file and the parser state to resume it.
+
+A signature is (device, inode, size, mtime_ns, ctime_ns): a same-millisecond append or a
+replacement that keeps the mtime still moves the ctime or the inode. A Kimi session folder is one
+unit whose signature digests every file in it. The resume state (`ResumeState`) is stored as JSON
+so a later refresh can continue an append-only file from its last complete line.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Mapping
+from typing import Any, Final
+
+from providers.native.parsers import ResumeState
+from providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
+
+TAIL_BYTES: Final = 4096
+"""Bytes before the cursor whose digest must still match before an append is resumed."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileSignature:
+    """What a file (or Kimi session folder) looks like on disk now."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    digest: str
+    """The signature as one comparable string."""
+    is_directory: bool
+
+
+def file_signature(path: Path) -> FileSignature:
+    """The signature of a session file, or of every file in a Kimi session folder (raises OSError)."""
+    status = os.stat(path)
+    if not path.is_dir():
+        fields = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        return FileSignature(*fields, digest=":".join(map(str, fields)), is_directory=False)
+    members = []
+    size = mtime = ctime = 0
+    for member in sorted(_folder_members(path)):
+        member_status = os.stat(member)
+        members.append(f"{member.relative_to(path)}:{member_status.st_ino}:{member_status.st_size}:"
+                       f"{member_status.st_mtime_ns}:{member_status.st_ctime_ns}")
+        size += member_status.st_size
+        mtime = max(mtime, member_status.st_mtime_ns)
+        ctime = max(ctime, member_status.st_ctime_ns)
+    digest = "dir:" + hashlib.sha256("\n".join(members).encode("utf-8", "replace")).hexdigest()
+    return FileSignature(status.st_dev, status.st_ino, size, mtime, ctime, digest=digest, is_directory=True)
+
+
+def _folder_members(folder: Path) -> list[Path]:
+    """The files a Kimi session folder's parse reads (state, context, wire files of every agent)."""
+    names = ("state.json", "context.jsonl", "wire.jsonl")
+    found = [folder / name for name in names if (folder / name).is_file()]
+    found.extend(wire for wire in (folder / "agents").glob("*/wire.jsonl") if wire.is_file())
+    return found
+
+
+def tail_digest(path: Path, end_offset: int) -> str | None:
+    """Digest of the bytes just before `end_offset`: an append must leave them untouched."""
+    if end_offset <= 0:
+        return None
+    start = max(0, end_offset - TAIL_BYTES)
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        data = handle.read(end_offset - start)
+    if len(data) != end_offset - start:
+        return "short"
+    return hashlib.sha256(data).hexdigest()
+
+
+def encode_resume(state: ResumeState) -> str:
+    """The resume state as JSON (plain values only)."""
+    return json.dumps(dataclasses.asdict(state), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_resume(text: str | None) -> ResumeState | None:
+    """The stored resume state; None when absent or written by an incompatible parser version."""
+    if not text:
+        return None
+    try:
+        raw: dict[str, Any] = json.loads(text)
+        session = raw.get("session")
+        return ResumeState(
+            session=SessionRecord(**session) if session else None,
+            open_calls=tuple(
+                ToolCallRecord(**{**call, "file_paths": tuple(call.get("file_paths") or ())})
+                for call in raw.get("open_calls") or ()
+            ),
+            open_messages=tuple(MessageRecord(**message) for message in raw.get("open_messages") or ()),
+            process_calls=tuple(tuple(pair) for pair in raw.get("process_calls") or ()),  # type: ignore[misc]
+            unpaired_messages=tuple(raw.get("unpaired_messages") or ()),
+            format_version=raw.get("format_version"),
+        )
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def encode_counts(counts: Mapping[str, int]) -> str:
+    """Skip counts per reason as `reason=n,...` (reasons sorted, zeros dropped)."""
+    return ",".join(f"{reason}={count}" for reason, count in sorted(counts.items()) if count)
+
+
+def decode_counts(text: str | None) -> dict[str, int]:
+    """The inverse of `encode_counts`; malformed parts are ignored."""
+    counts: dict[str, int] = {}
+    for part in (text or "").split(","):
+        reason, _, count = part.partition("=")
+        if reason and count.isdigit():
+            counts[reason] = int(count)
+    return counts

@@ -1,0 +1,92 @@
+"""Query text to FTS5 MATCH syntax: every term is data, never syntax.
+
+`quote_fts_string` is the one escaping function: the text goes inside an FTS5 string (double
+quotes, inner quotes doubled), where the operators `AND OR NOT NEAR`, `*` prefixes, `^` anchors,
+`column:` filters, parentheses and `+`/`-` are ordinary characters that the tokenizer drops or
+splits on. NUL ends an FTS5 string early ("unterminated string"), and other control characters are
+never tokens, so each becomes a space: the tokens on either side still match, as they would in
+the indexed text. The whole query is then bound as one SQL parameter.
+"""
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Final
+
+MAX_PHRASES: Final = 64
+PATH_TAIL_PARTS: Final = 3
+"""Components of a path kept in its phrase: enough to tell `lib/auth/token.py` from `tests/…/token.py`."""
+"""Upper bound on the phrases of one query (24 terms of up to 256 characters could make hundreds)."""
+
+
+def quote_fts_string(text: str) -> str:
+    """`text` as one FTS5 string literal: `"…"` with `"` doubled and control characters as spaces."""
+    cleaned = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    return '"' + cleaned.replace('"', '""') + '"'
+
+
+def query_phrases(terms: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`(term phrases, word phrases)`: each whole term, then each distinct word of the terms.
+
+    Text is case-folded and whitespace-collapsed (the tokenizer folds case anyway); text without a
+    token is dropped (it could only match nothing); a path keeps its last components (`path_tail`). Words are longest first: they are the rarer,
+    more telling ones when a cap cuts the list.
+    """
+    phrases: dict[str, None] = {}
+    words: dict[str, None] = {}
+    for term in terms:
+        if has_token(term):
+            phrases.setdefault(path_tail(" ".join(term.split())).casefold(), None)
+        for word in term.split():
+            if has_token(word):
+                words.setdefault(path_tail(word).casefold(), None)
+    ordered = [word for word in sorted(words, key=len, reverse=True) if word not in phrases]
+    return tuple(phrases), tuple(ordered)
+
+
+def fts_query(phrases: Sequence[str]) -> str | None:
+    """The OR of `phrases`, each one FTS5 string (a phrase of its tokens); None when there is none.
+
+    Whole-term phrases rank exact repeats first (`pytest tests/test_auth.py -x` matches its tokens
+    in order); word phrases keep paraphrases as candidates, since the comparator re-scores every
+    candidate and recall matters more than precision at this stage.
+    """
+    chosen = list(dict.fromkeys(phrase for phrase in phrases if has_token(phrase)))[:MAX_PHRASES]
+    return " OR ".join(quote_fts_string(phrase) for phrase in chosen) if chosen else None
+
+
+def path_tail(text: str) -> str:
+    """A path (no whitespace, a `/`) cut to its last `PATH_TAIL_PARTS` components, else `text`.
+
+    Histories record absolute paths (`/home/me/src/app/lib/auth/token.py`) where a situation names
+    repository paths (`lib/auth/token.py`); the tail matches both as a phrase, and it leaves out
+    the checkout's own prefix, whose tokens are in nearly every row and make a phrase slow.
+    """
+    if "/" not in text or any(ch.isspace() for ch in text):
+        return text
+    parts = [part for part in text.split("/") if part]
+    return "/".join(parts[-PATH_TAIL_PARTS:]) if len(parts) > PATH_TAIL_PARTS else text
+
+
+def is_weak_word(word: str) -> bool:
+    """True when every token of `word` is one character or only digits (`-x`, `2>&1`, `-20`): such a
+    word matches a large share of any history and says little on its own."""
+    return all(len(token) < 2 or token.isdigit() for token in token_words(word))
+
+
+def has_token(text: str) -> bool:
+    """True when the unicode61 tokenizer finds at least one token (a letter, digit or private-use char)."""
+    return any(unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co" for ch in text)
+
+
+def token_words(text: str) -> list[str]:
+    """The lower-cased tokens unicode61 would make of `text` (letters and digits; all else separates)."""
+    tokens, current = [], []
+    for ch in text.casefold():
+        if unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co":
+            current.append(ch)
+        elif current:
+            tokens.append("".join(current))
+            current = []
+    if current:
+        tokens.append("".join(current))
+    return tokens

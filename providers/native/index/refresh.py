@@ -1,0 +1,368 @@
+"""Incremental refresh: read only what changed in the session roots since the last refresh.
+
+Per unit (a session file, or a Kimi session folder), the stored cursor decides the work:
+unchanged signature -> nothing is read; same inode, grown, and the bytes before the cursor
+intact -> only the new bytes are parsed, from the last complete line; shrunk, replaced,
+rewritten or not resumable -> that unit alone is re-read and its rows replaced; gone -> its rows
+are removed. A half-written last line is never consumed (the parsers stop before it). Each unit is
+written in its own transaction, so a reader sees every file either before or after its update.
+"""
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contracts.config import SourceKind
+from contracts.errors import IndexUnavailable
+from contracts.index_status import RefreshReport, RootState
+from providers.native.index.cursor import (
+    FileSignature,
+    decode_counts,
+    decode_resume,
+    encode_counts,
+    encode_resume,
+    file_signature,
+    tail_digest,
+)
+from providers.native.index.repository import RepositoryResolver, normalise_path
+from providers.native.index.revision import advance_revision, current_revision, write_meta
+from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
+from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
+from providers.native.parsers import ParseOutcome, iter_session_paths, parse_session_file
+
+Roots = Mapping[SourceKind, Sequence[Path]]
+Progress = Callable[[int, int], None]
+"""Called with (units done, units total) as a refresh proceeds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One parseable unit found under a root."""
+
+    source: SourceKind
+    root: str
+    path: str
+
+
+@dataclass(slots=True)
+class ScannedRoots:
+    """What listing the roots found: units, per-root state, and which roots were listed fully."""
+
+    units: list[Unit] = field(default_factory=list)
+    states: dict[tuple[str, str], RootState] = field(default_factory=dict)
+
+    @property
+    def listed(self) -> list[tuple[str, str]]:
+        """Roots whose listing is complete (a missing root lists as empty)."""
+        return [key for key, state in self.states.items() if state != "unreadable"]
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Counters that become the `RefreshReport`."""
+
+    unchanged: int = 0
+    added: int = 0
+    appended: int = 0
+    reread: int = 0
+    deleted: int = 0
+    failed: int = 0
+    bytes_read: int = 0
+    skipped: int = 0
+    rows: WriteCounts = field(default_factory=WriteCounts)
+    changes: list[str] = field(default_factory=list)
+
+
+def refresh_index(
+    index_path: Path | str, roots: Roots, *, progress: Progress | None = None, wait_s: float | None = None
+) -> RefreshReport:
+    """Bring the index at `index_path` up to date with `roots`, waiting for any other writer first."""
+    with writer_lock(index_path, wait_s=wait_s) as acquired:
+        if not acquired:
+            raise IndexUnavailable("refresh_busy")
+        connection = connect(index_path)
+        try:
+            return refresh_locked(connection, roots, progress=progress)
+        finally:
+            connection.close()
+
+
+def refresh_locked(
+    connection: sqlite3.Connection,
+    roots: Roots,
+    *,
+    progress: Progress | None = None,
+    resolver: RepositoryResolver | None = None,
+) -> RefreshReport:
+    """Refresh through an open connection; the caller holds the writer lock."""
+    started = time.monotonic()
+    with index_errors():
+        scanned = scan_roots(roots)
+        tally = _Tally()
+        writer = OutcomeWriter(connection, resolver or RepositoryResolver())
+        known = _known_files(connection, scanned)
+        seen: set[str] = set()
+        total = len(scanned.units)
+        for done, unit in enumerate(scanned.units, start=1):
+            seen.add(unit.path)
+            _refresh_unit(connection, writer, unit, known.get(unit.path), tally)
+            if progress is not None:
+                progress(done, total)
+        listed = set(scanned.listed)
+        for path, row in known.items():
+            if path not in seen and (row["source"], row["root"]) in listed:
+                with atomic(connection):
+                    delete_file_rows(connection, row["id"])
+                    connection.execute("DELETE FROM files WHERE id = ?", (row["id"],))
+                tally.deleted += 1
+                tally.changes.append(f"deleted:{path}")
+        return _finish(connection, scanned, tally, time.monotonic() - started)
+
+
+def scan_roots(roots: Roots) -> ScannedRoots:
+    """List every unit under the roots (first root wins a path listed twice) and each root's state."""
+    scanned = ScannedRoots()
+    claimed: set[str] = set()
+    for source, paths in roots.items():
+        for root in paths:
+            key = root_text(root)
+            state, found = _list_root(Path(key), source)
+            scanned.states[(source, key)] = state
+            for path in found:
+                if path not in claimed:
+                    claimed.add(path)
+                    scanned.units.append(Unit(source, key, path))
+    return scanned
+
+
+def root_text(root: Path | str) -> str:
+    """A root as the index stores it: absolute and normalised."""
+    return normalise_path(os.path.abspath(root))
+
+
+def _list_root(root: Path, source: SourceKind) -> tuple[RootState, list[str]]:
+    if not root.exists():
+        return "missing", []
+    if not _readable_tree(root):
+        return "unreadable", []
+    try:
+        return "indexed", [str(path) for path in iter_session_paths(root, source)]
+    except OSError:
+        return "unreadable", []
+
+
+def _readable_tree(root: Path) -> bool:
+    """True when every folder under `root` can be listed (`rglob` skips the others silently)."""
+    failures: list[OSError] = []
+    for _ in os.walk(root, onerror=failures.append):
+        if failures:
+            return False
+    return not failures and root.is_dir()
+
+
+def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[str, sqlite3.Row]:
+    """The stored cursors for every file under the scanned roots, and for any unit listed elsewhere."""
+    connection.row_factory = sqlite3.Row
+    try:
+        known: dict[str, sqlite3.Row] = {}
+        for source, root in scanned.states:
+            for row in connection.execute("SELECT * FROM files WHERE source = ? AND root = ?", (source, root)):
+                known[row["path"]] = row
+        for unit in scanned.units:
+            if unit.path not in known:
+                row = connection.execute("SELECT * FROM files WHERE path = ?", (unit.path,)).fetchone()
+                if row is not None:
+                    known[unit.path] = row
+        return known
+    finally:
+        connection.row_factory = None
+
+
+def _refresh_unit(
+    connection: sqlite3.Connection, writer: OutcomeWriter, unit: Unit, known: sqlite3.Row | None, tally: _Tally
+) -> None:
+    try:
+        signature = file_signature(Path(unit.path))
+    except OSError:
+        tally.failed += 1  # vanished between listing and stat: the next refresh deletes its rows
+        return
+    if known is not None and known["signature"] == signature.digest:
+        tally.unchanged += 1
+        tally.failed += known["failure"] is not None
+        return
+    start, resume = _resume_point(unit, known, signature)
+    try:
+        outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
+        if start and _identity_changed(resume, outcome):
+            start, outcome = 0, parse_session_file(Path(unit.path), unit.source)
+        tail = tail_digest(Path(unit.path), outcome.end_offset) if outcome.resumable else None
+    except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
+        _record_failure(connection, unit, known, signature, type(error).__name__)
+        tally.failed += 1
+        tally.changes.append(f"failed:{unit.path}:{signature.digest}")
+        return
+    with atomic(connection):
+        file_id = _store_cursor(connection, unit, known, signature, outcome, tail, appended=bool(start))
+        if known is not None and not start:
+            delete_file_rows(connection, file_id)
+        counts = writer.write(file_id, unit.source, outcome, fresh=not start)
+    _count(tally, known, start, signature, outcome, counts, unit)
+
+
+def _resume_point(unit: Unit, known: sqlite3.Row | None, signature: FileSignature) -> tuple[int, object]:
+    """`(start_offset, resume_state)`: where an append-only file can continue, else `(0, None)`."""
+    if known is None or signature.is_directory or not known["resumable"] or known["failure"] is not None:
+        return 0, None
+    same_file = (known["device"], known["inode"]) == (signature.device, signature.inode)
+    offset = known["end_offset"]
+    if not same_file or signature.size <= known["size"] or offset > signature.size:
+        return 0, None
+    resume = decode_resume(known["resume_state"])
+    if resume is None or tail_digest(Path(unit.path), offset) != known["tail_digest"]:
+        return 0, None
+    return offset, resume
+
+
+def _identity_changed(resume: object, outcome: ParseOutcome) -> bool:
+    """A resumed parse that files its records under another session id must re-read the whole file."""
+    before = getattr(getattr(resume, "session", None), "session_id", None)
+    after = outcome.resume.session.session_id if outcome.resume.session else None
+    return before is not None and after is not None and before != after
+
+
+def _store_cursor(
+    connection: sqlite3.Connection,
+    unit: Unit,
+    known: sqlite3.Row | None,
+    signature: FileSignature,
+    outcome: ParseOutcome,
+    tail: str | None,
+    *,
+    appended: bool,
+) -> int:
+    skipped = dict(outcome.skipped_records)
+    if appended and known is not None:
+        for reason, count in decode_counts(known["skipped_by_reason"]).items():
+            skipped[reason] = skipped.get(reason, 0) + count
+    values = {
+        "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
+        "device": signature.device, "inode": signature.inode, "size": signature.size,
+        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
+        "tail_digest": tail, "resumable": int(outcome.resumable),
+        "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
+        "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
+        "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),
+    }  # fmt: skip
+    return _upsert_file(connection, known, values)
+
+
+def _record_failure(
+    connection: sqlite3.Connection, unit: Unit, known: sqlite3.Row | None, signature: FileSignature, code: str
+) -> None:
+    """Remember the failure with the signature it happened at; the file is retried once it changes."""
+    values = {
+        "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
+        "device": signature.device, "inode": signature.inode, "size": signature.size,
+        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "tail_digest": None,
+        "resumable": 0, "resume_state": None, "failure": code[:80], "indexed_at": time.time(),
+    }  # fmt: skip
+    with atomic(connection):
+        _upsert_file(connection, known, values)
+
+
+def _upsert_file(connection: sqlite3.Connection, known: sqlite3.Row | None, values: dict[str, object]) -> int:
+    names = [quote_identifier(name) for name in values]
+    if known is None:
+        placeholders = ", ".join("?" for _ in names)
+        cursor = connection.execute(
+            f"INSERT INTO files ({', '.join(names)}) VALUES ({placeholders})", tuple(values.values())
+        )
+        return int(cursor.lastrowid or 0)
+    assignments = ", ".join(f"{name} = ?" for name in names)
+    connection.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values.values(), known["id"]))
+    return int(known["id"])
+
+
+def _count(
+    tally: _Tally,
+    known: sqlite3.Row | None,
+    start: int,
+    signature: FileSignature,
+    outcome: ParseOutcome,
+    counts: WriteCounts,
+    unit: Unit,
+) -> None:
+    if known is None:
+        tally.added += 1
+    elif start:
+        tally.appended += 1
+    else:
+        tally.reread += 1
+    tally.bytes_read += max(0, signature.size - start)
+    tally.skipped += outcome.skipped_total
+    for name in ("messages", "tool_calls", "summaries"):
+        setattr(tally.rows, name, getattr(tally.rows, name) + getattr(counts, name))
+    written = counts.messages + counts.tool_calls + counts.summaries
+    if known is None or not start or written:
+        tally.changes.append(f"{'append' if start else 'read'}:{unit.path}:{signature.digest}:{written}")
+
+
+def _finish(connection: sqlite3.Connection, scanned: ScannedRoots, tally: _Tally, seconds: float) -> RefreshReport:
+    now = time.time()
+    with atomic(connection):
+        for (source, root), state in scanned.states.items():
+            connection.execute(
+                "INSERT INTO roots (source, path, state, refreshed_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (source, path) DO UPDATE SET state = excluded.state, refreshed_at = excluded.refreshed_at",
+                (source, root, state, now),
+            )
+        write_meta(connection, "last_refresh_at", repr(now))
+        if tally.changes:
+            change_digest = hashlib.sha256("\n".join(sorted(tally.changes)).encode("utf-8", "replace")).hexdigest()
+            revision = advance_revision(connection, change_digest)
+        else:
+            revision = current_revision(connection)
+    unreadable = sum(state == "unreadable" for state in scanned.states.values())
+    return RefreshReport(
+        roots=len(scanned.states),
+        unreadable_roots=unreadable,
+        files_seen=len(scanned.units),
+        files_unchanged=tally.unchanged,
+        files_added=tally.added,
+        files_appended=tally.appended,
+        files_reread=tally.reread,
+        files_deleted=tally.deleted,
+        files_failed=tally.failed,
+        bytes_read=tally.bytes_read,
+        messages_written=tally.rows.messages,
+        tool_calls_written=tally.rows.tool_calls,
+        summaries_written=tally.rows.summaries,
+        skipped_records=tally.skipped,
+        index_revision=revision.text,
+        content_changed=bool(tally.changes),
+        freshness="incomplete" if unreadable or tally.failed else "fresh",
+        seconds=round(seconds, 6),
+    )
+
+
+def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
+    """How many units were added, changed or deleted since the last refresh (stat only, nothing parsed)."""
+    with index_errors():
+        scanned = scan_roots(roots)
+        known = _known_files(connection, scanned)
+        listed = set(scanned.listed)
+        changed = 0
+        seen = set()
+        for unit in scanned.units:
+            seen.add(unit.path)
+            row = known.get(unit.path)
+            try:
+                changed += row is None or row["signature"] != file_signature(Path(unit.path)).digest
+            except OSError:
+                changed += 1
+        changed += sum(1 for path, row in known.items() if path not in seen and (row["source"], row["root"]) in listed)
+        return changed

@@ -1,0 +1,138 @@
+"""The index schema as named, ordered migrations, each applied once and recorded in `schema_migrations`.
+
+Tokenizer: FTS5 `unicode61 remove_diacritics 2`. It splits paths and flags into word tokens
+(`tests/test_auth.py` -> tests, test, auth, py; `-x` -> x) and keeps every token however short, so
+a quoted term is matched as a phrase of adjacent tokens: literal enough for commands and paths,
+and a paraphrase still shares tokens. `trigram` was rejected: it silently matches nothing for
+terms under 3 characters (`-x`, `rm`, `go`; Obelisk issue #76 lost 45% precision on the
+fallback), stores roughly three times the postings, and its bm25 scores trigrams, not words.
+
+`entry_text` columns: `command` (tool commands, file tools' names and paths), `body` (messages,
+summaries, tool output) and `detail` (stored, not indexed: what a successful file tool read or
+wrote, which is file content rather than anything the agent did, and would otherwise make every
+code word common).
+"""
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema change: a stable name and the statements that make it."""
+
+    name: str
+    statements: tuple[str, ...]
+
+
+FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        "0001_initial",
+        (
+            """CREATE TABLE meta (
+                key TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            ) WITHOUT ROWID""",
+            """CREATE TABLE roots (
+                source TEXT NOT NULL,
+                path TEXT NOT NULL,
+                state TEXT NOT NULL,
+                refreshed_at REAL,
+                PRIMARY KEY (source, path)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE files (
+                id INTEGER PRIMARY KEY,
+                source TEXT NOT NULL,
+                root TEXT NOT NULL,
+                path TEXT NOT NULL UNIQUE,
+                signature TEXT NOT NULL,
+                device INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                ctime_ns INTEGER NOT NULL,
+                end_offset INTEGER NOT NULL DEFAULT 0,
+                tail_digest TEXT,
+                resumable INTEGER NOT NULL DEFAULT 0,
+                resume_state TEXT,
+                format_version TEXT,
+                skipped_by_reason TEXT NOT NULL DEFAULT '',
+                skipped_total INTEGER NOT NULL DEFAULT 0,
+                failure TEXT,
+                indexed_at REAL NOT NULL
+            )""",
+            "CREATE INDEX files_root ON files (source, root)",
+            """CREATE TABLE sessions (
+                id INTEGER PRIMARY KEY,
+                file_id INTEGER NOT NULL,
+                source TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                parent_session_id TEXT,
+                cwd TEXT,
+                checkout_root TEXT,
+                repository_identity TEXT,
+                repository_url_key TEXT,
+                git_branch TEXT,
+                git_commit TEXT,
+                started_at TEXT,
+                ended_at TEXT,
+                title TEXT,
+                UNIQUE (file_id, session_id)
+            )""",
+            """CREATE TABLE entries (
+                id INTEGER PRIMARY KEY,
+                file_id INTEGER NOT NULL,
+                session_row INTEGER NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('message', 'tool_call', 'summary')),
+                uid TEXT NOT NULL,
+                evidence_type TEXT NOT NULL,
+                role TEXT,
+                tool_name TEXT,
+                exit_code INTEGER,
+                is_error INTEGER,
+                observed_at TEXT,
+                observed_epoch REAL,
+                UNIQUE (file_id, kind, uid)
+            )""",
+            f"""CREATE VIRTUAL TABLE entry_text USING fts5 (
+                command,
+                body,
+                detail UNINDEXED,
+                tokenize = '{FTS_TOKENIZER}'
+            )""",
+            "CREATE VIRTUAL TABLE entry_vocab USING fts5vocab (entry_text, 'row')",
+        ),
+    ),
+)
+"""Append only: a released migration is never edited, a later one changes what it made."""
+
+
+def pending_migrations(connection: sqlite3.Connection) -> list[Migration]:
+    """The migrations not yet recorded in this database, in order."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    applied = (
+        {row[0] for row in connection.execute("SELECT name FROM schema_migrations")} if exists else set()
+    )
+    return [migration for migration in MIGRATIONS if migration.name not in applied]
+
+
+def apply_migrations(connection: sqlite3.Connection) -> list[str]:
+    """Apply and record every pending migration (call inside `atomic()`); returns their names."""
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    applied = []
+    for migration in pending_migrations(connection):
+        for statement in migration.statements:
+            connection.execute(statement)
+        connection.execute(
+            "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (migration.name, time.time())
+        )
+        applied.append(migration.name)
+    return applied

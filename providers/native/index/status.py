@@ -1,0 +1,136 @@
+"""How current the index is for a set of roots, and what it holds (`index status`).
+
+Freshness, most serious first:
+- `unknown`: a root was never refreshed (or there is no index);
+- `incomplete`: a root could not be listed, or a file under it failed to parse;
+- `stale`: files were added, changed or deleted since the last refresh (a stat-only scan);
+- `fresh`: none of the above.
+`stored_freshness` skips the stat scan: it is what a lookup reports within its refresh window.
+"""
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from contracts.base import Freshness
+from contracts.index_status import IndexRootStatus, IndexStatus
+from providers.native.index.cursor import decode_counts
+from providers.native.index.refresh import Roots, pending_changes, root_text
+from providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
+from providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
+
+
+def root_keys(roots: Roots) -> list[tuple[str, str]]:
+    """`(source, normalised root)` for each root, as the index stores them."""
+    return [(source, root_text(root)) for source, paths in roots.items() for root in paths]
+
+
+def last_refreshed_at(connection: sqlite3.Connection, roots: Roots) -> float | None:
+    """When the least recently refreshed of these roots was refreshed; None if one never was."""
+    times = []
+    for source, root in root_keys(roots):
+        found = connection.execute(
+            "SELECT refreshed_at FROM roots WHERE source = ? AND path = ?", (source, root)
+        ).fetchone()
+        if found is None or found[0] is None:
+            return None
+        times.append(found[0])
+    return min(times) if times else None
+
+
+def stored_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
+    """Freshness from what the last refresh recorded, without looking at the disk."""
+    keys = root_keys(roots)
+    if last_refreshed_at(connection, roots) is None:
+        return "unknown"
+    for source, root in keys:
+        (state,) = connection.execute("SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)).fetchone()
+        failed = connection.execute(
+            "SELECT 1 FROM files WHERE source = ? AND root = ? AND failure IS NOT NULL LIMIT 1", (source, root)
+        ).fetchone()
+        if state == "unreadable" or failed is not None:
+            return "incomplete"
+    return "fresh"
+
+
+def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
+    """Stored freshness, downgraded to `stale` when a stat scan finds changes since the last refresh."""
+    stored = stored_freshness(connection, roots)
+    if stored in ("unknown", "incomplete"):
+        return stored
+    return "stale" if pending_changes(connection, roots) else stored
+
+
+def stored_roots(connection: sqlite3.Connection) -> dict[str, list[Path]]:
+    """Every root a refresh has read, per source."""
+    roots: dict[str, list[Path]] = {}
+    for source, path in connection.execute("SELECT source, path FROM roots ORDER BY source, path"):
+        roots.setdefault(source, []).append(Path(path))
+    return roots
+
+
+def index_status(index_path: Path | str, *, roots: Roots | None = None) -> IndexStatus:
+    """Counts, freshness, revision and size of the index; freshness over `roots` (default: all it has read)."""
+    if str(index_path) != MEMORY and not Path(index_path).exists():
+        return IndexStatus(
+            exists=False, files=0, sessions=0, messages=0, tool_calls=0, summaries=0, failures=0,
+            skipped_records=0, freshness="unknown", index_revision=UNKNOWN_REVISION, last_refresh_at=None,
+            size_bytes=0,
+        )  # fmt: skip
+    connection = connect(index_path)
+    try:
+        return status_of(connection, roots=roots, size_bytes=size_on_disk(index_path))
+    finally:
+        connection.close()
+
+
+def status_of(connection: sqlite3.Connection, *, roots: Roots | None = None, size_bytes: int = 0) -> IndexStatus:
+    """`index_status` for an open connection."""
+    with index_errors():
+        kinds = dict(connection.execute("SELECT kind, count(*) FROM entries GROUP BY kind").fetchall())
+        skipped: dict[str, int] = {}
+        for (text,) in connection.execute("SELECT skipped_by_reason FROM files WHERE skipped_total > 0"):
+            for reason, count in decode_counts(text).items():
+                skipped[reason] = skipped.get(reason, 0) + count
+        last = read_meta(connection, "last_refresh_at")
+        chosen = roots if roots is not None else stored_roots(connection)
+        return IndexStatus(
+            exists=True,
+            files=_count(connection, "SELECT count(*) FROM files"),
+            sessions=_count(connection, "SELECT count(*) FROM sessions"),
+            messages=kinds.get("message", 0),
+            tool_calls=kinds.get("tool_call", 0),
+            summaries=kinds.get("summary", 0),
+            failures=_count(connection, "SELECT count(*) FROM files WHERE failure IS NOT NULL"),
+            skipped_records=sum(skipped.values()),
+            skipped_by_reason=dict(sorted(skipped.items())),
+            freshness=index_freshness(connection, chosen) if chosen else "unknown",
+            index_revision=current_revision(connection).text,
+            last_refresh_at=datetime.fromtimestamp(float(last), tz=UTC) if last else None,
+            size_bytes=size_bytes,
+            roots=list(_root_statuses(connection)),
+        )
+
+
+def _root_statuses(connection: sqlite3.Connection) -> Iterator[IndexRootStatus]:
+    rows = connection.execute(
+        "SELECT r.source, r.path, r.state, r.refreshed_at,"
+        " (SELECT count(*) FROM files f WHERE f.source = r.source AND f.root = r.path),"
+        " (SELECT count(*) FROM files f WHERE f.source = r.source AND f.root = r.path AND f.failure IS NOT NULL)"
+        " FROM roots r ORDER BY r.source, r.path"
+    )
+    for source, path, state, refreshed_at, files, failed in rows:
+        yield IndexRootStatus(
+            source=source,
+            path=path,
+            state=state,
+            files=files,
+            failed_files=failed,
+            refreshed_at=datetime.fromtimestamp(refreshed_at, tz=UTC) if refreshed_at else None,
+        )
+
+
+def _count(connection: sqlite3.Connection, sql: str) -> int:
+    (count,) = connection.execute(sql).fetchone()
+    return int(count)

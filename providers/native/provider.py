@@ -1,0 +1,133 @@
+"""The embedded default provider: the native SQLite index, bound to one enablement.
+
+A lookup (1) checks the request asks for exactly the enablement's scope, (2) refreshes the index
+incrementally when the enablement's roots were last refreshed longer ago than the refresh window
+(a no-change refresh only stats files; when another process is refreshing, the lookup does not
+wait: it reads the index as it is and reports `stale` if files changed), (3) runs the scoped query,
+(4) re-checks every returned row against the scope (one stray row rejects the whole result), and
+(5) returns ranked, redacted, bounded items with the index's freshness and revision.
+"""
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Final
+
+from contracts.base import Freshness
+from contracts.config import Enablement
+from contracts.errors import ScopeViolation
+from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
+from obelisk_session_evidence import __version__
+from providers.native.index.excerpts import needles_for
+from providers.native.index.fts import fts_query, query_phrases
+from providers.native.index.query import (
+    ScopeFilter,
+    probe_cap,
+    search,
+    search_sql,
+    selective_phrases,
+)
+from providers.native.index.refresh import pending_changes, refresh_locked
+from providers.native.index.repository import RepositoryBinding, repository_binding
+from providers.native.index.results import select_items
+from providers.native.index.revision import current_revision
+from providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
+from providers.native.index.status import last_refreshed_at, stored_freshness
+from providers.native.index.store import connect, index_errors, index_file, writer_lock
+
+PROVIDER_VERSION: Final = f"{__version__} native-index/1"
+CANDIDATES_PER_ITEM: Final = 4
+MIN_CANDIDATES: Final = 100
+"""Rows fetched per lookup: room for duplicates and per-session caps to drop some."""
+
+
+class NativeIndexProvider:
+    """Answers lookups from the native index for one enablement's agent, project and repository."""
+
+    def __init__(
+        self,
+        index_dir: Path,
+        enablement: Enablement,
+        *,
+        refresh_window_s: float = 60.0,
+        home: Path | None = None,
+    ) -> None:
+        self.provider_version = PROVIDER_VERSION
+        self._index_path = index_file(index_dir)
+        self._enablement = enablement
+        self._refresh_window_s = refresh_window_s
+        self._roots = enablement_roots(enablement, home=home)
+        self._binding: RepositoryBinding | None = None
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
+        self._check_scope(request)
+        binding = self._repository_binding()
+        scope = scope_filter(self._roots, binding)
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                freshness = self._refresh_if_due(connection)
+                return self._answer(connection, request, scope, binding, freshness)
+            finally:
+                connection.close()
+
+    def _check_scope(self, request: HistoricalEvidenceRequest) -> None:
+        scope = request.scope
+        asked = (scope.agent_id, scope.project_id, scope.repository_id)
+        if asked != self._enablement.scope_key:
+            raise ScopeViolation("request scope differs from the enablement")
+
+    def _repository_binding(self) -> RepositoryBinding:
+        """Resolved once per provider: the roots' identities and remotes do not change mid-run."""
+        if self._binding is None:
+            self._binding = repository_binding(self._enablement.repo_roots)
+        return self._binding
+
+    def _refresh_if_due(self, connection: sqlite3.Connection) -> Freshness:
+        last = last_refreshed_at(connection, self._roots)
+        if last is not None and time.time() - last <= self._refresh_window_s:
+            return stored_freshness(connection, self._roots)
+        with writer_lock(self._index_path, wait_s=0) as acquired:
+            if acquired:
+                return refresh_locked(connection, self._roots).freshness
+        # Another process is refreshing: read what is there, and say whether it is behind.
+        if last is None:
+            return "unknown"
+        stored = stored_freshness(connection, self._roots)
+        return "stale" if stored == "fresh" and pending_changes(connection, self._roots) else stored
+
+    def _answer(
+        self,
+        connection: sqlite3.Connection,
+        request: HistoricalEvidenceRequest,
+        scope: ScopeFilter,
+        binding: RepositoryBinding,
+        freshness: Freshness,
+    ) -> HistoricalEvidenceResult:
+        term_phrases, word_phrases = query_phrases(request.query_terms)
+        cap = probe_cap(connection)
+        match = fts_query([*term_phrases, *selective_phrases(connection, word_phrases, cap=cap)])
+        rows, unfetched = [], 0
+        if match is not None:
+            limit = max(MIN_CANDIDATES, CANDIDATES_PER_ITEM * request.limits.max_items)
+            types = list(dict.fromkeys(request.evidence_types))
+            found = search(connection, search_sql(match, scope, evidence_types=types, limit=limit, now=time.time()))
+            if any(not row_in_scope(row, scope, binding) for row in found.rows):
+                raise ScopeViolation("a returned row lies outside the enablement's scope")
+            rows, unfetched = found.rows, max(0, found.total - len(found.rows))
+        selection = select_items(rows, request.limits, needles_for(request.query_terms), unfetched=unfetched)
+        return HistoricalEvidenceResult(
+            request_id=request.request_id,
+            provider_version=self.provider_version,
+            index_revision=current_revision(connection).text,
+            scope_applied=ScopeApplied(
+                agent_id=request.scope.agent_id,
+                project_id=request.scope.project_id,
+                repository_id=request.scope.repository_id,
+            ),
+            freshness=freshness,
+            items=list(selection.items),
+            truncated=selection.truncated,
+            omitted_count=selection.omitted_count,
+        )

@@ -1,0 +1,127 @@
+"""A stand-in index provider and batch inputs that carry a canary in every private place.
+
+The provider answers with snippets holding the canary, reports an index revision up front (as the
+native index's `index_status()` will), and crashes, with the canary in its message, for any
+situation whose id starts with `crash-`. `install` swaps it in for the configured provider.
+"""
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from contracts.config import Enablement, EnablementConfig
+from contracts.evidence import (
+    EvidenceItem,
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from obelisk_session_evidence import wiring
+from obelisk_session_evidence.state import StatePaths, write_private
+
+CANARY = "SECRETRAWXYZ-batch"
+REVISION = "rev-standin-1"
+
+
+class StandinIndexProvider:
+    """Answers every lookup with two canary snippets; crashes for `crash-` situations."""
+
+    provider_version = "0.1.0 standin/1"
+
+    def __init__(self, revision: str = REVISION) -> None:
+        self.revision = revision
+
+    def index_status(self) -> str:
+        """The index revision, known before any lookup."""
+        return self.revision
+
+    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+        if request.situation_id.startswith("crash-"):
+            raise RuntimeError(f"provider crashed while reading {CANARY}")
+        scope = request.scope
+        kind = request.evidence_types[0]
+        return HistoricalEvidenceResult(
+            request_id=request.request_id,
+            provider_version=self.provider_version,
+            index_revision=self.revision,
+            scope_applied=ScopeApplied(
+                agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id
+            ),
+            freshness="fresh",
+            items=[
+                EvidenceItem(
+                    session_ref=f"session:{n:016x}",
+                    message_ref=f"message:{n:016x}",
+                    evidence_type=kind,
+                    snippet=f"{CANARY} pytest tests/test_auth.py -x failed with {CANARY}",
+                )
+                for n in (1, 2)
+            ],
+            truncated=False,
+            omitted_count=0,
+        )
+
+
+def install(revision: str = REVISION, monkeypatch: Any = None) -> None:
+    """Make every enablement's provider the stand-in (through the one public factory)."""
+
+    def build(paths: StatePaths, enablement: Enablement, kind: str) -> StandinIndexProvider:
+        return StandinIndexProvider(revision)
+
+    if monkeypatch is not None:
+        monkeypatch.setattr(wiring, "build_provider", build)
+    else:
+        wiring.build_provider = build  # type: ignore[assignment]
+
+
+def enable_fixture_scope(paths: StatePaths) -> None:
+    """Enable the fixture agent, project and repository (native provider, all triggers)."""
+    config = EnablementConfig(
+        enablements=[
+            Enablement(
+                surface="replan-history",
+                agent_id=FIXTURE_AGENT,
+                project_id=FIXTURE_PROJECT,
+                repository_id=FIXTURE_REPOSITORY,
+                provider="native",
+                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
+            )
+        ]
+    )
+    write_private(paths.config_file, config.model_dump_json().encode())
+
+
+def canary_situation(situation_id: str, **overrides: Any) -> dict[str, Any]:
+    """A valid situation whose free-text fields all carry the canary."""
+    return situation(
+        situation_id=situation_id,
+        commands=[f"pytest {CANARY} -x"],
+        files=[f"src/{CANARY}.py"],
+        hypothesis=f"the {CANARY} boundary",
+        blocker=f"{CANARY} blocks",
+        **overrides,
+    )
+
+
+def stalled_items(count: int = 4, *, crash: bool = True, invalid: bool = True) -> list[bytes]:
+    """`count` admitted items, a crashing one, an invalid one (the canary as an unknown key) and
+    one for an agent that is not enabled."""
+    documents = [canary_situation(f"stalled-{n}") for n in range(count)]
+    documents.append(
+        canary_situation(
+            "other-agent",
+            scope={"agent_id": "agent-other", "project_id": FIXTURE_PROJECT, "repository_id": FIXTURE_REPOSITORY},
+        )
+    )
+    if crash:
+        documents.append(canary_situation("crash-1"))
+    items = [json.dumps(document).encode() for document in documents]
+    if invalid:
+        items.append(json.dumps({**canary_situation("invalid-1"), CANARY: True}).encode())
+    return items
+
+
+def write_jsonl(path: Any, items: list[bytes]) -> None:
+    """The items as a JSONL file (LoopX's export shape)."""
+    path.write_bytes(b"\n".join(items) + b"\n")

@@ -1,0 +1,111 @@
+"""The `reprocess-stalled` flow under the session's Prefect test server, threads and Dask."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from obelisk_session_evidence.batch import load_manifest, run_batch_directly, spool_batch
+from obelisk_session_evidence.batch_outputs import decisions_in, read_record
+from tests.batch import standin
+from tests.operators.rest import PrefectRest
+from tests.privacy import (
+    canary_places_in_database,
+    canary_places_in_files,
+    drain_prefect_workers,
+    prefect_database_path,
+)
+
+pytestmark = pytest.mark.prefect
+
+
+def _api() -> PrefectRest:
+    from prefect.settings import PREFECT_API_URL
+
+    return PrefectRest(PREFECT_API_URL.value())
+
+
+def _run(manifest_ref, **options):
+    from flows.reprocess_stalled import run_reprocess_stalled_flow
+
+    return run_reprocess_stalled_flow(manifest_ref, **options)
+
+
+def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, enabled, tmp_path):
+    manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
+    summary = _run(manifest_ref)
+    assert (summary.decided, summary.failed, summary.missing) == (6, 1, 0)
+    assert summary.failures_by_reason == {"invalid_input": 1}
+    assert summary.provider_faults_by_reason == {"provider_crashed": 1}
+    run = _api().latest_flow_run("reprocess-stalled")
+    assert (run["name"], run["state_type"], run["parameters"]) == (
+        "reprocess-stalled",
+        "COMPLETED",
+        {"manifest_ref": manifest_ref},
+    )
+
+
+def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness, enabled, tmp_path):
+    manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
+    _run(manifest_ref)
+    api = _api()
+    run = api.latest_flow_run("reprocess-stalled")
+    task_runs = api.task_runs(run["id"])
+    names = sorted(task["name"] for task in task_runs)
+    assert names == ["decide-stalled-item"] * 7 + ["plan-batch", "summarize-batch"]
+    failed = [task for task in task_runs if task["state_type"] == "FAILED"]
+    assert [task["state"]["message"] for task in failed] == [
+        "Task run encountered an exception StageFailed: stage_failed: invalid_input"
+    ]
+    assert {"batch", "trigger:replan_repetition", "verdict:novel", "agent:037082b8"} <= set(run["tags"])
+    artifacts = {artifact["key"]: artifact for artifact in api.artifacts(run["id"])}
+    assert set(artifacts) == {"reprocess-stalled-summary", "reprocess-stalled-items"}
+    assert "| Failure (no decision) | items |" in artifacts["reprocess-stalled-summary"]["data"]
+
+
+def test_flow_rerun_skips_settled_items(prefect_harness, enabled, tmp_path):
+    manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
+    _run(manifest_ref)
+    summary = _run(manifest_ref)
+    assert (summary.processed_this_run, summary.skipped_this_run) == (2, 5)
+
+
+def test_flow_decisions_equal_the_direct_batch(prefect_harness, enabled, tmp_path):
+    items = standin.stalled_items()
+    direct = spool_batch(enabled, items, out_dir=tmp_path / "direct")
+    flowed = spool_batch(enabled, items, out_dir=tmp_path / "flow")
+    run_batch_directly(enabled, direct)
+    _run(flowed, concurrency=3)
+    assert decisions_in(tmp_path / "flow") == decisions_in(tmp_path / "direct")
+
+
+def test_flow_on_a_local_dask_cluster_decides_as_the_thread_runner(prefect_harness, enabled, tmp_path):
+    pytest.importorskip("prefect_dask", reason="needs the dask extra (pip install '.[dask]')")
+    import dask
+
+    items = standin.stalled_items(3)
+    threads = spool_batch(enabled, items, out_dir=tmp_path / "threads")
+    dasked = spool_batch(enabled, items, out_dir=tmp_path / "dask")
+    _run(threads, task_runner="thread", concurrency=2)
+    # Dask workers are fresh processes: the stand-in provider is installed there by a preload.
+    with dask.config.set({"distributed.worker.preload": ["tests.batch.standin_preload"]}):
+        summary = _run(dasked, task_runner="dask", concurrency=2)
+    assert (summary.decided, summary.failed) == (5, 1)
+    assert decisions_in(tmp_path / "dask") == decisions_in(tmp_path / "threads")
+    manifest = load_manifest(enabled, dasked)
+    assert all(read_record(tmp_path / "dask", ref) for ref in manifest.item_refs)
+
+
+def test_flow_leaves_no_canary_in_prefect_storage_or_outputs(prefect_harness, enabled, tmp_path):
+    out = tmp_path / "out"
+    manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=out)
+    _run(manifest_ref)
+    _run(manifest_ref)
+    drain_prefect_workers()
+    database = prefect_database_path()
+    prefect_home = Path(os.environ["PREFECT_HOME"])
+    assert canary_places_in_database(standin.CANARY, database) == []
+    assert canary_places_in_files(standin.CANARY, database.parent, prefect_home, out) == []
+    api = _api()
+    api.read_everything()
+    assert not api.holds(standin.CANARY)

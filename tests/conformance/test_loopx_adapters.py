@@ -1,0 +1,169 @@
+"""The adapters as LoopX itself calls them (loopx 2.1.1; no Node needed)."""
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import obelisk_session_evidence.loopx_adapters as adapters
+from fixtures.situations import situation
+from obelisk_session_evidence.loopx_adapters.context_provider import SessionEvidenceContextProvider
+from obelisk_session_evidence.loopx_adapters.decision_context_extension import render_response
+from obelisk_session_evidence.loopx_adapters.recall import recall
+from obelisk_session_evidence.state import StatePaths, spool_situation
+from tests.conformance.conftest import LOOPX_VERSION, installed_loopx_version, require
+from tests.loopx_adapters.helpers import (
+    CURRENT_SESSION,
+    CURRENT_SESSION_FAILURE,
+    EARLIER_SESSION_FAILURE,
+    FAILED_RUN,
+    dependencies_for,
+)
+from tests.stages.helpers import situation_model
+
+pytestmark = pytest.mark.conformance
+
+EXTENSION_ID = "obelisk-session-evidence"
+OBSERVED_AT = "2026-11-29T10:00:00Z"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def loopx_installed() -> None:
+    require(
+        installed_loopx_version() == LOOPX_VERSION,
+        f"loopx=={LOOPX_VERSION} is not installed (pip install -e '.[conformance]')",
+    )
+
+
+def _provider(encoder) -> SessionEvidenceContextProvider:
+    return SessionEvidenceContextProvider(
+        situation=situation_model(),
+        dependencies_for=dependencies_for(
+            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        ),
+    )
+
+
+def test_context_provider_retrieve_is_a_loopx_retrieval_with_content_free_public_packet(encoder):
+    from loopx.capabilities.context_providers.base import ContextProvider, ContextProviderRetrieval
+
+    provider: ContextProvider = _provider(encoder)
+    retrieval = provider.retrieve(
+        namespace="replan",
+        scope_ref=CURRENT_SESSION,
+        query="free text is never searched",
+        query_summary="prior failures for this replan",
+        max_results=8,
+        timeout_seconds=5,
+        observed_at=OBSERVED_AT,
+    )
+    assert isinstance(retrieval, ContextProviderRetrieval)
+    assert (retrieval.status, retrieval.search_performed, retrieval.read_performed) == (
+        "completed", True, True,
+    )
+    # The current session's failure is not history; the earlier one is.
+    assert [item.resource_ref for item in retrieval.items] == [EARLIER_SESSION_FAILURE.message_ref]
+    public = json.dumps(retrieval.public_packet())
+    assert "pytest" not in public and "FAILED" not in public and "secret" not in public
+    assert retrieval.public_packet()["raw_content_captured"] is False
+    transient = retrieval.transient_results(content_trust="untrusted", content_may_instruct=False)
+    assert transient[0]["content"] == FAILED_RUN
+
+
+def test_context_provider_sync_writes_nothing(encoder):
+    sync = _provider(encoder).sync(
+        namespace="replan", resources=[("a", "b")], timeout_seconds=5, observed_at=OBSERVED_AT, execute=True
+    )
+    packet = sync.public_packet()
+    assert (packet["status"], packet["write_count"], packet["external_writes_performed"]) == (
+        "unavailable", 0, False,
+    )
+
+
+def test_loopx_reward_memory_recall_filters_session_evidence_items(encoder):
+    """Surprise: agent-turn-recall (through reward memory) keeps only reviewed
+    `reward_memory_active_record_v0` items, so session evidence handed in as a provider
+    is read back and then filtered, never injected as memory (RFC §3.1 wants exactly that)."""
+    from loopx.capabilities.reward_memory.application import execute_reward_memory_recall
+    from loopx.capabilities.reward_memory import evaluation_fixtures as loopx_fixtures
+
+    # LoopX's own evaluation corpus and request, re-bound to this provider's scope.
+    request = loopx_fixtures._request()
+    request["corpus"] = {
+        **request["corpus"],
+        "provider_scope_ref_digest": hashlib.sha256(b"replan-history").hexdigest()[:16],
+    }
+    binding = {**loopx_fixtures._binding(), "scope_ref": "replan-history"}
+    session = execute_reward_memory_recall(
+        request, provider_binding=binding, provider=_provider(encoder)
+    )
+    packet = session.public_packet
+    assert packet["provider_call_count"] == 1
+    assert (packet["status"], packet["empty_cause"]) == ("empty", "all_provider_items_filtered")
+    assert packet["filtered_reason_counts"] == {"record_contract_filtered": 2}
+    assert "pytest" not in json.dumps(packet)
+
+
+def test_extension_registers_and_answers_through_loopx_decision_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from loopx.capabilities.decision_context.extension_provider import (
+        build_extension_context_provider,
+    )
+    from loopx.extensions.runtime import (
+        doctor_installed_extension,
+        enable_extension,
+        install_extension,
+    )
+
+    # LoopX resolves the entrypoint on PATH, as an installed console script.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{Path(sys.executable).parent}")
+    runtime_root = tmp_path / "loopx-runtime"
+    state_file = runtime_root / "extensions" / "state.json"
+    manifest = Path(adapters.__file__).with_name("extension.toml")
+    installed = install_extension(manifest, state_file=state_file, execute=True)
+    assert installed["doctor"]["status"] == "ready"
+    assert enable_extension(EXTENSION_ID, state_file=state_file, execute=True)["enabled"] is True
+    assert doctor_installed_extension(EXTENSION_ID, state_file=state_file, execute=True)["verified"]
+
+    home = tmp_path / "ose-state"
+    monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(home))
+    reference = spool_situation(StatePaths(home), json.dumps(situation()).encode())
+    provider = build_extension_context_provider(
+        {"provider": "extension", "extension_id": EXTENSION_ID}, runtime_root=runtime_root
+    )
+    retrieval = provider.retrieve(
+        namespace="replan",
+        scope_ref=CURRENT_SESSION,
+        query=f"replan-situation:{reference}",
+        query_summary="prior failures for this replan",
+        max_results=4,
+        timeout_seconds=30,
+        observed_at=OBSERVED_AT,
+    )
+    assert retrieval.provider_readiness["status"] == "ready"
+    # No enablement in the fresh state folder: a typed, fail-open unavailable answer.
+    assert (retrieval.status, retrieval.reason_code, retrieval.items) == ("unavailable", "not_enabled", ())
+    # Surprise: LoopX reports search_performed for every executed call; the protocol has no
+    # field for the extension to say it searched nothing.
+    assert retrieval.search_performed is True and retrieval.read_performed is False
+
+
+def test_loopx_accepts_a_completed_extension_response(encoder):
+    # LoopX's own response validator (module-private in 2.1.1; the function the executable's
+    # answer goes through in `DecisionContextExtensionProvider.retrieve`).
+    from loopx.capabilities.decision_context.extension_provider import _response_items
+
+    outcome = recall(
+        situation_model(),
+        invoking_session=CURRENT_SESSION,
+        max_results=4,
+        dependencies_for=dependencies_for(
+            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        ),
+    )
+    items = _response_items(render_response(outcome), requested_limit=4)
+    assert [item.resource_ref for item in items] == [EARLIER_SESSION_FAILURE.message_ref]
+    assert items[0].summary == outcome.items[0].summary

@@ -1,0 +1,42 @@
+"""Builders shared by the lifecycle tests."""
+
+import hashlib
+from pathlib import Path
+
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
+from obelisk_session_evidence.lifecycle import EnableRequest
+
+
+def enable_request(**overrides) -> EnableRequest:
+    """The fixture scope, overridable per field."""
+    fields = {
+        "agent_ids": (FIXTURE_AGENT,),
+        "project_ids": (FIXTURE_PROJECT,),
+        "repository_ids": (FIXTURE_REPOSITORY,),
+        **overrides,
+    }
+    return EnableRequest(**fields)
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over every path, file mode and byte under `root` (symbolic links by target)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            digest.update(f"L {relative} -> {path.readlink()}\n".encode())
+        elif path.is_file():
+            digest.update(f"F {relative} {path.stat().st_mode:o}\n".encode())
+            digest.update(path.read_bytes())
+        else:
+            digest.update(f"D {relative}\n".encode())
+    return digest.hexdigest()
+
+
+def populate(root: Path, files: dict[str, bytes]) -> Path:
+    """Write `files` (relative path → bytes) under `root`; return `root`."""
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root

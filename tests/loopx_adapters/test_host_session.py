@@ -1,0 +1,87 @@
+import pytest
+
+from contracts.config import SOURCE_KINDS
+from obelisk_session_evidence.loopx_adapters.host_session import (
+    WithoutInvokingSession,
+    host_session_refs,
+    is_host_session,
+    without_invoking_session,
+)
+from providers.base import HandlerProvider
+from providers.native.index.results import session_ref as native_session_ref
+from providers.obelisk.items import opaque_ref
+from providers.obelisk.plan import OBELISK_SOURCE
+from tests.loopx_adapters.helpers import (
+    CURRENT_SESSION,
+    CURRENT_SESSION_ID,
+    CURRENT_SESSION_FAILURE,
+    EARLIER_SESSION_FAILURE,
+)
+from tests.stages.helpers import result_for, situation_model
+
+
+@pytest.mark.parametrize("source", SOURCE_KINDS)
+def test_host_session_refs_cover_every_backends_session_ref(source):
+    session_id = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    assert host_session_refs(f"host-session:{source}:{session_id}") == {
+        native_session_ref(source, session_id),
+        opaque_ref("session", OBELISK_SOURCE[source], session_id),
+    }
+
+
+@pytest.mark.parametrize(
+    "current_ref",
+    [
+        native_session_ref("codex", CURRENT_SESSION_ID),
+        opaque_ref("session", OBELISK_SOURCE["codex"], CURRENT_SESSION_ID),
+    ],
+    ids=["native", "obelisk"],
+)
+def test_without_invoking_session_drops_the_session_under_either_backends_ref(current_ref):
+    current = CURRENT_SESSION_FAILURE.model_copy(update={"session_ref": current_ref})
+    inner = HandlerProvider(lambda r: result_for(r, [current, EARLIER_SESSION_FAILURE]))
+    assert WithoutInvokingSession(inner, CURRENT_SESSION).search(_request()).items == [
+        EARLIER_SESSION_FAILURE
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (CURRENT_SESSION, True),
+        ("host-session:claude:session-1", True),
+        ("host-session:codex:", False),
+        ("host-session:cursor:abc", False),
+        ("host-session:codex:has space", False),
+        ("replan-history", False),
+        ("host-session:codex:abc\n", False),
+    ],
+)
+def test_is_host_session_table(value, expected):
+    assert is_host_session(value) is expected
+
+
+def test_without_invoking_session_drops_only_that_sessions_items():
+    request = _request()
+    inner = HandlerProvider(
+        lambda r: result_for(r, [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE])
+    )
+    result = WithoutInvokingSession(inner, CURRENT_SESSION).search(request)
+    assert result.items == [EARLIER_SESSION_FAILURE]
+    # Not history a limit cut: nothing is reported as omitted or truncated.
+    assert (result.truncated, result.omitted_count) == (False, 0)
+
+
+def test_without_invoking_session_is_identity_when_no_session_is_named():
+    inner = HandlerProvider(lambda r: result_for(r, []))
+    assert without_invoking_session(inner, None) is inner
+    assert without_invoking_session(None, CURRENT_SESSION) is None
+
+
+def _request():
+    from stages.admit import admit
+    from stages.classify_gap import classify_gap
+    from tests.stages.helpers import enabled_policy
+
+    situation = situation_model()
+    return admit(situation, classify_gap(situation), policy=enabled_policy()).request

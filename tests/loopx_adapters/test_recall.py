@@ -1,0 +1,153 @@
+import json
+
+import pytest
+
+from contracts.config import AdmissionPolicy
+from contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.loopx_adapters.recall import (
+    MAX_RECALL_ITEMS,
+    bounded_max_results,
+    invoking_session_of,
+    recall,
+    spooled_situation,
+)
+from obelisk_session_evidence.state import StatePaths, spool_situation
+from fixtures.situations import situation
+from tests.loopx_adapters.helpers import (
+    CURRENT_SESSION,
+    CURRENT_SESSION_FAILURE,
+    EARLIER_SESSION_FAILURE,
+    FAILED_RUN,
+    dependencies_for,
+)
+from tests.stages.helpers import situation_model
+
+
+def test_recall_current_session_records_never_count_as_prior_evidence(encoder):
+    """Issue 10 §4: the same failure counts when it is history, not when it is this session."""
+    history = dependencies_for(encoder, lambda request: [CURRENT_SESSION_FAILURE])
+    as_history = recall(situation_model(), invoking_session=None, max_results=8, dependencies_for=history)
+    as_current = recall(
+        situation_model(), invoking_session=CURRENT_SESSION, max_results=8, dependencies_for=history
+    )
+    assert as_history.decision.comparison.verdict == "repeats_prior_failure"
+    assert as_history.decision.semantic_delta.outcomes == []
+    assert as_current.decision.comparison.verdict == "novel"
+    assert as_current.decision.semantic_delta.outcomes == ["new_probe_family"]
+    assert as_current.items == () and as_current.decision.receipt.result_count == 0
+
+
+def test_recall_situation_may_name_the_invoking_session_itself(encoder):
+    named = situation_model(invoking_session=CURRENT_SESSION)
+    outcome = recall(
+        named,
+        invoking_session=None,
+        max_results=8,
+        dependencies_for=dependencies_for(
+            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        ),
+    )
+    assert [item.resource_ref for item in outcome.items] == [EARLIER_SESSION_FAILURE.message_ref]
+    assert outcome.decision.comparison.verdict == "repeats_prior_failure"
+
+
+def test_recall_refuses_a_scope_naming_another_invoking_session(encoder):
+    named = situation_model(invoking_session=CURRENT_SESSION)
+    outcome = recall(
+        named,
+        invoking_session="host-session:codex:other-thread",
+        max_results=8,
+        dependencies_for=dependencies_for(encoder, lambda request: [EARLIER_SESSION_FAILURE]),
+    )
+    assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
+        "unavailable", "invoking_session_mismatch", False,
+    )
+
+
+def test_recall_completed_items_are_bounded_and_summaries_content_free(encoder):
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=1,
+        dependencies_for=dependencies_for(
+            encoder, lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]
+        ),
+    )
+    assert (outcome.status, outcome.reason_code) == ("completed", None)
+    assert outcome.search_performed and outcome.read_performed
+    assert len(outcome.items) == 1
+    item = outcome.items[0]
+    assert item.content == FAILED_RUN
+    assert item.summary == "prior_failure from an earlier session of this agent; observed 2026-11-20"
+    assert item.resource_ref == EARLIER_SESSION_FAILURE.message_ref
+
+
+@pytest.mark.parametrize(
+    ("history", "freshness", "status", "reason_code", "searched", "read"),
+    [
+        (lambda request: [], "fresh", "completed", None, True, False),
+        (lambda request: [], "stale", "unavailable", "index_stale", True, False),
+        (lambda request: [], "incomplete", "unavailable", "index_incomplete", True, False),
+        (lambda request: [EARLIER_SESSION_FAILURE], "stale", "completed", None, True, True),
+        (lambda request: (_ for _ in ()).throw(ProviderUnavailable("down")), "fresh",
+         "unavailable", "provider_unavailable", True, False),
+    ],
+)
+def test_recall_status_and_honesty_flags(encoder, history, freshness, status, reason_code, searched, read):
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=8,
+        dependencies_for=dependencies_for(encoder, history, freshness=freshness),
+    )
+    assert (outcome.status, outcome.reason_code) == (status, reason_code)
+    assert (outcome.search_performed, outcome.read_performed) == (searched, read)
+    if outcome.items and freshness != "fresh":
+        assert outcome.items[0].summary.endswith(f"index {freshness}")
+
+
+def test_recall_not_admitted_searches_nothing(encoder):
+    policy = AdmissionPolicy(config=None, load_reason_code="config_absent")
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=8,
+        dependencies_for=dependencies_for(encoder, lambda request: [EARLIER_SESSION_FAILURE], policy=policy),
+    )
+    assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
+        "unavailable", "not_enabled", False,
+    )
+
+
+def test_recall_fails_open_when_the_dependencies_cannot_be_built():
+    def broken(situation):
+        raise OSError("disk gone")
+
+    outcome = recall(situation_model(), invoking_session=None, max_results=8, dependencies_for=broken)
+    assert (outcome.status, outcome.reason_code) == ("unavailable", "pipeline_failed")
+
+
+@pytest.mark.parametrize(
+    ("scope_ref", "expected"),
+    [
+        ("replan-history", (None, None)),
+        (CURRENT_SESSION, (CURRENT_SESSION, None)),
+        ("agent:agent-fixture", (None, "scope_ref_unsupported")),
+        ("host-session:cursor:x", (None, "scope_ref_unsupported")),
+    ],
+)
+def test_invoking_session_of_table(scope_ref, expected):
+    assert invoking_session_of(scope_ref) == expected
+
+
+def test_spooled_situation_reads_the_spool_by_reference(tmp_path):
+    paths = StatePaths(tmp_path)
+    reference = spool_situation(paths, json.dumps(situation()).encode())
+    loaded, error = spooled_situation(paths, f"replan-situation:{reference}")
+    assert error is None and loaded.situation_id == "situation-1"
+    assert spooled_situation(paths, "what failed before?") == (None, "situation_ref_required")
+    assert spooled_situation(paths, "replan-situation:sha256:" + "0" * 64) == (None, "situation_not_found")
+
+
+def test_bounded_max_results_follows_loopx():
+    assert [bounded_max_results(n) for n in (0, 1, 8, 50)] == [1, 1, 8, MAX_RECALL_ITEMS]

@@ -1,0 +1,122 @@
+"""Smoke test of the operator server: `ui` up, a decision and a small batch through it, then
+Prefect's REST API and database checked for runs, task names, tags, artifacts and no canary.
+
+Clients run as CLI subprocesses (with the stand-in provider), as an operator's would: each has its
+own Prefect settings, so nothing in this test process talks to the server but the REST reader.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from obelisk_session_evidence.operators import agent_digest
+from tests.batch import standin
+from tests.operators.rest import PrefectRest
+from tests.privacy import canary_places_in_database, canary_places_in_files
+
+pytestmark = pytest.mark.prefect
+ROOT = Path(__file__).resolve().parents[2]
+STAGES = ["admit", "cap-by-tokens", "classify-gap", "compare-route", "decision", "receipt", "retrieve"]
+
+
+def _cli(server, *args: str, standin_provider: bool = True) -> subprocess.CompletedProcess:
+    entry = (
+        ["-m", "tests.operators.cli_with_standin"]
+        if standin_provider
+        else ["-c", "from obelisk_session_evidence.cli import main; main()"]
+    )
+    return subprocess.run(
+        [sys.executable, *entry, *args], cwd=ROOT, env=server.client_env(), capture_output=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def smoke(operator_server, tmp_path_factory):
+    """Enable the fixture scope, then run one decision and one small batch through the server."""
+    from obelisk_session_evidence.state import StatePaths
+
+    work = tmp_path_factory.mktemp("smoke")
+    standin.enable_fixture_scope(StatePaths(operator_server.state))
+    situation = work / "situation.json"
+    situation.write_text(json.dumps(standin.canary_situation("smoke-decision")))
+    items = work / "stalled.jsonl"
+    standin.write_jsonl(items, standin.stalled_items(3))
+    out = work / "out"
+    decision = _cli(operator_server, "run", "--prefect", "--situation", str(situation), "--format", "json")
+    batch = _cli(operator_server, "batch", "--in", str(items), "--out", str(out), "--format", "json")
+    return {"decision": decision, "batch": batch, "out": out, "server": operator_server}
+
+
+def test_ui_binds_loopback_and_points_the_ui_at_its_own_port(operator_server):
+    facts = operator_server.facts
+    assert facts["url"].startswith("http://127.0.0.1:") and facts["url"] != "http://127.0.0.1:4200"
+    assert facts["ui_api_url"] == facts["api_url"] == facts["url"] + "/api"
+    assert facts["database"] == "sqlite"
+    assert Path(facts["prefect_home"]) == operator_server.state / "prefect"
+    assert (operator_server.state / "prefect" / "prefect.db").exists()
+    settings = httpx.get(facts["url"] + "/ui-settings", timeout=10).json()
+    assert settings["api_url"] == facts["api_url"]
+    print(f"server ready in {facts['ready_seconds']} s (fixture {operator_server.started_in_s} s)")
+
+
+def test_decision_run_is_visible_with_stage_tasks_tags_and_artifact(smoke):
+    assert smoke["decision"].returncode == 0, smoke["decision"].stderr[-2000:]
+    api = PrefectRest(smoke["server"].api_url)
+    run = api.latest_flow_run("replan-evidence")
+    assert (run["name"], run["state_type"]) == ("replan-evidence", "COMPLETED")
+    assert set(run["parameters"]) == {"situation_ref", "provider_kind"}
+    assert {"trigger:replan_repetition", "verdict:novel", f"agent:{agent_digest('agent-fixture')}"} <= set(run["tags"])
+    assert sorted(task["name"] for task in api.task_runs(run["id"])) == STAGES
+    assert [a["key"] for a in api.artifacts(run["id"])] == ["replan-evidence-decision"]
+
+
+def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
+    batch = smoke["batch"]
+    assert batch.returncode == 2, batch.stderr[-2000:]  # the invalid item fails; the rest decide
+    summary = json.loads(batch.stdout)
+    assert (summary["items"], summary["decided"], summary["failed"]) == (6, 5, 1)
+    assert summary["failures_by_reason"] == {"invalid_input": 1}
+    assert summary["provider_faults_by_reason"] == {"provider_crashed": 1}
+    api = PrefectRest(smoke["server"].api_url)
+    run = api.latest_flow_run("reprocess-stalled")
+    assert (run["name"], run["state_type"]) == ("reprocess-stalled", "COMPLETED")
+    assert list(run["parameters"]) == ["manifest_ref"]
+    assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
+    names = sorted(task["name"] for task in api.task_runs(run["id"]))
+    assert names == ["decide-stalled-item"] * 6 + ["plan-batch", "summarize-batch"]
+    keys = sorted(a["key"] for a in api.artifacts(run["id"]))
+    assert keys == ["reprocess-stalled-items", "reprocess-stalled-summary"]
+    assert len(list((smoke["out"] / "decisions").glob("*.json"))) == 5
+
+
+def test_serve_registers_both_deployments_on_a_work_pool(operator_server):
+    api = PrefectRest(operator_server.api_url)
+    api.post("work_pools/", {"name": "smoke-pool", "type": "process"})
+    served = _cli(operator_server, "serve", "--work-pool", "smoke-pool", "--format", "json", standin_provider=False)
+    assert served.returncode == 0, served.stderr[-2000:]
+    assert json.loads(served.stdout)["deployments"] == [
+        "replan-evidence/obelisk-session-evidence",
+        "reprocess-stalled/obelisk-session-evidence",
+    ]
+    deployments = api.post("deployments/filter", {"work_pools": {"name": {"any_": ["smoke-pool"]}}})
+    assert sorted(d["name"] for d in deployments) == ["obelisk-session-evidence"] * 2
+    assert all(d["parameter_openapi_schema"]["required"] for d in deployments)
+
+
+def test_no_canary_anywhere_in_the_api_database_or_public_outputs(smoke):
+    server = smoke["server"]
+    api = PrefectRest(server.api_url)
+    api.read_everything()
+    assert len(api.answers) > 20
+    assert not api.holds(standin.CANARY)
+    prefect_home = server.state / "prefect"
+    assert canary_places_in_database(standin.CANARY, prefect_home / "prefect.db") == []
+    assert canary_places_in_files(standin.CANARY, prefect_home, smoke["out"]) == []
+    for result in (smoke["decision"], smoke["batch"]):
+        assert standin.CANARY.encode() not in result.stdout + result.stderr
+    # Control: the canary is in the private spool, where it belongs, and the scan sees it there.
+    assert canary_places_in_files(standin.CANARY, server.state / "spool") != []

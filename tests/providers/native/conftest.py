@@ -1,0 +1,52 @@
+"""Shared inputs for the native parser tests: the real corpus, DSH's own layout, generated histories."""
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.native_sessions import FixtureManifest, write_native_histories
+
+REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", "/work/shared/corpus/real"))
+"""Third-party session files kept byte-for-byte (see its NOTICE.md); never modified by tests."""
+
+requires_real_corpus = pytest.mark.skipif(
+    not REAL_CORPUS.is_dir(), reason=f"real corpus not present at {REAL_CORPUS}"
+)
+
+
+def real_files(pattern: str) -> list[Path]:
+    """Real corpus files matching a glob, sorted (empty when the corpus is absent)."""
+    return sorted(REAL_CORPUS.glob(pattern)) if REAL_CORPUS.is_dir() else []
+
+
+def json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The straightforward reading the independent scans use: every line through `json.loads`."""
+    with open(path, "rb") as lines:
+        for raw in lines:
+            if raw.strip():
+                yield json.loads(raw)
+
+
+def place_dsh_snapshots(sessions_root: Path) -> dict[str, Path]:
+    """Copy the DSH snapshots into DSH's layout `<root>/--<cwd>--/<id>/session.jsonl`; name -> path."""
+    placed = {}
+    for snapshot in real_files("dsh-deepseek/*/session*.jsonl"):
+        header = next(json_lines(snapshot))
+        project = "--" + re.sub(r"[/\\:]", "-", header["cwd"].lstrip("/")) + "--"
+        target = sessions_root / project / header["id"] / "session.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(snapshot, target)
+        placed[f"{snapshot.parent.name}/{snapshot.name}"] = target
+    return placed
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> FixtureManifest:
+    """One generated five-agent history (default seed), shared read-only by the whole session."""
+    return write_native_histories(tmp_path_factory.mktemp("native-histories"), rounds_per_session=2)

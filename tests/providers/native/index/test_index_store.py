@@ -1,0 +1,97 @@
+"""The connection recipe, named migrations, `atomic()`, the writer lock and the error map."""
+
+import sqlite3
+import stat
+
+import pytest
+
+from contracts.errors import IndexUnavailable
+from providers.native.index.schema import MIGRATIONS, apply_migrations, pending_migrations
+from providers.native.index.store import atomic, connect, index_errors, index_file, quote_identifier, size_on_disk, writer_lock
+
+
+def test_connect_records_every_migration_once(tmp_path):
+    path = index_file(tmp_path / "index")
+    connect(path).close()
+    connection = connect(path)
+    try:
+        names = [row[0] for row in connection.execute("SELECT name FROM schema_migrations ORDER BY name")]
+        assert names == [migration.name for migration in MIGRATIONS]
+        assert pending_migrations(connection) == []
+        with atomic(connection):
+            assert apply_migrations(connection) == []
+    finally:
+        connection.close()
+
+
+def test_connect_uses_wal_and_private_files(tmp_path):
+    path = index_file(tmp_path / "index")
+    connection = connect(path)
+    try:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        connection.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert size_on_disk(path) >= path.stat().st_size > 0
+
+
+def test_atomic_rolls_back_everything_on_error(fresh_index):
+    with pytest.raises(RuntimeError):
+        with atomic(fresh_index):
+            fresh_index.execute("INSERT INTO meta (key, value) VALUES ('a', '1')")
+            raise RuntimeError("stop")
+    assert fresh_index.execute("SELECT count(*) FROM meta").fetchone() == (0,)
+
+
+def test_atomic_nested_rolls_back_only_the_inner_block(fresh_index):
+    with atomic(fresh_index):
+        fresh_index.execute("INSERT INTO meta (key, value) VALUES ('outer', '1')")
+        with pytest.raises(RuntimeError):
+            with atomic(fresh_index):
+                fresh_index.execute("INSERT INTO meta (key, value) VALUES ('inner', '1')")
+                raise RuntimeError("stop")
+    assert fresh_index.execute("SELECT key FROM meta").fetchall() == [("outer",)]
+
+
+@pytest.mark.parametrize(
+    ("name", "quoted"), [("entries", '"entries"'), ('we"ird', '"we""ird"'), ("a b", '"a b"'), ("", '""')]
+)
+def test_quote_identifier(name, quoted):
+    assert quote_identifier(name) == quoted
+
+
+@pytest.mark.parametrize(
+    ("error", "detail"),
+    [
+        (sqlite3.OperationalError("database is locked: secret text"), "sqlite:OperationalError"),
+        (sqlite3.DatabaseError("file is not a database"), "sqlite:DatabaseError"),
+        (sqlite3.IntegrityError("UNIQUE constraint"), "sqlite:IntegrityError"),
+        (PermissionError("/home/me/private"), "os:PermissionError"),
+    ],
+)
+def test_index_errors_maps_foreign_errors_without_their_message(error, detail):
+    with pytest.raises(IndexUnavailable) as raised:
+        with index_errors():
+            raise error
+    assert raised.value.detail == detail
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    assert str(error) not in str(raised.value)
+
+
+def test_connect_on_a_corrupt_file_is_index_unavailable(tmp_path):
+    path = index_file(tmp_path / "index")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(IndexUnavailable) as raised:
+        connect(path)
+    assert raised.value.reason_code == "index_unavailable"
+
+
+def test_writer_lock_admits_one_writer_at_a_time(tmp_path):
+    path = index_file(tmp_path / "index")
+    with writer_lock(path, wait_s=0) as first:
+        with writer_lock(path, wait_s=0.1) as second:
+            assert (first, second) == (True, False)
+    with writer_lock(path, wait_s=0) as again:
+        assert again

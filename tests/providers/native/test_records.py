@@ -1,0 +1,56 @@
+"""Evidence typing of the normalised records."""
+
+import pytest
+
+from providers.native.records import MessageRecord, SummaryRecord, ToolCallRecord
+
+
+@pytest.mark.parametrize(
+    ("name", "is_error", "exit_code", "expected"),
+    [
+        ("Bash", None, 1, "prior_failure"),
+        ("Bash", False, 0, "tool_outcome"),
+        ("Bash", True, None, "prior_failure"),
+        ("exec_command", None, None, "tool_outcome"),
+        ("Edit", False, None, "file_history"),
+        ("Edit", True, None, "prior_failure"),
+        ("apply_patch", False, 0, "file_history"),
+        ("apply_patch", True, None, "prior_failure"),
+        ("read", False, None, "file_history"),
+        ("ReadFile", False, None, "file_history"),
+        ("StrReplaceFile", None, None, "file_history"),
+        ("Grep", False, None, "tool_outcome"),
+        (None, None, 2, "prior_failure"),
+        (None, None, None, "tool_outcome"),
+    ],
+)
+def test_tool_call_evidence_type(
+    name: str | None, is_error: bool | None, exit_code: int | None, expected: str
+) -> None:
+    call = ToolCallRecord("s", "c", name, is_error=is_error, exit_code=exit_code)
+    assert call.evidence_type == expected
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "is_meta", "expected"),
+    [
+        ("user", "Use the strict comparison.", False, "decision"),
+        ("assistant", "I'll keep validation in auth.py.", False, "decision"),
+        ("user", "<system-reminder>x</system-reminder>", True, None),
+        ("assistant", "   ", False, None),
+    ],
+)
+def test_message_evidence_type(role: str, text: str, is_meta: bool, expected: str | None) -> None:
+    message = MessageRecord("s", "u", role, None, text, is_meta)  # type: ignore[arg-type]
+    assert message.evidence_type == expected
+
+
+def test_summary_evidence_type() -> None:
+    assert SummaryRecord("s", "compaction", "text").evidence_type == "summary"
+
+
+def test_records_are_frozen_and_slotted() -> None:
+    call = ToolCallRecord("s", "c", "Bash")
+    with pytest.raises(AttributeError):
+        call.exit_code = 1  # type: ignore[misc]
+    assert not hasattr(call, "__dict__")
