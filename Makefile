@@ -6,15 +6,17 @@ INSTALLED := $(VENV)/.installed
 
 .PHONY: venv test test-reliability demo schema clean
 
+include make/node.mk
+
 $(INSTALLED): pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet -e '.[dev,conformance,dask]'
 	touch $(INSTALLED)
 
 venv: $(INSTALLED)
 
-test: $(INSTALLED)
+test: $(INSTALLED) $(NODE_BIN)
 	$(VENV)/bin/pytest
 
 test-reliability: $(INSTALLED)
@@ -26,5 +28,5 @@ demo: $(INSTALLED)
 schema: $(INSTALLED)
 	$(CLI) schema --out contracts/schemas
 
-clean:
+clean: clean-node
 	rm -rf $(VENV) .state

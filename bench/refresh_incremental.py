@@ -43,15 +43,18 @@ def nochange(files: int, repeat: int) -> None:
         manifest, roots, generated_s = _histories(Path(work), files=files, rounds=1)
         path = index_file(Path(work) / "index")
         build = refresh_index(path, roots)
-        timings = []
+        timings, cpu = [], []
         for _ in range(repeat):
+            started_cpu = time.process_time()
             report = refresh_index(path, roots)
+            cpu.append(time.process_time() - started_cpu)
             assert report.files_unchanged == report.files_seen and not report.content_changed
             timings.append(report.seconds)
         print(
             f"nochange files={build.files_seen} messages={build.messages_written} generate_s={generated_s:.1f} "
             f"build_s={build.seconds:.1f} nochange_median_s={statistics.median(timings):.3f} "
-            f"nochange_min_s={min(timings):.3f} nochange_max_s={max(timings):.3f} load={os.getloadavg()[0]:.1f}"
+            f"nochange_min_s={min(timings):.3f} nochange_max_s={max(timings):.3f} "
+            f"nochange_cpu_median_s={statistics.median(cpu):.3f} load={os.getloadavg()[0]:.1f}"
         )
 
 
@@ -65,17 +68,20 @@ def append(base_files: int, repeat: int) -> None:
                 path = index_file(Path(work) / "index")
                 build = refresh_index(path, roots)
                 target = next(s.path for s in manifest.sessions if s.source == "claude" and not s.is_bait)
-                timings, read = [], []
+                timings, cpu, read = [], [], []
                 for round_number in range(repeat):
                     _append_round(target, round_number)
+                    started_cpu = time.process_time()
                     report = refresh_index(path, roots)
+                    cpu.append(time.process_time() - started_cpu)
                     assert report.files_appended == 1 and report.files_reread == 0
                     timings.append(report.seconds)
                     read.append(report.bytes_read)
                 print(
                     f"append growth={growth} x{factor} files={build.files_seen} MB={build.bytes_read / 1e6:.1f} "
                     f"messages={build.messages_written} append_median_s={statistics.median(timings):.3f} "
-                    f"bytes_read={statistics.median(read):.0f} load={os.getloadavg()[0]:.1f}",
+                    f"append_cpu_median_s={statistics.median(cpu):.3f} bytes_read={statistics.median(read):.0f} "
+                    f"load={os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
 

@@ -75,7 +75,8 @@ class RefreshReport(ContractModel):
     content_changed: bool
     """True when the refresh changed indexed content (the revision moved)."""
     freshness: Freshness
-    """`fresh`, or `incomplete` when a root was unreadable or a file failed."""
+    """`fresh`; `incomplete` when a root was unreadable or a file failed; `stale` when a time
+    budget stopped the refresh before every file was looked at (the next one carries on)."""
     seconds: Annotated[float, Field(ge=0)]
     """Wall time of the refresh."""
 

@@ -63,16 +63,14 @@ def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:
     environment = _run_environment(paths)
     ids = []
     for flow in FLOWS:
-        deployment_id = flow.from_source(source=source, entrypoint=ENTRYPOINTS[flow.name]).deploy(
+        loaded = flow.from_source(source=source, entrypoint=ENTRYPOINTS[flow.name])
+        deployment = loaded.to_deployment(
             name=DEPLOYMENT_NAME,
             work_pool_name=work_pool,
             tags=["obelisk-session-evidence"],
             job_variables={"env": environment},
-            build=False,
-            push=False,
-            print_next_steps=False,
         )
-        ids.append(str(deployment_id))
+        ids.append(str(deployment.apply()))  # `deploy` would also print Prefect's own tables
     return ids
 
 

@@ -4,8 +4,8 @@ Rules, in the order their reason codes win:
 1. Every proposed command repeats a prior call and one of them an unresolved failure: the
    claimed route outcomes (new surface, hypothesis, probe, runnable successor) are removed,
    `route_repeats_prior_failure`. Repeats of calls that ended well: `route_repeats_prior_attempt`.
-2. A claimed `new_concrete_blocker` whose blocker text history already holds:
-   `blocker_already_evidenced`.
+2. A blocked observation whose blocker text history already holds loses a claimed
+   `new_concrete_blocker`: `blocker_already_evidenced`.
 3. With a hypothesis-history gap, a proposed hypothesis whose text an earlier session already
    holds loses a claimed `new_hypothesis`: `hypothesis_already_tried`.
 The verdict names the first rule that fires, whether or not the observation claimed the outcome
@@ -38,10 +38,8 @@ def compare_route(
             semantic_delta=claimed,
         )
     steps = prior_steps(capped.result.items)
-    match = route_match(
-        proposed.route, steps, thresholds=thresholds, revision=situation.revision
-    )
-    removals = _removals(situation, claimed, match)
+    match = route_match(proposed.route, steps, thresholds=thresholds, revision=situation.revision)
+    removals = _removals(situation, match)
     verdict: Verdict
     if removals:
         verdict = removals[0][2]
@@ -54,9 +52,7 @@ def compare_route(
             verdict=verdict,
             scores=_novelty_scores(match, situation, removals),
             thresholds=thresholds.report(),
-            matched_items=len(
-                frozenset().union(*(items for _, _, _, items in removals))
-            ),
+            matched_items=len(frozenset().union(*(items for _, _, _, items in removals))),
         ),
         semantic_delta=_narrowed(situation, claimed, removals),
     )
@@ -65,9 +61,7 @@ def compare_route(
 _Removal = tuple[str, frozenset[OutcomeId], Verdict, frozenset[int]]
 
 
-def _removals(
-    situation: ReplanSituation, claimed: SemanticDelta, match: RouteMatch
-) -> list[_Removal]:
+def _removals(situation: ReplanSituation, match: RouteMatch) -> list[_Removal]:
     """The rules that fire, in reason-code order: (code, outcomes removed, verdict, items)."""
     removals: list[_Removal] = []
     if match.repeats_failure:

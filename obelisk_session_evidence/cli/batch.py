@@ -14,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from contracts.batch import BatchSummary
 from contracts.config import ProviderKind
 from contracts.errors import EvidenceError, InvalidInput
-from obelisk_session_evidence.batch import load_manifest, plan_batch, read_stalled_items, spool_batch
+from obelisk_session_evidence.batch import plan_batch
+from obelisk_session_evidence.batch_manifest import load_manifest, read_stalled_items, spool_batch
 from obelisk_session_evidence.batch_outputs import count_records
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,

@@ -15,6 +15,17 @@ from contracts.lifecycle import (
 )
 
 
+_NEXT_STEPS = {
+    "not_enabled": "obelisk-session-evidence enable --surface replan-history --agent-id A --project-id P"
+    " --repository-id R --repo-root PATH",
+    "index_absent": "obelisk-session-evidence index refresh --root SOURCE=PATH (or let the first lookup build it)",
+    "index_not_refreshed": "obelisk-session-evidence index refresh --root SOURCE=PATH for this scope's session folders",
+    "index_incomplete": "obelisk-session-evidence index status: a session folder was unreadable or a file failed to parse",
+    "provider_unavailable": "install Obelisk, or re-run enable with --obelisk-bin PATH",
+}
+"""What to do about the most common reasons a scope is not healthy."""
+
+
 def render_enable(outcome: EnableOutcome, console: Console) -> None:
     """The recorded enablement and the provider's health now."""
     table = Table(title=f"Enabled ({outcome.change})", show_header=False)
@@ -32,10 +43,10 @@ def render_enable(outcome: EnableOutcome, console: Console) -> None:
 
 def render_status(report: LifecycleStatus, console: Console) -> None:
     """One table per matching scope, then what stays denied."""
-    verdict = "healthy" if report.healthy else "not healthy"
+    verdict = "healthy" if report.healthy else f"not healthy ({report.reason_code})"
     console.print(
         f"{report.provider_id} {report.version} · project {report.project_id}"
-        f"{f' · agent {report.agent_id}' if report.agent_id else ''}: {verdict} ({report.reason_code})",
+        f"{f' · agent {report.agent_id}' if report.agent_id else ''}: {verdict}",
         soft_wrap=True,
     )
     if report.config_state == "config_invalid":
@@ -51,6 +62,8 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         table.add_row("provider", _provider_line(scope.provider))
         table.add_row("index", _index_line(scope.index))
         console.print(table)
+    if report.reason_code in _NEXT_STEPS:
+        console.print(f"next: {_NEXT_STEPS[report.reason_code]}", soft_wrap=True)
     denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
     console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)", soft_wrap=True)
 
@@ -58,12 +71,13 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
 def render_disable(outcome: DisableOutcome, console: Console) -> None:
     """Which scopes stopped; a reminder that nothing else was deleted."""
     if not outcome.removed:
-        console.print(f"not enabled: nothing to disable for project {outcome.project_id}.")
+        console.print(f"not enabled: nothing to disable for project {outcome.project_id}.", soft_wrap=True)
     for scope in outcome.removed:
-        console.print(f"disabled {_scope_line(scope)}")
+        console.print(f"disabled {_scope_line(scope)}", soft_wrap=True)
     console.print(
         f"{outcome.remaining_enablements} other enablement(s) remain. The index and session files"
-        " were not touched; `index drop --yes` deletes the native index."
+        " were not touched; `index drop --yes` deletes the native index.",
+        soft_wrap=True,
     )
 
 

@@ -2,7 +2,8 @@
 
 1. `current_context`: LoopX's exact ids only; nothing is retrieved.
 2. `admitted_retrieval`: the whole pipeline (classify, admit, retrieve, cap, compare).
-3. `full_history`: every in-scope item of the agent's history, uncapped (the cost ceiling).
+3. `full_history`: every in-scope item of the agent's history, uncapped (the cost ceiling); the
+   same admission and freshness as arm 2, no full-text narrowing, no cap.
 """
 
 import time

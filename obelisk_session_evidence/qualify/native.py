@@ -9,10 +9,13 @@ agent's lookups must never return. Each non-fresh case has a home and index of i
   while another writer holds the index lock, so it reads the index as it is and reports `stale`;
 - `incomplete`: the missing sessions were never written, and one session unit under the root
   cannot be read, so the refresh records a failure and the index reports `incomplete`.
+
+Arm 3 reads every record of the agent's own indexed sessions with the native parsers, with no
+full-text query and no limit, and keeps the index's freshness: the cost ceiling.
 """
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -21,10 +24,21 @@ from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
 from contracts.errors import InvalidInput
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, RequestLimits
 from fixtures.qualification import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
-from fixtures.qualification.native import OTHER_AGENT_SOURCE, SELF_SOURCES, CaseLayout, write_case_sessions
+from contracts.evidence import EvidenceItem
+from contracts.snippets import outcome_line, tool_snippet
+from fixtures.qualification.native import (
+    OTHER_AGENT_SOURCE,
+    SELF_SOURCES,
+    CaseLayout,
+    WrittenSession,
+    write_case_sessions,
+)
 from providers.base import EvidenceProvider
 from providers.native.index.refresh import refresh_index
+from providers.native.index.results import message_ref, session_ref
+from providers.native.index.rows import display_command
 from providers.native.index.store import index_file, writer_lock
+from providers.native.parsers import parse_session_file
 from providers.native.parsers.discovery import default_roots
 from providers.native.provider import NativeIndexProvider
 
@@ -72,7 +86,8 @@ class NativeHistories:
             broken.mkdir(parents=True, exist_ok=True)
         refresh_index(index_file(index), _all_roots(home), wait_s=None)
         if case.freshness == "stale":
-            write_case_sessions(home, base / "work", case, indexed=False)
+            pending = write_case_sessions(home, base / "work", case, indexed=False)
+            layout = replace(layout, sessions=layout.sessions + pending.sessions)
         self._add(case, home, index, layout)
 
     def providers(self, case: QualificationCase) -> tuple[EvidenceProvider, EvidenceProvider, AdmissionPolicy]:
@@ -95,7 +110,8 @@ class NativeHistories:
         if case.provider_fault == "scope_leak":
             admitted = _LeakingScope(admitted)
         policy = AdmissionPolicy(config=EnablementConfig(enablements=[enablement]), load_reason_code="config_loaded")
-        return admitted, _LargeBudget(admitted), policy
+        own = tuple(s for s in layout.sessions if s.owner == "self" and s.source in SELF_SOURCES and s.indexed)
+        return admitted, _FullHistory(admitted, own), policy
 
 
 def _claim(workdir: Path) -> None:
@@ -145,13 +161,55 @@ class _LeakingScope:
         return result.model_copy(update={"scope_applied": leaked})
 
 
-class _LargeBudget:
-    """Arm 3: the same lookup with limits no history reaches (the cost ceiling)."""
+class _FullHistory:
+    """Arm 3, the cost ceiling: every record of the agent's own indexed sessions, uncapped.
 
-    def __init__(self, provider: EvidenceProvider) -> None:
+    The sessions are parsed in full with the native parsers (no full-text query narrows them);
+    the index lookup still runs, for its freshness and revision and so a scope fault shows.
+    """
+
+    def __init__(self, provider: EvidenceProvider, sessions: tuple[WrittenSession, ...]) -> None:
         self.provider_version = provider.provider_version
-        self._provider = provider
+        self._provider, self._sessions = provider, sessions
 
     def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
-        """Every match, uncut."""
-        return self._provider.search(request.model_copy(update={"limits": FULL_HISTORY_LIMITS}))
+        """The index's answer with its items replaced by the whole in-scope history, newest first."""
+        answer = self._provider.search(request.model_copy(update={"limits": FULL_HISTORY_LIMITS}))
+        wanted = set(request.evidence_types)
+        items = [item for session in self._sessions for item in _session_items(session) if item.evidence_type in wanted]
+        items.sort(key=lambda item: (item.observed_at or _EPOCH_ZERO, item.message_ref or ""), reverse=True)
+        return answer.model_copy(update={"items": items, "truncated": False, "omitted_count": 0})
+
+
+_EPOCH_ZERO: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _session_items(session: WrittenSession) -> list[EvidenceItem]:
+    """Every evidence item of one session file, as the index would write it uncut."""
+    outcome = parse_session_file(session.path, session.source)  # type: ignore[arg-type]
+    commit = next((s.git_commit for s in outcome.sessions if s.git_commit), None)
+    items = []
+    for call in outcome.tool_calls:
+        line = outcome_line(exit_code=call.exit_code, is_error=call.is_error)
+        items.append(_item(session, "call", call.call_id, call.evidence_type, call.timestamp, commit,
+                           tool_snippet(display_command(call), line, call.output_excerpt or "")))  # fmt: skip
+    for message in outcome.messages:
+        if message.evidence_type is not None:
+            items.append(_item(session, "message", message.record_uid, message.evidence_type, message.timestamp,
+                               commit, message.text))  # fmt: skip
+    for summary in outcome.summaries:
+        items.append(_item(session, "summary", summary.text[:64], "summary", summary.timestamp, commit, summary.text))
+    return items
+
+
+def _item(session: WrittenSession, kind: str, uid: str, evidence_type: str, timestamp: str | None,
+          commit: str | None, snippet: str) -> EvidenceItem:  # fmt: skip
+    moment = datetime.fromisoformat(timestamp) if timestamp else None
+    return EvidenceItem(
+        session_ref=session_ref(session.source, str(session.path)),
+        message_ref=message_ref(session.source, kind, uid),
+        evidence_type=evidence_type,  # type: ignore[arg-type]
+        observed_at=moment if moment is None or moment.tzinfo else None,
+        revision_ref=commit[:80] if commit else None,
+        snippet=snippet,
+    )

@@ -2,8 +2,10 @@
 
 A lookup (1) checks the request asks for exactly the enablement's scope, (2) refreshes the index
 incrementally when the enablement's roots were last refreshed longer ago than the refresh window
-(a no-change refresh only stats files; when another process is refreshing, the lookup does not
-wait: it reads the index as it is and reports `stale` if files changed), (3) runs the scoped query,
+(a no-change refresh only stats files; a first build or a large change is cut off after the
+refresh budget, reported `stale`, and continued by the next lookup or `index refresh`; when
+another process is refreshing, the lookup does not wait: it reads the index as it is and reports
+`stale` if files changed), (3) runs the scoped query,
 (4) re-checks every returned row against the scope (one stray row rejects the whole result), and
 (5) returns ranked, redacted, bounded items with the index's freshness and revision.
 """
@@ -50,12 +52,14 @@ class NativeIndexProvider:
         enablement: Enablement,
         *,
         refresh_window_s: float = 60.0,
+        refresh_budget_s: float = 5.0,
         home: Path | None = None,
     ) -> None:
         self.provider_version = PROVIDER_VERSION
         self._index_path = index_file(index_dir)
         self._enablement = enablement
         self._refresh_window_s = refresh_window_s
+        self._refresh_budget_s = refresh_budget_s
         self._roots = enablement_roots(enablement, home=home)
         self._binding: RepositoryBinding | None = None
 
@@ -90,7 +94,7 @@ class NativeIndexProvider:
             return stored_freshness(connection, self._roots)
         with writer_lock(self._index_path, wait_s=0) as acquired:
             if acquired:
-                return refresh_locked(connection, self._roots).freshness
+                return refresh_locked(connection, self._roots, budget_s=self._refresh_budget_s).freshness
         # Another process is refreshing: read what is there, and say whether it is behind.
         if last is None:
             return "unknown"

@@ -14,13 +14,11 @@ import pytest
 from contracts.errors import InvalidInput
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.batch import (
-    index_revision,
+from obelisk_session_evidence.batch import index_revision, plan_batch, run_batch_directly
+from obelisk_session_evidence.batch_manifest import (
     load_manifest,
     manifest_path,
-    plan_batch,
     read_stalled_items,
-    run_batch_directly,
     spool_batch,
 )
 from obelisk_session_evidence.batch_outputs import (

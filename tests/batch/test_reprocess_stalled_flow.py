@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.batch import load_manifest, run_batch_directly, spool_batch
+from obelisk_session_evidence.batch import run_batch_directly
+from obelisk_session_evidence.batch_manifest import load_manifest, spool_batch
 from obelisk_session_evidence.batch_outputs import decisions_in, read_record
 from tests.batch import standin
 from tests.operators.rest import PrefectRest

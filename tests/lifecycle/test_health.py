@@ -72,3 +72,16 @@ def test_status_obelisk_missing_is_unhealthy_with_reason():
     assert outcome.provider.state == "unavailable"
     report = status("project-fixture", paths=state_paths())
     assert (report.healthy, report.reason_code) == (False, "provider_unavailable")
+
+
+def test_provider_health_native_is_available_with_its_version():
+    health = provider_health(state_paths(), _enablement())
+    assert (health.kind, health.state, health.reason_code) == ("native", "available", "provider_available")
+    assert health.provider_version.endswith("native-index/1")
+
+
+def test_index_health_native_absent_index_is_not_usable():
+    index = index_health(state_paths(), _enablement())
+    assert (index.freshness, index.usable, index.reason_code, index.index_revision) == (
+        "unknown", False, "index_absent", None,
+    )

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Mapping
@@ -36,31 +37,59 @@ class FileSignature:
     is_directory: bool
 
 
-def file_signature(path: Path) -> FileSignature:
+def signature_of_stat(status: os.stat_result) -> FileSignature:
+    """The signature of a session file from its `stat`."""
+    device, inode, size = status.st_dev, status.st_ino, status.st_size
+    mtime, ctime = status.st_mtime_ns, status.st_ctime_ns
+    return FileSignature(device, inode, size, mtime, ctime, f"{device}:{inode}:{size}:{mtime}:{ctime}", False)
+
+
+def file_signature(path: Path | str) -> FileSignature:
     """The signature of a session file, or of every file in a Kimi session folder (raises OSError)."""
     status = os.stat(path)
-    if not path.is_dir():
-        fields = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
-        return FileSignature(*fields, digest=":".join(map(str, fields)), is_directory=False)
+    if not stat.S_ISDIR(status.st_mode):
+        return signature_of_stat(status)
+    with os.scandir(path) as listing:
+        return folder_signature(status.st_ino, list(listing))
+
+
+def folder_signature(inode: int, entries: list[os.DirEntry[str]]) -> FileSignature:
+    """The signature of a Kimi session folder from its listing: a digest over every file its parse reads
+    (`state.json`, `context.jsonl`, `wire.jsonl`, `agents/*/wire.jsonl`); raises OSError."""
     members = []
     size = mtime = ctime = 0
-    for member in sorted(_folder_members(path)):
-        member_status = os.stat(member)
-        members.append(f"{member.relative_to(path)}:{member_status.st_ino}:{member_status.st_size}:"
-                       f"{member_status.st_mtime_ns}:{member_status.st_ctime_ns}")
-        size += member_status.st_size
-        mtime = max(mtime, member_status.st_mtime_ns)
-        ctime = max(ctime, member_status.st_ctime_ns)
+    for name, member in _folder_members(entries):
+        members.append(f"{name}:{member.st_ino}:{member.st_size}:{member.st_mtime_ns}:{member.st_ctime_ns}")
+        size += member.st_size
+        mtime = max(mtime, member.st_mtime_ns)
+        ctime = max(ctime, member.st_ctime_ns)
     digest = "dir:" + hashlib.sha256("\n".join(members).encode("utf-8", "replace")).hexdigest()
-    return FileSignature(status.st_dev, status.st_ino, size, mtime, ctime, digest=digest, is_directory=True)
+    return FileSignature(0, inode, size, mtime, ctime, digest=digest, is_directory=True)
 
 
-def _folder_members(folder: Path) -> list[Path]:
-    """The files a Kimi session folder's parse reads (state, context, wire files of every agent)."""
-    names = ("state.json", "context.jsonl", "wire.jsonl")
-    found = [folder / name for name in names if (folder / name).is_file()]
-    found.extend(wire for wire in (folder / "agents").glob("*/wire.jsonl") if wire.is_file())
-    return found
+def _folder_members(entries: list[os.DirEntry[str]]) -> list[tuple[str, os.stat_result]]:
+    found = []
+    for entry in entries:
+        if entry.name in _MEMBER_NAMES and entry.is_file():
+            found.append((entry.name, entry.stat()))
+        elif entry.name == "agents" and entry.is_dir(follow_symlinks=False):
+            with os.scandir(entry.path) as agents:
+                for agent in agents:
+                    wire = _file_status(os.path.join(agent.path, "wire.jsonl"))
+                    if wire is not None:
+                        found.append((f"agents/{agent.name}/wire.jsonl", wire))
+    return sorted(found, key=lambda pair: pair[0])
+
+
+_MEMBER_NAMES = frozenset({"state.json", "context.jsonl", "wire.jsonl"})
+
+
+def _file_status(path: str) -> os.stat_result | None:
+    try:
+        status = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
 
 
 def tail_digest(path: Path, end_offset: int) -> str | None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from contracts.config import SourceKind
 from contracts.errors import IndexUnavailable
@@ -25,14 +26,14 @@ from providers.native.index.cursor import (
     decode_resume,
     encode_counts,
     encode_resume,
-    file_signature,
     tail_digest,
 )
 from providers.native.index.repository import RepositoryResolver, normalise_path
 from providers.native.index.revision import advance_revision, current_revision, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
-from providers.native.parsers import ParseOutcome, iter_session_paths, parse_session_file
+from providers.native.index.scan import scan_root
+from providers.native.parsers import ParseOutcome, parse_session_file
 
 Roots = Mapping[SourceKind, Sequence[Path]]
 Progress = Callable[[int, int], None]
@@ -41,11 +42,12 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """One parseable unit found under a root."""
+    """One parseable unit found under a root, with its signature when the scan could `stat` it."""
 
     source: SourceKind
     root: str
     path: str
+    signature: FileSignature | None
 
 
 @dataclass(slots=True)
@@ -75,6 +77,8 @@ class _Tally:
     skipped: int = 0
     rows: WriteCounts = field(default_factory=WriteCounts)
     changes: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    """The time budget ran out before every unit was looked at."""
 
 
 def refresh_index(
@@ -97,27 +101,35 @@ def refresh_locked(
     *,
     progress: Progress | None = None,
     resolver: RepositoryResolver | None = None,
+    budget_s: float | None = None,
 ) -> RefreshReport:
-    """Refresh through an open connection; the caller holds the writer lock."""
+    """Refresh through an open connection; the caller holds the writer lock.
+
+    With `budget_s`, no further unit is started once the budget is spent: what was written stays
+    (each unit is its own transaction), the roots do not count as refreshed, the report says
+    `stale`, and the next refresh carries on where this one stopped.
+    """
     started = time.monotonic()
     with index_errors():
         scanned = scan_roots(roots)
         tally = _Tally()
         writer = OutcomeWriter(connection, resolver or RepositoryResolver())
         known = _known_files(connection, scanned)
-        seen: set[str] = set()
+        seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
         for done, unit in enumerate(scanned.units, start=1):
-            seen.add(unit.path)
+            if budget_s is not None and time.monotonic() - started > budget_s:
+                tally.interrupted = True
+                break
             _refresh_unit(connection, writer, unit, known.get(unit.path), tally)
             if progress is not None:
                 progress(done, total)
         listed = set(scanned.listed)
         for path, row in known.items():
-            if path not in seen and (row["source"], row["root"]) in listed:
+            if path not in seen and (row.source, row.root) in listed:
                 with atomic(connection):
-                    delete_file_rows(connection, row["id"])
-                    connection.execute("DELETE FROM files WHERE id = ?", (row["id"],))
+                    delete_file_rows(connection, row.id)
+                    connection.execute("DELETE FROM files WHERE id = ?", (row.id,))
                 tally.deleted += 1
                 tally.changes.append(f"deleted:{path}")
         return _finish(connection, scanned, tally, time.monotonic() - started)
@@ -130,12 +142,12 @@ def scan_roots(roots: Roots) -> ScannedRoots:
     for source, paths in roots.items():
         for root in paths:
             key = root_text(root)
-            state, found = _list_root(Path(key), source)
+            state, found = scan_root(Path(key), source)
             scanned.states[(source, key)] = state
-            for path in found:
-                if path not in claimed:
-                    claimed.add(path)
-                    scanned.units.append(Unit(source, key, path))
+            for unit in found:
+                if unit.path not in claimed:
+                    claimed.add(unit.path)
+                    scanned.units.append(Unit(source, key, unit.path, unit.signature))
     return scanned
 
 
@@ -144,56 +156,57 @@ def root_text(root: Path | str) -> str:
     return normalise_path(os.path.abspath(root))
 
 
-def _list_root(root: Path, source: SourceKind) -> tuple[RootState, list[str]]:
-    if not root.exists():
-        return "missing", []
-    if not _readable_tree(root):
-        return "unreadable", []
-    try:
-        return "indexed", [str(path) for path in iter_session_paths(root, source)]
-    except OSError:
-        return "unreadable", []
+class _Known(NamedTuple):
+    """What the change check needs of a stored cursor."""
+
+    id: int
+    source: str
+    root: str
+    signature: str
+    failure: str | None
 
 
-def _readable_tree(root: Path) -> bool:
-    """True when every folder under `root` can be listed (`rglob` skips the others silently)."""
-    failures: list[OSError] = []
-    for _ in os.walk(root, onerror=failures.append):
-        if failures:
-            return False
-    return not failures and root.is_dir()
+def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[str, _Known]:
+    """The stored cursor of every file under the scanned roots, and of any unit listed elsewhere.
+
+    Only what the change check needs is read here (a no-change refresh of 10,000 files reads no
+    more); a changed unit's full cursor is read when it is refreshed.
+    """
+    known: dict[str, _Known] = {}
+    for source, root in scanned.states:
+        for path, *row in connection.execute(_KNOWN + " WHERE source = ? AND root = ?", (source, root)):
+            known[path] = _Known(*row)
+    for unit in scanned.units:
+        if unit.path not in known:
+            found = connection.execute(_KNOWN + " WHERE path = ?", (unit.path,)).fetchone()
+            if found is not None:
+                known[unit.path] = _Known(*found[1:])
+    return known
 
 
-def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[str, sqlite3.Row]:
-    """The stored cursors for every file under the scanned roots, and for any unit listed elsewhere."""
+_KNOWN = "SELECT path, id, source, root, signature, failure FROM files"
+
+
+def _full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
     connection.row_factory = sqlite3.Row
     try:
-        known: dict[str, sqlite3.Row] = {}
-        for source, root in scanned.states:
-            for row in connection.execute("SELECT * FROM files WHERE source = ? AND root = ?", (source, root)):
-                known[row["path"]] = row
-        for unit in scanned.units:
-            if unit.path not in known:
-                row = connection.execute("SELECT * FROM files WHERE path = ?", (unit.path,)).fetchone()
-                if row is not None:
-                    known[unit.path] = row
-        return known
+        return connection.execute("SELECT * FROM files WHERE id = ?", (file_id,)).fetchone()
     finally:
         connection.row_factory = None
 
 
 def _refresh_unit(
-    connection: sqlite3.Connection, writer: OutcomeWriter, unit: Unit, known: sqlite3.Row | None, tally: _Tally
+    connection: sqlite3.Connection, writer: OutcomeWriter, unit: Unit, stored: _Known | None, tally: _Tally
 ) -> None:
-    try:
-        signature = file_signature(Path(unit.path))
-    except OSError:
+    signature = unit.signature
+    if signature is None:
         tally.failed += 1  # vanished between listing and stat: the next refresh deletes its rows
         return
-    if known is not None and known["signature"] == signature.digest:
+    if stored is not None and stored.signature == signature.digest:
         tally.unchanged += 1
-        tally.failed += known["failure"] is not None
+        tally.failed += stored.failure is not None
         return
+    known = None if stored is None else _full_cursor(connection, stored.id)
     start, resume = _resume_point(unit, known, signature)
     try:
         outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
@@ -314,13 +327,14 @@ def _count(
 def _finish(connection: sqlite3.Connection, scanned: ScannedRoots, tally: _Tally, seconds: float) -> RefreshReport:
     now = time.time()
     with atomic(connection):
-        for (source, root), state in scanned.states.items():
+        for (source, root), state in scanned.states.items() if not tally.interrupted else ():
             connection.execute(
                 "INSERT INTO roots (source, path, state, refreshed_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (source, path) DO UPDATE SET state = excluded.state, refreshed_at = excluded.refreshed_at",
                 (source, root, state, now),
             )
-        write_meta(connection, "last_refresh_at", repr(now))
+        if not tally.interrupted:
+            write_meta(connection, "last_refresh_at", repr(now))
         if tally.changes:
             change_digest = hashlib.sha256("\n".join(sorted(tally.changes)).encode("utf-8", "replace")).hexdigest()
             revision = advance_revision(connection, change_digest)
@@ -344,7 +358,7 @@ def _finish(connection: sqlite3.Connection, scanned: ScannedRoots, tally: _Tally
         skipped_records=tally.skipped,
         index_revision=revision.text,
         content_changed=bool(tally.changes),
-        freshness="incomplete" if unreadable or tally.failed else "fresh",
+        freshness="stale" if tally.interrupted else "incomplete" if unreadable or tally.failed else "fresh",
         seconds=round(seconds, 6),
     )
 
@@ -360,9 +374,6 @@ def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
         for unit in scanned.units:
             seen.add(unit.path)
             row = known.get(unit.path)
-            try:
-                changed += row is None or row["signature"] != file_signature(Path(unit.path)).digest
-            except OSError:
-                changed += 1
-        changed += sum(1 for path, row in known.items() if path not in seen and (row["source"], row["root"]) in listed)
+            changed += row is None or unit.signature is None or row.signature != unit.signature.digest
+        changed += sum(1 for path, row in known.items() if path not in seen and (row.source, row.root) in listed)
         return changed

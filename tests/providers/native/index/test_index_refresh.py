@@ -258,3 +258,13 @@ def _kimi_message(message_id: str, role: str, text: str) -> str:
         "message": {"id": message_id, "role": role, "content": [{"type": "text", "text": text}]},
     }
     return json.dumps(record) + "\n"
+
+
+def test_refresh_index_out_of_budget_keeps_its_work_and_is_continued(fresh_index, transcript, tmp_path):
+    for number in range(3):
+        transcript(f"s{number}").user(f"message {number}").write()
+    cut = refresh_locked(fresh_index, _roots(tmp_path), budget_s=0.0)
+    assert (cut.freshness, cut.files_added) == ("stale", 0)
+    assert fresh_index.execute("SELECT count(*) FROM roots").fetchone() == (0,)
+    rest = refresh_locked(fresh_index, _roots(tmp_path))
+    assert (rest.freshness, rest.files_added) == ("fresh", 3)
