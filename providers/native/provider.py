@@ -1,13 +1,15 @@
 """The embedded default provider: the native SQLite index, bound to one enablement.
 
-A lookup (1) checks the request asks for exactly the enablement's scope, (2) refreshes the index
-incrementally when the enablement's roots were last refreshed longer ago than the refresh window
-(a no-change refresh only stats files; a first build or a large change is cut off after the
-refresh budget, reported `stale`, and continued by the next lookup or `index refresh`; when
-another process is refreshing, the lookup does not wait: it reads the index as it is and reports
-`stale` if files changed), (3) runs the scoped query,
-(4) re-checks every returned row against the scope (one stray row rejects the whole result), and
-(5) returns ranked, redacted, bounded items with the index's freshness and revision.
+A lookup
+1. checks that the request asks for exactly the enablement's scope (else `ScopeViolation`);
+2. refreshes the enablement's session roots when they were last refreshed longer ago than the
+   refresh window. A no-change refresh only stats files. A first build or a large change stops
+   after the refresh budget, says `stale`, and is continued by the next lookup or `index
+   refresh`. When another process is refreshing, the lookup does not wait: it reads the index as
+   it is and says `stale` if files changed since;
+3. runs the scoped query (agent roots and repository binding are SQL predicates);
+4. re-checks every returned row against the scope: one stray row rejects the whole result;
+5. returns ranked, redacted, bounded items with the index's freshness and revision.
 """
 
 import sqlite3

@@ -8,7 +8,7 @@ from jsonschema import Draft202012Validator
 
 from contracts.schemas import json_schema
 from obelisk_session_evidence.cli import main
-from tests.providers.native.index.conftest import ClaudeTranscript
+from tests.providers.native.index.transcripts import ClaudeTranscript
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,9 @@
 import json
-from datetime import datetime, timezone
+import os
 import stat
+import subprocess
+import sys
+from datetime import datetime, timezone
 
 from click.testing import CliRunner
 
@@ -80,11 +83,19 @@ def test_run_admitted_writes_private_result_0600_and_keeps_stdout_clean(tmp_path
     assert json.loads(private_out.read_text())["freshness"] == "unknown"
 
 
-def test_run_prefect_without_api_is_a_typed_error(tmp_path, monkeypatch):
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    result = _invoke("run", "--situation", _situation_file(tmp_path), "--prefect")
-    assert result.exit_code == 2
-    assert result.stderr.startswith("error: prefect_api_not_configured")
+def test_run_prefect_without_api_is_a_typed_error(tmp_path):
+    # A fresh process: the session's Prefect test server must not count as a configured API.
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith("PREFECT_API")
+    }
+    environment["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    completed = subprocess.run(
+        [sys.executable, "-m", "obelisk_session_evidence", "run", "--situation",
+         _situation_file(tmp_path), "--prefect"],
+        capture_output=True, text=True, env=environment, timeout=120,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("error: prefect_api_not_configured")
 
 
 def test_schema_writes_every_public_contract(tmp_path):

@@ -19,7 +19,7 @@ from providers.native.index.results import session_ref
 from providers.native.index.store import index_file, writer_lock
 from providers.native.parsers import default_roots
 from providers.native.provider import NativeIndexProvider
-from tests.providers.native.index.conftest import ClaudeTranscript
+from tests.providers.native.index.transcripts import ClaudeTranscript
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 REF = re.compile(r"^[a-z]+:[0-9a-f]{16,64}$")

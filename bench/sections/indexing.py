@@ -1,0 +1,178 @@
+"""Section 3: full builds, no-change and append refreshes, and peak memory on one large session file.
+
+Builds go into a new temporary index each time (`refresh_index` over the roots: parse, resolve
+repositories, write rows and full-text rows, one transaction per file). Refreshes run against the
+cached corpora's indexes; an append adds one round to one Claude session (the shape Claude Code
+appends, `bench.refresh_incremental._append_round`) and the bench cuts the file back afterwards.
+Peak memory is measured in a child process (`ru_maxrss`), next to the same child's RSS before it
+starts the refresh.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from bench._corpus import REAL_CORPUS, REAL_ROOTS
+from bench._report import ROOT, Table, count, ms, ratio
+from bench._scaled import Corpus, restore_append_target
+from bench.refresh_incremental import _append_round
+from providers.native.index.refresh import refresh_index
+from providers.native.index.store import index_file
+
+NOCHANGE_TARGET_S: Final = 0.3
+BUILD_TARGET_MB_S: Final = 20.0
+
+
+def build_table(real_repeat: int, scaled: Sequence[tuple[str, Corpus]]) -> tuple[Table, float | None]:
+    """3a: full builds of the real corpus and of scaled generated corpora; returns the real MB/s too."""
+    table = Table(
+        "3a. Indexing: full build (new index each time)",
+        ("corpus", "n", "files", "MB", "messages", "wall s (median)", "CPU s", "MB/s", "MB per CPU-s", "messages/s"),
+    )
+    real_mb_s = None
+    if real_repeat and all(path.exists() for paths in REAL_ROOTS.values() for path in paths):
+        real_mb_s = _build_rows(table, f"real corpus ({REAL_CORPUS})", REAL_ROOTS, real_repeat)
+    elif real_repeat:
+        table.skip("real corpus", f"{REAL_CORPUS} not found; set NATIVE_REAL_CORPUS")
+    else:
+        table.skip("real corpus", "not in this profile")
+    for label, corpus in scaled:
+        _build_rows(table, f"generated, {label} messages", corpus.roots, 1)
+    table.notes.append(
+        f"Target: >= {BUILD_TARGET_MB_S:.0f} MB/s on the real corpus. MB are session-file bytes read; a"
+        " shared machine's wall time includes waiting for the CPU, so MB per CPU-second is given too."
+    )
+    return table, real_mb_s
+
+
+def _build_rows(table: Table, label: str, roots, repeat: int) -> float:  # noqa: ANN001
+    walls, cpus, report = [], [], None
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="ose-bench-build-") as work:
+            started, cpu = time.perf_counter(), time.process_time()
+            report = refresh_index(index_file(Path(work) / "index"), roots)
+            walls.append(time.perf_counter() - started)
+            cpus.append(time.process_time() - cpu)
+    assert report is not None
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    megabytes = report.bytes_read / 1e6
+    table.add(label, repeat, count(report.files_seen), f"{megabytes:.1f}", count(report.messages_written),
+              f"{wall:.2f}", f"{cpu:.2f}", f"{megabytes / wall:.1f}", f"{megabytes / cpu:.1f}",
+              count(report.messages_written / wall))  # fmt: skip
+    return megabytes / wall
+
+
+def refresh_table(
+    nochange: Corpus | None, append: Sequence[tuple[str, str, Corpus]], *, repeat: int
+) -> tuple[Table, dict[str, float]]:
+    """3b: no-change refreshes, and one appended round as the corpus grows in bytes and in files."""
+    table = Table(
+        "3b. Indexing: refresh when little or nothing changed",
+        ("refresh", "corpus", "files", "MB", "n", "wall ms p50", "wall ms min–max", "CPU ms p50", "bytes read",
+         "p50 ÷ 1×"),
+    )  # fmt: skip
+    figures: dict[str, float] = {}
+    if nochange is not None:
+        refresh_index(nochange.index_path, nochange.roots)
+        walls, cpus = [], []
+        for _ in range(repeat):
+            started, cpu = time.perf_counter(), time.process_time()
+            report = refresh_index(nochange.index_path, nochange.roots)
+            walls.append(time.perf_counter() - started)
+            cpus.append(time.process_time() - cpu)
+            assert report.files_unchanged == report.files_seen and not report.content_changed
+        figures["nochange_s"] = statistics.median(walls)
+        figures["nochange_files"] = report.files_seen
+        table.add("no change", _corpus_label(nochange), count(report.files_seen), f"{nochange.stats['bytes'] / 1e6:.0f}",
+                  repeat, ms(statistics.median(walls)), f"{ms(min(walls))}–{ms(max(walls))}",
+                  ms(statistics.median(cpus)), 0, "")  # fmt: skip
+    base: dict[str, float] = {}
+    for growth, factor, corpus in append:
+        walls, cpus, read = [], [], []
+        try:
+            for number in range(repeat):
+                _append_round(corpus.append_target, number)
+                started, cpu = time.perf_counter(), time.process_time()
+                report = refresh_index(corpus.index_path, corpus.roots)
+                walls.append(time.perf_counter() - started)
+                cpus.append(time.process_time() - cpu)
+                read.append(report.bytes_read)
+                assert report.files_appended == 1 and report.files_reread == 0, "the append was not incremental"
+        finally:
+            restore_append_target(corpus)
+        p50 = statistics.median(walls)
+        base.setdefault(growth, p50)
+        figures[f"append_{growth}_{factor}"] = p50
+        table.add(f"append one round ({growth} grow {factor})", _corpus_label(corpus), count(corpus.stats["files"]),
+                  f"{corpus.stats['bytes'] / 1e6:.1f}", repeat, ms(p50), f"{ms(min(walls))}–{ms(max(walls))}",
+                  ms(statistics.median(cpus)), count(statistics.median(read)), ratio(p50, base[growth]))  # fmt: skip
+    table.notes += [
+        f"Targets: no-change refresh of 10,000 files <= {NOCHANGE_TARGET_S} s; an append costs O(appended bytes),"
+        " so it stays flat as the bytes grow (the bytes read column is the appended round only).",
+        "Growth in files adds one stat per file to every refresh (what the no-change row costs), so an"
+        " append over 100× the files is expected to cost about what a no-change refresh of those files does.",
+    ]
+    return table, figures
+
+
+def _corpus_label(corpus: Corpus) -> str:
+    stats = corpus.stats
+    return f"{count(stats['messages'])} msgs, {stats['rounds']} rounds/session"
+
+
+def memory_table(session_file: Path | None, megabytes: int) -> Table:
+    """3c: peak RSS of a process that indexes one large session file from nothing."""
+    table = Table(
+        "3c. Indexing: peak memory for one large session file (new process, new index)",
+        ("file", "MB", "messages", "tool calls", "wall s", "MB/s", "RSS before refresh MiB", "peak RSS MiB",
+         "peak − before MiB"),
+    )  # fmt: skip
+    if session_file is None:
+        table.skip(f"one {megabytes} MB Claude session", "not in this profile")
+        return table
+    with tempfile.TemporaryDirectory(prefix="ose-bench-rss-") as work:
+        command = [sys.executable, "-m", "bench.sections.indexing", "--rss-child", str(session_file.parent.parent),
+                   str(Path(work) / "index")]  # fmt: skip
+        answer = subprocess.run(command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True,
+                                check=False, timeout=3600)  # fmt: skip
+    if answer.returncode != 0:
+        table.skip(f"one {megabytes} MB Claude session", f"child failed: {answer.stderr.strip()[-160:]}")
+        return table
+    result = json.loads(answer.stdout.strip().splitlines()[-1])
+    before, peak = result["before_kib"] / 1024, result["peak_kib"] / 1024
+    size = session_file.stat().st_size / 1e6
+    table.add("one Claude Code session (generated: 4 records per round, ~1.5 KB tool output)", f"{size:.0f}",
+              count(result["messages"]), count(result["tool_calls"]), f"{result['seconds']:.1f}",
+              f"{size / result['seconds']:.1f}", f"{before:.0f}", f"{peak:.0f}", f"{peak - before:.0f}")  # fmt: skip
+    return table
+
+
+def _child_environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _rss_child(projects_root: str, index_dir: str) -> None:
+    """In the child: RSS after imports, then index the file from nothing and report the peak."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    report = refresh_index(index_file(Path(index_dir)), {"claude": [Path(projects_root)]})
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"before_kib": before, "peak_kib": peak, "seconds": seconds, "messages": report.messages_written,
+                      "tool_calls": report.tool_calls_written}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--rss-child":
+        _rss_child(sys.argv[2], sys.argv[3])
+    else:
+        raise SystemExit("usage: python -m bench.sections.indexing --rss-child PROJECTS_ROOT INDEX_DIR")

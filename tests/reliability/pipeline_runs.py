@@ -1,0 +1,83 @@
+"""Running the full pipeline under test: timed, optionally memory-traced, crashes counted.
+
+A run goes through `stages.pipeline.run_pipeline` exactly as the cold path does; only the
+provider is chosen by the test (the native index or the Obelisk adapter over the stand-in).
+"""
+
+import gc
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from contracts.config import AdmissionPolicy
+from contracts.decision import ReplanEvidenceDecision
+from contracts.situation import ReplanSituation
+from contracts.thresholds import RouteThresholds
+from providers.base import EvidenceProvider
+from stages.cap_by_tokens import TokenEncoder
+from stages.pipeline import PipelineDependencies, run_pipeline
+from tests.reliability.figures import FIGURES
+
+DIGEST_SALT = "reliability-salt"
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """One run's public decision, its private stage values, and what it cost."""
+
+    decision: ReplanEvidenceDecision
+    values: dict[str, Any]
+    seconds: float
+    peak_bytes: int | None
+    """Peak traced Python allocation during the run (None when not traced)."""
+
+    @property
+    def items(self) -> list[Any]:
+        """The capped (private) items that would reach the Turn."""
+        capped = self.values["capped"].result
+        return [] if capped is None else list(capped.items)
+
+    def public_outputs(self, prefix: str = "") -> dict[str, str]:
+        """Everything of this run that is public: the decision and its receipt, as JSON."""
+        receipt = self.decision.receipt
+        return {
+            f"{prefix}decision": self.decision.model_dump_json(),
+            f"{prefix}receipt": receipt.model_dump_json() if receipt is not None else "null",
+        }
+
+
+def run_pipeline_measured(
+    situation: ReplanSituation,
+    *,
+    provider: EvidenceProvider | None,
+    policy: AdmissionPolicy,
+    encoder: TokenEncoder,
+    trace_memory: bool = False,
+) -> PipelineRun:
+    """Run every stage; an exception escaping the pipeline is counted as a crash and fails the test."""
+    dependencies = PipelineDependencies(
+        policy=policy,
+        provider=provider,
+        encoder=encoder,
+        thresholds=RouteThresholds(),
+        digest_salt=DIGEST_SALT,
+    )
+    peak = None
+    if trace_memory:
+        gc.collect()
+        tracemalloc.start()
+    started = time.monotonic()
+    try:
+        decision, values = run_pipeline(situation, dependencies)
+    except Exception as error:  # noqa: BLE001 - counted, then the test fails with the type only
+        FIGURES.crashes += 1
+        pytest.fail(f"the pipeline raised {type(error).__name__}", pytrace=False)
+    finally:
+        seconds = time.monotonic() - started
+        if trace_memory:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+    return PipelineRun(decision=decision, values=values, seconds=seconds, peak_bytes=peak)
