@@ -4,7 +4,7 @@ PYTHON := $(VENV)/bin/python
 CLI := $(VENV)/bin/obelisk-session-evidence
 INSTALLED := $(VENV)/.installed
 
-.PHONY: venv test test-reliability demo schema clean
+.PHONY: venv test test-reliability demo schema clean bench bench-quick bench-setup
 
 include make/node.mk
 
@@ -27,6 +27,19 @@ demo: $(INSTALLED)
 
 schema: $(INSTALLED)
 	$(CLI) schema --out contracts/schemas
+
+# Benchmarks (bench/run.py): the full report goes to bench/results/latest.md, the quick one to quick.md.
+bench: $(INSTALLED)
+	$(PYTHON) -m bench.run --full
+
+bench-quick: $(INSTALLED)
+	$(PYTHON) -m bench.run --quick
+
+# ripgrep, the peer the bench compares against (Debian/Ubuntu; the bench reports 'not installed' without it).
+bench-setup:
+	@command -v rg >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y ripgrep || { $$SUDO apt-get update && $$SUDO apt-get install -y ripgrep; }; }
+	@rg --version | head -1
 
 clean: clean-node
 	rm -rf $(VENV) .state

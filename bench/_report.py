@@ -7,7 +7,6 @@ import platform
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +146,3 @@ def _commit() -> str:
         return "unknown"
     return head + (" + uncommitted changes" if dirty else "")
 
-
-def python_executable() -> str:
-    """The interpreter running the bench (the project venv's when run through `make`)."""
-    return sys.executable

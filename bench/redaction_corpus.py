@@ -12,7 +12,6 @@ findings are printed masked (kind, then the first four characters) for a person 
 import re
 import time
 from collections import Counter
-from pathlib import Path
 
 from bench._corpus import REAL_CORPUS, real_outcomes
 from providers.native.index.redaction import find_secrets

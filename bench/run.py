@@ -34,7 +34,7 @@ from bench._scaled import (
     single_session_file,
 )
 from bench.batch_throughput import stalled_situations
-from bench.sections import batch, cold_path, indexing, tokenizer
+from bench.sections import batch, cold_path, cold_path_tables, indexing, tokenizer
 from contracts.limits import DEFAULT_LIMITS
 
 RESULTS: Final = ROOT / "bench" / "results"
@@ -57,7 +57,7 @@ class Profile:
     prefect_sizes: tuple[int, ...] = ()
     prefect_warm: int = 0
     prefect_cli: int = 0
-    rg_output_samples: int = 0
+    uncapped_samples: int = 0
     real_build_repeat: int = 0
     scaled_builds: tuple[int, ...] = ()
     nochange_files: int = 0
@@ -75,14 +75,14 @@ class Profile:
 
 PROFILES: Final = {
     "smoke": Profile(
-        name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, rg_output_samples=2,
+        name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, uncapped_samples=2,
         scaled_builds=(2_000,), nochange_files=40, append_bytes_rounds=(APPEND_BASE_ROUNDS,), append_files=(40,),
         append_repeat=2, rss_megabytes=1, batch_items=5, sample_chars=20_000,
-        why_less={"prefect": "--smoke", "real": "--smoke", "batch_prefect": "--smoke"},
+        why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke"},
     ),
     "quick": Profile(
-        name="quick", results_file="quick.md", sizes=(10_000,), situations=200, spawns={10_000: 10},
-        rg_output_samples=20, real_build_repeat=1, scaled_builds=(10_000,), nochange_files=2_000,
+        name="quick", results_file="quick.md", sizes=(10_000,), situations=200, spawns={10_000: 5},
+        uncapped_samples=20, real_build_repeat=1, scaled_builds=(10_000,), nochange_files=2_000,
         append_bytes_rounds=(APPEND_BASE_ROUNDS, 57), append_files=(100, 1_000), append_repeat=3, rss_megabytes=10,
         batch_items=100, tokenizer_loads=2,
         why_less={"prefect": "--quick: a standing server takes 10–25 s to start; run `make bench`",
@@ -92,7 +92,7 @@ PROFILES: Final = {
     "full": Profile(
         name="full", results_file="latest.md", sizes=(10_000, 100_000, 1_000_000), situations=200,
         spawns={10_000: 30, 100_000: 100, 1_000_000: 30}, prefect_sizes=(100_000,), prefect_warm=200,
-        prefect_cli=30, rg_output_samples=50, real_build_repeat=3, scaled_builds=(10_000, 100_000),
+        prefect_cli=30, uncapped_samples=50, real_build_repeat=3, scaled_builds=(10_000, 100_000),
         nochange_files=10_000, append_bytes_rounds=(APPEND_BASE_ROUNDS, 57, 585), append_files=(100, 1_000, 10_000),
         append_repeat=5, rss_megabytes=100, batch_items=1_000, batch_prefect=True, tokenizer_loads=5,
     ),
@@ -116,6 +116,8 @@ class Bench:
         self.server_problem: str | None = None
         self.figures: dict[str, Any] = {}
         self.tables: dict[str, Table] = {}
+        self.runs: list[cold_path.SizeRun] = []
+        self.size_failures: dict[int, str] = {}
 
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:7.1f} s] {message}", file=sys.stderr, flush=True)
@@ -163,26 +165,47 @@ class Bench:
     # ---- sections -------------------------------------------------------------------------------
 
     def cold_path(self) -> list[Table]:
+        """Sections 1, 2 and 4, direct: every size's in-process decisions with peers, and CLI runs."""
         profile = self.profile
         situations = stalled_situations(profile.situations)
-        runs, skipped = [], []
         for size in self.sizes:
-            label = size_label(size)
-            corpus = self.corpus(scale=decision_scale(size), rounds=DECISION_ROUNDS)
-            prefect = None
+            try:
+                corpus = self.corpus(scale=decision_scale(size), rounds=DECISION_ROUNDS)
+                self.runs.append(cold_path.measure_size(size_label(size), corpus, situations,
+                                                        spawns=profile.spawns.get(size, 0),
+                                                        uncapped_samples=profile.uncapped_samples, log=self.log))  # fmt: skip
+            except Exception as error:  # noqa: BLE001 - the other sizes still report
+                traceback.print_exc()
+                self.size_failures[size] = f"failed: {type(error).__name__}: {str(error)[:160]}"
+        return []
+
+    def prefect_rows(self) -> list[Table]:
+        """Section 1's `run --prefect` rows, on the sizes the profile names, against the standing server."""
+        profile = self.profile
+        situations = stalled_situations(profile.situations)
+        for run in self.runs:
+            size = next(s for s in self.sizes if size_label(s) == run.label)
             if size in profile.prefect_sizes and self.server is not None:
-                prefect = (self.server, profile.prefect_warm, profile.prefect_cli)
-            run = cold_path.measure_size(label, corpus, situations, spawns=profile.spawns.get(size, 0),
-                                         rg_output_samples=profile.rg_output_samples, prefect=prefect, log=self.log)  # fmt: skip
-            if prefect is None:
+                try:
+                    cold_path.measure_prefect(run, situations, self.server, warm_runs=profile.prefect_warm,
+                                              cli_runs=profile.prefect_cli, log=self.log)  # fmt: skip
+                except Exception as error:  # noqa: BLE001 - the rows say what failed
+                    traceback.print_exc()
+                    run.prefect_warm.skipped = run.prefect_cli.skipped = f"failed: {type(error).__name__}"
+            else:
                 reason = (self.server_problem or profile.why_less.get("prefect")
                           or f"Prefect rows run at {', '.join(size_label(s) for s in profile.prefect_sizes)} only")  # fmt: skip
                 run.prefect_warm.skipped = run.prefect_cli.skipped = reason
-            runs.append(run)
-        for size in PROFILES["full"].sizes:
-            if size not in self.sizes:
-                skipped.append((f"{size_label(size)} msgs", self.profile.why_less.get("sizes", "left out with --sizes")))
-        self.runs = runs
+        return []
+
+    def cold_path_report(self) -> list[Table]:
+        """The tables of sections 1, 1b, 2 and 4, and their figures for the targets."""
+        runs = self.runs
+        if not runs and not self.size_failures:
+            return []  # the measuring section failed and left its own table
+        skipped = [(f"{size_label(size)} msgs", self.profile.why_less.get("sizes", "left out with --sizes"))
+                   for size in PROFILES["full"].sizes if size not in self.sizes]  # fmt: skip
+        skipped += [(f"{size_label(size)} msgs", reason) for size, reason in self.size_failures.items()]
         by_label = {run.label: run for run in runs}
         target = by_label.get(size_label(TARGET_DECISION_SIZE))
         if target is not None:
@@ -197,10 +220,10 @@ class Bench:
             self.figures["context_item_tokens_max"] = max(x.capped_item_tokens for x in admitted)
             self.figures["context_private_tokens_max"] = max(x.private_tokens for x in admitted)
         return [
-            cold_path.decision_table(runs, skipped),
-            cold_path.stage_table(runs),
-            cold_path.peers_table(runs),
-            cold_path.context_table(runs, DEFAULT_LIMITS["max_tokens"]),
+            cold_path_tables.decision_table(runs, skipped),
+            cold_path_tables.stage_table(runs),
+            cold_path_tables.peers_table(runs),
+            cold_path_tables.context_table(runs, DEFAULT_LIMITS["max_tokens"]),
         ]
 
     def indexing(self) -> list[Table]:
@@ -231,7 +254,7 @@ class Bench:
         return batch.batch_table(profile.batch_items, server, skip_prefect=reason)
 
     def tokenizer(self) -> Table:
-        seconds = cold_path.comparator_seconds_per_candidate(getattr(self, "runs", []))
+        seconds = cold_path_tables.comparator_seconds_per_candidate(self.runs)
         return tokenizer.tokenizer_table(self.profile.tokenizer_loads, seconds, sample_chars=self.profile.sample_chars)
 
     def targets(self) -> Table:
@@ -297,10 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("PI_CODING_AGENT_SESSION_DIR", None)
     header = machine_description()
     bench = Bench(profile, cache=cache, seed=arguments.seed, sizes=sizes)
-    with bench.standing_server():
-        bench.section("1", "1. Cold-path decision", bench.cold_path)
-        bench.section("3", "3. Indexing", bench.indexing)
+    bench.section("3", "3. Indexing", bench.indexing)
+    bench.section("1", "1. Cold-path decision, direct (with 2. peers and 4. context)", bench.cold_path)
+    with bench.standing_server():  # started only now: an idle server still takes some CPU
+        bench.section("1", "1. Cold-path decision under Prefect", bench.prefect_rows)
         bench.section("5", "5. Batch", bench.batch)
+    bench.section("1", "1, 2, 4: tables", bench.cold_path_report)
     bench.section("6", "6. Tokenizer and comparator", bench.tokenizer)
     ordered = [bench.targets()] + [bench.tables[key] for key in sorted(bench.tables, key=_section_order)]
     command = {"full": "make bench", "quick": "make bench-quick", "smoke": "python -m bench.run --smoke"}[profile.name]

@@ -7,6 +7,7 @@ references to them). A bad item is recorded with its reason code and its task ru
 code alone; the batch goes on. The task runner is chosen per run: threads by default, or Dask.
 """
 
+import os
 import time
 from typing import Any, Literal
 
@@ -109,11 +110,13 @@ def task_runner_for(
         ) from None
     if dask_address:
         return DaskTaskRunner(address=dask_address)
+    # One process per core at most (each imports Prefect, ~2.5 s); the rest of `concurrency` as threads.
+    workers = max(1, min(concurrency, os.cpu_count() or 1))
     return DaskTaskRunner(
         cluster_class="distributed.LocalCluster",
         cluster_kwargs={
-            "n_workers": concurrency,
-            "threads_per_worker": 1,
+            "n_workers": workers,
+            "threads_per_worker": max(1, concurrency // workers),
             "processes": True,
             "host": "127.0.0.1",
             "dashboard_address": None,

@@ -28,14 +28,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench._prefect import client_environment, without_prefect
-from bench._report import ROOT, Table, count, ms, percentile, ratio
+from bench._report import ROOT
 from bench._scaled import Corpus
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
+from obelisk_session_evidence.state import read_config
 from obelisk_session_evidence.tokenizer import load_encoder
 from obelisk_session_evidence.wiring import pipeline_dependencies
 from providers.native.index.fts import fts_query, query_phrases
+from providers.native.index.query import ScopeFilter, probe_cap, search_sql, selective_phrases
 from providers.native.index.refresh import refresh_index
+from providers.native.index.repository import repository_binding
+from providers.native.index.scope import enablement_roots, scope_filter
 from providers.native.index.store import connect
 from stages.pipeline import PIPELINE, Stage, run_pipeline
 
@@ -67,6 +71,8 @@ class Lookup:
     rg_cpu: float | None = None
     rg_lines: int | None = None
     rg_output_chars: int | None = None
+    uncapped_rows: int | None = None
+    uncapped_chars: int | None = None
 
 
 @dataclass(slots=True)
@@ -98,30 +104,36 @@ def measure_size(
     situations: Sequence[bytes],
     *,
     spawns: int,
-    rg_output_samples: int,
-    prefect: tuple[Any, int, int] | None,
+    uncapped_samples: int,
     log: Callable[[str], None] = print,
 ) -> SizeRun:
-    """Decide every situation in process (with peers), then the process-start and Prefect series.
-
-    `prefect` is `(server, warm runs, new-process runs)`, or None to leave those series out.
-    """
+    """Decide every situation in process (with its peers), then through the CLI `spawns` times."""
     log(f"[{label}] {len(situations)} decisions in process, with rg and the FTS5 floor")
-    lookups = in_process_lookups(corpus, situations, rg_output_samples=rg_output_samples)
+    lookups = in_process_lookups(corpus, situations, uncapped_samples=uncapped_samples)
     log(f"[{label}] {spawns} decisions through the CLI (process start included)")
     cli = cli_series(corpus, situations[:spawns], environ=_direct_environment(corpus))
-    prefect_warm = prefect_cli = Series(skipped="no standing server in this profile")
-    if prefect is not None:
-        server, warm_runs, cli_runs = prefect
-        environ = client_environment(server, corpus.state.root)
-        log(f"[{label}] {warm_runs} `run --prefect` decisions in a warm process")
-        prefect_warm = prefect_warm_series(situations[:warm_runs], environ=environ)
-        log(f"[{label}] {cli_runs} `run --prefect` decisions, new process each")
-        prefect_cli = cli_series(corpus, situations[:cli_runs], environ=environ, prefect=True)
-    return SizeRun(label, corpus, lookups, cli, prefect_warm, prefect_cli)
+    not_yet = Series(skipped="no standing server in this profile")
+    return SizeRun(label, corpus, lookups, cli, not_yet, Series(skipped=not_yet.skipped))
 
 
-def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, rg_output_samples: int) -> list[Lookup]:
+def measure_prefect(
+    run: SizeRun,
+    situations: Sequence[bytes],
+    server: Any,
+    *,
+    warm_runs: int,
+    cli_runs: int,
+    log: Callable[[str], None] = print,
+) -> None:
+    """`run --prefect` on the run's index against the standing server: warm process, then new processes."""
+    environ = client_environment(server, run.corpus.state.root)
+    log(f"[{run.label}] {warm_runs} `run --prefect` decisions in a warm process")
+    run.prefect_warm = prefect_warm_series(situations[:warm_runs], environ=environ)
+    log(f"[{run.label}] {cli_runs} `run --prefect` decisions, new process each")
+    run.prefect_cli = cli_series(run.corpus, situations[:cli_runs], environ=environ, prefect=True)
+
+
+def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, uncapped_samples: int) -> list[Lookup]:
     """Each situation decided as `decide()` does, stage by stage, then rg and the floor on its terms."""
     refresh_index(corpus.index_path, corpus.roots)  # start inside the lookups' refresh window
     paths = corpus.state
@@ -131,7 +143,8 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, rg_output
     rg = shutil.which("rg")
     roots = [str(path) for paths_ in corpus.roots.values() for path in paths_ if path.exists()]
     floor = connect(corpus.index_path)
-    lookups = []
+    scope = _scope_of(paths)
+    lookups: list[Lookup] = []
     try:
         for raw in situations:
             lookup, values = _decide_timed(paths, raw)
@@ -141,12 +154,39 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, rg_output
                 lookup.floor_wall = _floor_seconds(floor, terms)
                 if rg is not None:
                     lookup.rg_wall, lookup.rg_cpu, lookup.rg_lines = _rg_counts(rg, terms, roots)
-                    if sum(x.rg_output_chars is not None for x in lookups) < rg_output_samples:
+                if sum(x.uncapped_rows is not None for x in lookups) < uncapped_samples:
+                    request = values["admission"].request
+                    lookup.uncapped_rows, lookup.uncapped_chars = _uncapped_size(floor, request, scope)
+                    if rg is not None:
                         lookup.rg_output_chars = _rg_output_chars(rg, terms, roots)
             lookups.append(lookup)
     finally:
         floor.close()
     return lookups
+
+
+def _scope_of(paths) -> ScopeFilter:  # noqa: ANN001
+    """The scope filter the native provider applies for the corpus's one enablement."""
+    enablement = read_config(paths).enablements[0]
+    return scope_filter(enablement_roots(enablement), repository_binding(enablement.repo_roots))
+
+
+def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]:  # noqa: ANN001
+    """Rows and characters of every in-scope item the provider's query matches, with no limit at all.
+
+    The provider's own statement (same phrases, scope and de-duplication), with the limit lifted,
+    summed inside SQLite so no text crosses into Python.
+    """
+    term_phrases, word_phrases = query_phrases(request.query_terms)
+    match = fts_query([*term_phrases, *selective_phrases(connection, word_phrases, cap=probe_cap(connection))])
+    if match is None:
+        return 0, 0
+    query = search_sql(match, scope, evidence_types=list(dict.fromkeys(request.evidence_types)), limit=-1,
+                       now=time.time())  # fmt: skip
+    rows, chars = connection.execute(
+        f"SELECT count(*), coalesce(sum(length(command) + length(body)), 0) FROM ({query.sql})", query.params
+    ).fetchone()
+    return rows, chars
 
 
 def _decide_timed(paths, raw: bytes) -> tuple[Lookup, dict[str, Any]]:  # noqa: ANN001
@@ -200,7 +240,7 @@ def _floor_seconds(connection, terms: Sequence[str]) -> float | None:  # noqa: A
 
 def _rg_command(rg: str, terms: Sequence[str], roots: Sequence[str], *, counts: bool) -> list[str]:
     patterns = [argument for term in terms for argument in ("-e", term)]
-    flags = ["--no-config", "--fixed-strings", "--hidden", "--no-ignore", "--search-zip", "--no-messages"]
+    flags = ["--no-config", "--fixed-strings", "--hidden", "--no-ignore", "--no-messages"]
     return [rg, *flags, *(["--count"] if counts else []), *patterns, "--", *roots]
 
 
@@ -300,163 +340,6 @@ def _prefect_child(situations_file: str) -> None:
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     print(json.dumps({"walls": walls, "cpus": cpus, "failures": failures}))
-
-
-# ---- tables -------------------------------------------------------------------------------------
-
-
-def index_label(corpus: Corpus) -> str:
-    """`100,009 msgs (70 MB, 980 files)`: the generated index's size."""
-    stats = corpus.stats
-    return f"{count(stats['messages'])} msgs ({stats['bytes'] / 1e6:.0f} MB JSONL, {count(stats['files'])} files)"
-
-
-def decision_table(runs: Sequence[SizeRun], skipped: Sequence[tuple[str, str]]) -> Table:
-    """Section 1: end to end, direct vs Prefect, process start included and excluded."""
-    table = Table(
-        "1. Cold-path decision, end to end (generated indexes; wall ms unless noted)",
-        ("index", "path", "process start", "n", "p50", "p95", "CPU p50", "CPU p95", "p50 ÷ direct warm"),
-    )
-    for run in runs:
-        base = percentile([x.wall for x in run.lookups], 50)
-        label = index_label(run.corpus)
-        warm = Series([x.wall for x in run.lookups], [x.cpu for x in run.lookups])
-        rows = [
-            ("direct pipeline, warm process (`decide`)", "excluded", warm),
-            ("direct: `obelisk-session-evidence run`", "included", run.cli),
-            ("`run --prefect`, warm process, standing server", "excluded", run.prefect_warm),
-            ("`run --prefect`, new process, standing server", "included", run.prefect_cli),
-        ]
-        for path, start, series in rows:
-            if series.skipped:
-                table.add(label, path, start, "-", f"not run ({series.skipped})")
-                continue
-            failed = f" ({series.failures} failed)" if series.failures else ""
-            table.add(label, path, start, f"{len(series.walls)}{failed}", ms(percentile(series.walls, 50)),
-                      ms(percentile(series.walls, 95)), ms(percentile(series.cpus, 50)), ms(percentile(series.cpus, 95)),
-                      ratio(percentile(series.walls, 50), base))  # fmt: skip
-    for label, reason in skipped:
-        table.add(label, "all", "-", "-", f"not run ({reason})")
-    table.notes += [
-        "Direct, warm: load the situation, build the dependencies (configuration, provider), run the seven"
-        " stages; after one warm-up decision (imports, tokenizer load). CPU is this process's CPU time"
-        " (SQLite runs in process); for new processes it is the child's user+system time (the Prefect"
-        " server's CPU is not counted).",
-        "A lookup refreshes the enablement's folders when they were last refreshed over 60 s ago (a"
-        " no-change refresh: one stat per file); series that run longer than that include such refreshes.",
-        "The generated histories repeat the same scenario in every session (50 test rounds each), so a"
-        " proposed command such as `pytest tests/test_auth.py -x` matches a large share of all rows: a"
-        " worst case for ranking, not a typical history.",
-    ]
-    return table
-
-
-def stage_table(runs: Sequence[SizeRun]) -> Table:
-    """Section 1, per stage: wall p50/p95 per index size over all situations."""
-    columns = ["stage"]
-    for run in runs:
-        columns += [f"{run.label} p50", f"{run.label} p95"]
-    table = Table("1b. Cold-path decision per stage (direct, warm process; wall ms, all situations)", tuple(columns))
-    for name in (*STAGE_ROWS, "end to end"):
-        cells = [name]
-        for run in runs:
-            values = [x.wall if name == "end to end" else x.stages.get(name, (0.0, 0.0))[0] for x in run.lookups]
-            cells += [ms(percentile(values, 50)), ms(percentile(values, 95))]
-        table.add(*cells)
-    table.notes.append(
-        "`load-situation` (JSON validation) and `dependencies` (configuration, provider, salt) are what"
-        " `decide()` does before the pipeline; `retrieve` includes the provider's connection, repository"
-        " binding, scoped FTS5 query, scope re-check and redaction."
-    )
-    return table
-
-
-def peers_table(runs: Sequence[SizeRun]) -> Table:
-    """Section 2: the decision against rg and the bare FTS5 floor, per query, in the same run."""
-    table = Table(
-        "2. Against what a user would use instead (same query terms, same corpus, same run; admitted queries)",
-        ("index", "tool", "n", "p50 ms", "p95 ms", "CPU p50 ms", "÷ rg", "÷ FTS5 floor"),
-    )
-    for run in runs:
-        label = index_label(run.corpus)
-        admitted = [x for x in run.lookups if x.admitted]
-        with_rg = [x for x in admitted if x.rg_wall is not None]
-        with_floor = [x for x in admitted if x.floor_wall]
-
-        def per_query(value: Callable[[Lookup], float], peer: str, pool: list[Lookup]) -> str:
-            ratios = [value(x) / getattr(x, peer) for x in pool if getattr(x, peer)]
-            return f"{percentile(ratios, 50):.1f}× (median)" if ratios else "-"
-
-        retrieve = lambda x: x.stages["retrieve"][0]  # noqa: E731
-        table.add(label, "decision, in process (all stages)", len(admitted), ms(percentile([x.wall for x in admitted], 50)),
-                  ms(percentile([x.wall for x in admitted], 95)), ms(percentile([x.cpu for x in admitted], 50)),
-                  per_query(lambda x: x.wall, "rg_wall", with_rg), per_query(lambda x: x.wall, "floor_wall", with_floor))  # fmt: skip
-        table.add(label, "  retrieve stage alone", len(admitted), ms(percentile([retrieve(x) for x in admitted], 50)),
-                  ms(percentile([retrieve(x) for x in admitted], 95)),
-                  ms(percentile([x.stages["retrieve"][1] for x in admitted], 50)),
-                  per_query(retrieve, "rg_wall", with_rg), per_query(retrieve, "floor_wall", with_floor))  # fmt: skip
-        rg_p50 = percentile([x.rg_wall for x in with_rg], 50)
-        if not run.cli.skipped:
-            table.add(label, "decision via the CLI (process start included)", len(run.cli.walls),
-                      ms(percentile(run.cli.walls, 50)), ms(percentile(run.cli.walls, 95)),
-                      ms(percentile(run.cli.cpus, 50)), f"{ratio(percentile(run.cli.walls, 50), rg_p50)} (p50s)", "")  # fmt: skip
-        if with_rg:
-            table.add(label, "`rg -F -c` over the raw session files (new process)", len(with_rg), ms(rg_p50),
-                      ms(percentile([x.rg_wall for x in with_rg], 95)), ms(percentile([x.rg_cpu for x in with_rg], 50)),
-                      "1×", per_query(lambda x: x.rg_wall, "floor_wall", [x for x in with_rg if x.floor_wall]))  # fmt: skip
-        else:
-            table.add(label, "`rg`", "-", "not run (rg not installed: `make bench-setup`)")
-        table.add(label, f"bare FTS5 `MATCH … ORDER BY rank LIMIT {FLOOR_LIMIT}` (warm connection)", len(with_floor),
-                  ms(percentile([x.floor_wall for x in with_floor], 50)),
-                  ms(percentile([x.floor_wall for x in with_floor], 95)), "", "", "1×")  # fmt: skip
-    table.notes += [
-        "Ratios are medians of per-query ratios (each query's decision, rg and floor run back to back), so"
-        " load drifts on this shared machine cancel; `(p50s)` compares two series' medians instead.",
-        "rg: `rg --fixed-strings --count --hidden --no-ignore --search-zip -e <term> ...` over the five"
-        " agents' session folders (it cannot scope by repository, so bait sessions match too). The floor"
-        " uses the whole-term phrases only, with no scope, recency, de-duplication, redaction or cap.",
-    ]
-    return table
-
-
-def context_table(runs: Sequence[SizeRun], budget: int) -> Table:
-    """Section 4: the private result's size per admitted query, capped and before the cap."""
-    table = Table(
-        f"4. Context: private result size per admitted query (default budget {budget:,} tokens)",
-        ("index", "n", "what", "tokens p50", "tokens p95", "tokens max", "chars p50", "chars p95", "chars max",
-         "items p50"),
-    )  # fmt: skip
-    for run in runs:
-        label = index_label(run.corpus)
-        admitted = [x for x in run.lookups if x.admitted]
-
-        def stats(values: list[float]) -> list[str]:
-            return [count(percentile(values, 50)), count(percentile(values, 95)), count(max(values))] if values else ["-"] * 3
-
-        table.add(label, len(admitted), "private result at the default budget (`--private-out` JSON)",
-                  *stats([x.private_tokens for x in admitted]), *stats([x.private_chars for x in admitted]),
-                  count(percentile([x.capped_items for x in admitted], 50)))  # fmt: skip
-        table.add(label, len(admitted), "  its items, as the budget counts them",
-                  *stats([x.capped_item_tokens for x in admitted]), "", "", "", "")  # fmt: skip
-        table.add(label, len(admitted), "provider answer before cap-by-tokens (uncapped)",
-                  *stats([x.answer_tokens for x in admitted]), *stats([x.answer_chars for x in admitted]),
-                  count(percentile([x.answer_items for x in admitted], 50)))  # fmt: skip
-        sampled = [x for x in admitted if x.rg_output_chars is not None]
-        if sampled:
-            table.add(label, len(sampled), "`rg -F` output for the same terms (what a user would read)", "-", "-",
-                      "-", *stats([x.rg_output_chars for x in sampled]),
-                      f"{count(percentile([x.rg_lines for x in sampled], 50))} lines")  # fmt: skip
-    table.notes.append(
-        "Tokens are o200k_base. The budget counts each item's compact JSON; the whole private JSON adds the"
-        " envelope (request id, versions, scope, freshness). The provider already bounds its answer by the"
-        " request's item, snippet and character limits; cap-by-tokens then applies the token budget."
-    )
-    return table
-
-
-def comparator_seconds_per_candidate(runs: Sequence[SizeRun]) -> list[float]:
-    """compare-route wall time divided by the items it compared, per admitted query with items."""
-    return [x.stages["compare-route"][0] / x.capped_items for run in runs for x in run.lookups if x.capped_items]
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Builds go into a new temporary index each time (`refresh_index` over the roots: 
 repositories, write rows and full-text rows, one transaction per file). Refreshes run against the
 cached corpora's indexes; an append adds one round to one Claude session (the shape Claude Code
 appends, `bench.refresh_incremental._append_round`) and the bench cuts the file back afterwards.
-Peak memory is measured in a child process (`ru_maxrss`), next to the same child's RSS before it
+Peak memory is measured in a child process (`VmHWM`), next to the same child's RSS before it
 starts the refresh.
 """
 
@@ -159,16 +159,25 @@ def _child_environment() -> dict[str, str]:
 
 
 def _rss_child(projects_root: str, index_dir: str) -> None:
-    """In the child: RSS after imports, then index the file from nothing and report the peak."""
-    import resource
+    """In the child: RSS after imports, then index the file from nothing and report the peak.
 
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    `/proc/self/status` is read rather than `ru_maxrss`, which Linux carries over from the parent
+    across fork and exec (it would report the bench's own size).
+    """
+    before = _status_kib("VmRSS")
     started = time.perf_counter()
     report = refresh_index(index_file(Path(index_dir)), {"claude": [Path(projects_root)]})
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"before_kib": before, "peak_kib": peak, "seconds": seconds, "messages": report.messages_written,
-                      "tool_calls": report.tool_calls_written}))  # fmt: skip
+    print(json.dumps({"before_kib": before, "peak_kib": _status_kib("VmHWM"), "seconds": seconds,
+                      "messages": report.messages_written, "tool_calls": report.tool_calls_written}))  # fmt: skip
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def tokenizer_table(loads: int, comparator_seconds: Sequence[float], *, sample_c
             started = time.perf_counter()
             tokens = len(encoder.encode_ordinary(text))
             rates.append(tokens / (time.perf_counter() - started))
-        table.add(f"encode_ordinary, {len(text) / 1e6:.1f} M chars of {source}", 3,
+        table.add(f"encode_ordinary, {len(text):,} chars of {source}", 3,
                   f"{count(statistics.median(rates))} tokens/s", f"{count(min(rates))}–{count(max(rates))} tokens/s",
                   f"{len(text) / tokens:.2f} chars per token")  # fmt: skip
     if comparator_seconds:

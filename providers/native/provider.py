@@ -17,10 +17,13 @@ import time
 from pathlib import Path
 from typing import Final
 
+from pydantic import ValidationError
+
 from contracts.base import Freshness
 from contracts.config import Enablement
-from contracts.errors import ScopeViolation
+from contracts.errors import ScopeViolation, UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
+from contracts.json_input import describe_validation_error
 from obelisk_session_evidence import __version__
 from providers.native.index.excerpts import needles_for
 from providers.native.index.fts import fts_query, query_phrases
@@ -67,6 +70,7 @@ class NativeIndexProvider:
 
     def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
+        _check_bounds(request)
         self._check_scope(request)
         binding = self._repository_binding()
         scope = scope_filter(self._roots, binding)
@@ -137,3 +141,15 @@ class NativeIndexProvider:
             truncated=selection.truncated,
             omitted_count=selection.omitted_count,
         )
+
+
+def _check_bounds(request: HistoricalEvidenceRequest) -> None:
+    """Refuse a request past the contract's bounds (one built with `model_construct` skips them):
+    a 1 MB term of distinct words would otherwise cost one probe query per word."""
+    problem = None
+    try:
+        HistoricalEvidenceRequest.model_validate(request.model_dump())
+    except ValidationError as error:
+        problem = describe_validation_error(error)
+    if problem is not None:  # raised outside the handler: no foreign exception is chained
+        raise UnsupportedOption(f"request fails validation at {problem}")

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.prefect
 
 
 def _api() -> PrefectRest:
+    """The harness's REST API, once the client's queued events (task runs among them) are in."""
     from prefect.settings import PREFECT_API_URL
 
+    drain_prefect_workers()
     return PrefectRest(PREFECT_API_URL.value())
 
 
@@ -102,11 +104,10 @@ def test_flow_leaves_no_canary_in_prefect_storage_or_outputs(prefect_harness, en
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=out)
     _run(manifest_ref)
     _run(manifest_ref)
-    drain_prefect_workers()
+    api = _api()  # drains the client's queues first
     database = prefect_database_path()
     prefect_home = Path(os.environ["PREFECT_HOME"])
     assert canary_places_in_database(standin.CANARY, database) == []
     assert canary_places_in_files(standin.CANARY, database.parent, prefect_home, out) == []
-    api = _api()
     api.read_everything()
     assert not api.holds(standin.CANARY)

@@ -23,8 +23,10 @@ STAGES = ["classify-gap", "admit", "retrieve", "cap-by-tokens", "compare-route",
 
 
 def _api() -> PrefectRest:
+    """The harness's REST API, once the client's queued events (task runs among them) are in."""
     from prefect.settings import PREFECT_API_URL
 
+    drain_prefect_workers()
     return PrefectRest(PREFECT_API_URL.value())
 
 
@@ -58,7 +60,6 @@ def test_provider_crash_run_is_tagged_and_leaves_no_canary(prefect_harness, enab
     run = api.latest_flow_run("replan-evidence")
     assert run["state_type"] == "COMPLETED"
     assert "verdict:novelty_unverified" in run["tags"]
-    drain_prefect_workers()
     database = prefect_database_path()
     assert canary_places_in_database(standin.CANARY, database) == []
     assert canary_places_in_files(standin.CANARY, database.parent, Path(os.environ["PREFECT_HOME"])) == []

@@ -20,7 +20,7 @@ from providers.native.index.refresh import refresh_index
 from providers.native.index.results import session_ref
 from providers.native.index.store import index_file
 from providers.obelisk.items import opaque_ref
-from tests.providers.native.index.conftest import ClaudeTranscript
+from tests.providers.native.index.transcripts import ClaudeTranscript
 
 DECOY_TEXTS = (
     "authentication succeeded for the alphabetical gamma service",

@@ -49,42 +49,40 @@ def file_signature(path: Path | str) -> FileSignature:
     status = os.stat(path)
     if not stat.S_ISDIR(status.st_mode):
         return signature_of_stat(status)
-    with os.scandir(path) as listing:
-        return folder_signature(status.st_ino, list(listing))
-
-
-def folder_signature(inode: int, entries: list[os.DirEntry[str]]) -> FileSignature:
-    """The signature of a Kimi session folder from its listing: a digest over every file its parse reads
-    (`state.json`, `context.jsonl`, `wire.jsonl`, `agents/*/wire.jsonl`); raises OSError."""
     members = []
+    for name in MEMBER_NAMES:
+        if (member := file_status(os.path.join(path, name))) is not None:
+            members.append((name, member))
+    try:
+        with os.scandir(os.path.join(path, "agents")) as agents:
+            for agent in agents:
+                if (wire := file_status(os.path.join(agent.path, "wire.jsonl"))) is not None:
+                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return folder_signature(status.st_ino, members)
+
+
+def folder_signature(inode: int, members: list[tuple[str, os.stat_result]]) -> FileSignature:
+    """The signature of a Kimi session folder: a digest over every file its parse reads
+    (`state.json`, `context.jsonl`, `wire.jsonl`, `agents/*/wire.jsonl`), given as (name, stat)."""
+    parts = []
     size = mtime = ctime = 0
-    for name, member in _folder_members(entries):
-        members.append(f"{name}:{member.st_ino}:{member.st_size}:{member.st_mtime_ns}:{member.st_ctime_ns}")
+    for name, member in sorted(members, key=lambda pair: pair[0]):
+        parts.append(f"{name}:{member.st_ino}:{member.st_size}:{member.st_mtime_ns}:{member.st_ctime_ns}")
         size += member.st_size
         mtime = max(mtime, member.st_mtime_ns)
         ctime = max(ctime, member.st_ctime_ns)
-    digest = "dir:" + hashlib.sha256("\n".join(members).encode("utf-8", "replace")).hexdigest()
+    digest = "dir:" + hashlib.sha256("\n".join(parts).encode("utf-8", "replace")).hexdigest()
     return FileSignature(0, inode, size, mtime, ctime, digest=digest, is_directory=True)
 
 
-def _folder_members(entries: list[os.DirEntry[str]]) -> list[tuple[str, os.stat_result]]:
-    found = []
-    for entry in entries:
-        if entry.name in _MEMBER_NAMES and entry.is_file():
-            found.append((entry.name, entry.stat()))
-        elif entry.name == "agents" and entry.is_dir(follow_symlinks=False):
-            with os.scandir(entry.path) as agents:
-                for agent in agents:
-                    wire = _file_status(os.path.join(agent.path, "wire.jsonl"))
-                    if wire is not None:
-                        found.append((f"agents/{agent.name}/wire.jsonl", wire))
-    return sorted(found, key=lambda pair: pair[0])
+MEMBER_NAMES: Final = ("state.json", "context.jsonl", "wire.jsonl")
+"""The files at the top of a Kimi session folder that its parse reads."""
 
 
-_MEMBER_NAMES = frozenset({"state.json", "context.jsonl", "wire.jsonl"})
-
-
-def _file_status(path: str) -> os.stat_result | None:
+def file_status(path: str) -> os.stat_result | None:
+    """A regular file's `stat`, or None when there is none at `path`."""
     try:
         status = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):

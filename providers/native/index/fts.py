@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Final
 
 MAX_PHRASES: Final = 64
+MAX_PHRASE_TOKENS: Final = 16
+"""Longest whole term kept as one phrase (`pytest tests/test_auth.py -x` has 6 tokens)."""
 PATH_TAIL_PARTS: Final = 3
 """Components of a path kept in its phrase: enough to tell `lib/auth/token.py` from `tests/…/token.py`."""
 """Upper bound on the phrases of one query (24 terms of up to 256 characters could make hundreds)."""
@@ -28,13 +30,16 @@ def query_phrases(terms: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...
     """`(term phrases, word phrases)`: each whole term, then each distinct word of the terms.
 
     Text is case-folded and whitespace-collapsed (the tokenizer folds case anyway); text without a
-    token is dropped (it could only match nothing); a path keeps its last components (`path_tail`). Words are longest first: they are the rarer,
+    token is dropped (it could only match nothing); a path keeps its last components (`path_tail`).
+    A term of more than `MAX_PHRASE_TOKENS` tokens (a commit message, a multi-line script) is left
+    to its words: as one phrase it would cost a pass over every one of its tokens' postings twice,
+    and an exact repeat still holds all of its words. Words are longest first: they are the rarer,
     more telling ones when a cap cuts the list.
     """
     phrases: dict[str, None] = {}
     words: dict[str, None] = {}
     for term in terms:
-        if has_token(term):
+        if has_token(term) and len(token_words(term)) <= MAX_PHRASE_TOKENS:
             phrases.setdefault(path_tail(" ".join(term.split())).casefold(), None)
         for word in term.split():
             if has_token(word):

@@ -33,6 +33,7 @@ RECENCY_WEIGHT: Final = 0.5
 RECENCY_HORIZON_S: Final = 90 * 86400.0
 MIN_PROBE_ROWS: Final = 200
 MAX_PROBE_ROWS: Final = 2000
+MAX_WORD_PHRASES: Final = 12
 
 _COLUMNS: Final = (
     "e.id", "e.kind", "e.uid", "e.evidence_type", "e.tool_name", "e.exit_code", "e.is_error",
@@ -154,10 +155,18 @@ def probe_sql(phrase: str, *, cap: int) -> BuiltQuery:
     return BuiltQuery(sql, {"match": quote_fts_string(phrase), "cap": cap})
 
 
-def selective_phrases(connection: sqlite3.Connection, phrases: Sequence[str], *, cap: int) -> list[str]:
-    """The phrases that match at least one row and fewer than `cap` rows (weak words are not probed)."""
-    kept = []
+def selective_phrases(
+    connection: sqlite3.Connection, phrases: Sequence[str], *, cap: int, keep: int = MAX_WORD_PHRASES
+) -> list[str]:
+    """Up to `keep` phrases, in order, that match at least one row and fewer than `cap` rows.
+
+    Weak words are not probed, and probing stops once `keep` are found: every phrase costs the
+    ranking a pass over the index, so a long hypothesis must not turn into forty of them.
+    """
+    kept: list[str] = []
     for phrase in phrases:
+        if len(kept) >= keep:
+            break
         if is_weak_word(phrase):
             continue
         query = probe_sql(phrase, cap=cap)

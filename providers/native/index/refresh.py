@@ -28,6 +28,7 @@ from providers.native.index.cursor import (
     encode_resume,
     tail_digest,
 )
+from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.repository import RepositoryResolver, normalise_path
 from providers.native.index.revision import advance_revision, current_revision, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
@@ -38,6 +39,8 @@ from providers.native.parsers import ParseOutcome, parse_session_file
 Roots = Mapping[SourceKind, Sequence[Path]]
 Progress = Callable[[int, int], None]
 """Called with (units done, units total) as a refresh proceeds."""
+UNREADABLE = FileSignature(0, 0, 0, 0, 0, "unreadable", False)
+"""The signature stored for a unit that could not be `stat`ed or is not a regular file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,8 @@ def refresh_locked(
     """
     started = time.monotonic()
     with index_errors():
-        scanned = scan_roots(roots)
+        listings = load_listings(connection, now_ns=time.time_ns())
+        scanned = scan_roots(roots, listings)
         tally = _Tally()
         writer = OutcomeWriter(connection, resolver or RepositoryResolver())
         known = _known_files(connection, scanned)
@@ -132,17 +136,17 @@ def refresh_locked(
                     connection.execute("DELETE FROM files WHERE id = ?", (row.id,))
                 tally.deleted += 1
                 tally.changes.append(f"deleted:{path}")
-        return _finish(connection, scanned, tally, time.monotonic() - started)
+        return _finish(connection, scanned, listings, tally, time.monotonic() - started)
 
 
-def scan_roots(roots: Roots) -> ScannedRoots:
+def scan_roots(roots: Roots, listings: Listings | None = None) -> ScannedRoots:
     """List every unit under the roots (first root wins a path listed twice) and each root's state."""
     scanned = ScannedRoots()
     claimed: set[str] = set()
     for source, paths in roots.items():
         for root in paths:
             key = root_text(root)
-            state, found = scan_root(Path(key), source)
+            state, found = scan_root(Path(key), source, listings)
             scanned.states[(source, key)] = state
             for unit in found:
                 if unit.path not in claimed:
@@ -200,7 +204,13 @@ def _refresh_unit(
 ) -> None:
     signature = unit.signature
     if signature is None:
-        tally.failed += 1  # vanished between listing and stat: the next refresh deletes its rows
+        # Vanished since the listing (the next refresh deletes its rows), a dangling or looping link,
+        # or not a regular file: remembered as failed, so freshness stays `incomplete` until it reads.
+        tally.failed += 1
+        if stored is None or stored.signature != UNREADABLE.digest:
+            known = None if stored is None else _full_cursor(connection, stored.id)
+            _record_failure(connection, unit, known, UNREADABLE, "unreadable")
+            tally.changes.append(f"failed:{unit.path}:{UNREADABLE.digest}")
         return
     if stored is not None and stored.signature == signature.digest:
         tally.unchanged += 1
@@ -324,9 +334,12 @@ def _count(
         tally.changes.append(f"{'append' if start else 'read'}:{unit.path}:{signature.digest}:{written}")
 
 
-def _finish(connection: sqlite3.Connection, scanned: ScannedRoots, tally: _Tally, seconds: float) -> RefreshReport:
+def _finish(
+    connection: sqlite3.Connection, scanned: ScannedRoots, listings: Listings, tally: _Tally, seconds: float
+) -> RefreshReport:
     now = time.time()
     with atomic(connection):
+        save_listings(connection, listings, [root for _, root in scanned.listed])
         for (source, root), state in scanned.states.items() if not tally.interrupted else ():
             connection.execute(
                 "INSERT INTO roots (source, path, state, refreshed_at) VALUES (?, ?, ?, ?)"
@@ -366,7 +379,7 @@ def _finish(connection: sqlite3.Connection, scanned: ScannedRoots, tally: _Tally
 def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
     """How many units were added, changed or deleted since the last refresh (stat only, nothing parsed)."""
     with index_errors():
-        scanned = scan_roots(roots)
+        scanned = scan_roots(roots, load_listings(connection, now_ns=time.time_ns()))
         known = _known_files(connection, scanned)
         listed = set(scanned.listed)
         changed = 0

@@ -2,9 +2,10 @@
 every folder could be listed.
 
 A refresh with nothing changed is this scan plus one read of the stored cursors, so it must stay
-cheap at 10,000 files: `os.scandir` once per folder, one `stat` per unit, no `pathlib` globbing.
-The unit rules are those of `providers.native.parsers.discovery.iter_session_paths` (a test holds
-the two to the same answer on the real corpus and on generated histories):
+cheap at 10,000 files: one `stat` per unit and per folder, folder listings reused while the
+folder is unchanged (`listings.py`), no `pathlib` globbing. The unit rules are those of
+`providers.native.parsers.discovery.iter_session_paths` (a test holds the two to the same answer
+on the real corpus and on generated histories):
 
     claude  every `*.jsonl` at any depth            codex  every `rollout-*.jsonl` at any depth
     pi      `<root>/*/*.jsonl`                       kimi   every folder holding `state.json` or
@@ -16,13 +17,22 @@ Symbolic links to folders are not followed (a link loop cannot stall a refresh).
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.config import SourceKind
 from contracts.index_status import RootState
-from providers.native.index.cursor import FileSignature, file_signature, folder_signature, signature_of_stat
+from providers.native.index.cursor import (
+    MEMBER_NAMES,
+    FileSignature,
+    file_signature,
+    file_status,
+    folder_signature,
+    signature_of_stat,
+)
+from providers.native.index.listings import Entry, Listings
 
 _KIMI_MARKERS = frozenset({"state.json", "context.jsonl"})
 _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
@@ -31,56 +41,51 @@ _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 
 @dataclass(frozen=True, slots=True)
 class ScannedUnit:
-    """A unit found under a root, with its signature (None when it vanished before its `stat`)."""
+    """A unit found under a root, with its signature (None when it vanished before its `stat`, or is
+    neither a regular file nor a folder)."""
 
     path: str
     signature: FileSignature | None
 
 
-@dataclass(slots=True)
-class _Walk:
-    """Folders visited, and whether any could not be listed."""
-
-    unreadable: bool = False
-
-
-def scan_root(root: Path, source: SourceKind) -> tuple[RootState, list[ScannedUnit]]:
+def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) -> tuple[RootState, list[ScannedUnit]]:
     """The root's state and its units, sorted by path."""
     if not root.exists():
         return "missing", []
     if not root.is_dir():
         return "unreadable", []
-    walk = _Walk()
-    units = sorted(_units(str(root), source, walk), key=lambda unit: unit.path)
-    return ("unreadable" if walk.unreadable else "indexed"), units
+    listings = listings if listings is not None else Listings()
+    before = listings.unreadable
+    listings.unreadable = False
+    units = sorted(_units(str(root), source, listings), key=lambda unit: unit.path)
+    state: RootState = "unreadable" if listings.unreadable else "indexed"
+    listings.unreadable = before or listings.unreadable
+    return state, units
 
 
-def _units(root: str, source: SourceKind, walk: _Walk) -> Iterator[ScannedUnit]:
+def _units(root: str, source: SourceKind, listings: Listings) -> Iterator[ScannedUnit]:
     if source == "pi":
-        for folder in _entries(root, walk):
-            if _is_folder(folder):
-                for entry in _entries(folder.path, walk):
-                    if entry.name.endswith(".jsonl"):
-                        yield _file_unit(entry)
+        for folder in listings.entries(root)[0]:
+            if folder.is_folder:
+                yield from (_file_unit(e) for e in listings.entries(folder.path)[0] if e.name.endswith(".jsonl"))
         return
-    pending: list[tuple[str, int]] = [(root, 0)]
+    pending = [root]
     while pending:
-        folder, inode = pending.pop()
-        entries = _entries(folder, walk)
+        folder = pending.pop()
+        entries, inode = listings.entries(folder)
         if source == "claude":
             yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl"))
         elif source == "codex":
             yield from (_file_unit(e) for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
         elif source == "kimi" and any(entry.name in _KIMI_MARKERS for entry in entries):
-            yield _folder_unit(folder, entries, inode)
+            yield _kimi_unit(folder, inode, entries, listings)
             continue  # a session folder is one unit: its agents' folders hold no further sessions
         elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None:
             yield _file_unit(chosen)
-        # The listing already holds each folder's inode: no `stat` is spent on folders.
-        pending.extend((entry.path, entry.inode()) for entry in entries if _is_folder(entry))
+        pending.extend(entry.path for entry in entries if entry.is_folder)
 
 
-def _canonical_dsh_file(entries: list[os.DirEntry[str]]) -> os.DirEntry[str] | None:
+def _canonical_dsh_file(entries: list[Entry]) -> Entry | None:
     """`canonical_session_file` on entries already listed: the highest `vN` (compressed wins a tie)."""
     ranked = [
         (int(matched.group(1) or 0), matched.group(2) is not None, entry.name, entry)
@@ -90,36 +95,34 @@ def _canonical_dsh_file(entries: list[os.DirEntry[str]]) -> os.DirEntry[str] | N
     return max(ranked, key=lambda rank: rank[:3])[3] if ranked else None
 
 
-def _entries(folder: str, walk: _Walk) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as listing:
-            return list(listing)
-    except OSError:
-        walk.unreadable = True
-        return []
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _file_unit(entry: os.DirEntry[str]) -> ScannedUnit:
+def _file_unit(entry: Entry) -> ScannedUnit:
+    if entry.is_folder:
+        return _folder_unit(entry.path)
     try:
         status = entry.stat()
     except OSError:
         return ScannedUnit(entry.path, None)
-    if entry.is_dir():
-        return _folder_unit(entry.path)
+    if not (stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode)):
+        return ScannedUnit(entry.path, None)  # a named pipe or device: opening it would block the refresh
     return ScannedUnit(entry.path, signature_of_stat(status))
 
 
-def _folder_unit(path: str, entries: list[os.DirEntry[str]] | None = None, inode: int = 0) -> ScannedUnit:
+def _kimi_unit(folder: str, inode: int, entries: list[Entry], listings: Listings) -> ScannedUnit:
+    """A Kimi session folder's signature from its listing: `stat` only the files its parse reads."""
+    members = []
+    for entry in entries:
+        if entry.name in MEMBER_NAMES and not entry.is_folder:
+            if (member := file_status(entry.path)) is not None:
+                members.append((entry.name, member))
+        elif entry.name == "agents" and entry.is_folder:
+            for agent in listings.entries(entry.path)[0]:
+                if agent.is_folder and (wire := file_status(os.path.join(agent.path, "wire.jsonl"))) is not None:
+                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
+    return ScannedUnit(folder, folder_signature(inode, members))
+
+
+def _folder_unit(path: str) -> ScannedUnit:
     try:
-        if entries is None:
-            return ScannedUnit(path, file_signature(path))
-        return ScannedUnit(path, folder_signature(inode or os.stat(path).st_ino, entries))
+        return ScannedUnit(path, file_signature(path))
     except OSError:
         return ScannedUnit(path, None)

@@ -107,6 +107,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE VIRTUAL TABLE entry_vocab USING fts5vocab (entry_text, 'row')",
         ),
     ),
+    Migration(
+        "0002_folder_listings",
+        (
+            """CREATE TABLE folders (
+                path TEXT PRIMARY KEY,
+                inode INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                listing TEXT NOT NULL
+            ) WITHOUT ROWID""",
+            "CREATE INDEX files_failed ON files (source, root) WHERE failure IS NOT NULL",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -20,10 +20,7 @@ from providers.native.index.schema import apply_migrations, pending_migrations
 INDEX_FILE_NAME: Final = "native.sqlite"
 """The index file inside `StatePaths.index_dir`."""
 BUSY_TIMEOUT_MS: Final = 5000
-MMAP_BYTES: Final = 256 * 1024 * 1024
-"""Each lookup opens a fresh connection (an empty page cache): mapping the file lets it read
-doclists straight from the OS cache instead of copying every page in."""
-CACHE_KIB: Final = 32 * 1024
+
 LOCK_POLL_S: Final = 0.05
 MEMORY: Final = ":memory:"
 
@@ -54,8 +51,6 @@ def connect(index_path: Path | str) -> sqlite3.Connection:
                 connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA temp_store = MEMORY")
-            connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             if pending_migrations(connection):
                 # Only a schema change takes the write lock: opening a current index never
                 # waits for a refresh in progress.

@@ -174,3 +174,8 @@ def _rows(connection, rows, *, file_id: int = 1, path: str | None = None, cwd: s
             connection.execute(
                 "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, '')", (last + number, command, body)
             )
+
+
+def test_selective_phrases_stops_at_keep(fresh_index):
+    _rows(fresh_index, [("message", "alpha beta gamma delta")])
+    assert selective_phrases(fresh_index, ["alpha", "beta", "gamma", "delta"], cap=10, keep=2) == ["alpha", "beta"]

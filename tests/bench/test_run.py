@@ -1,0 +1,41 @@
+"""The bench driver renders every section (`--smoke`: tiny corpora, seconds). No timing is asserted."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION_HEADERS = (
+    "### Targets (issue 8) and the figures reached",
+    "### 1. Cold-path decision, end to end",
+    "### 1b. Cold-path decision per stage",
+    "### 2. Against what a user would use instead",
+    "### 3a. Indexing: full build",
+    "### 3b. Indexing: refresh when little or nothing changed",
+    "### 3c. Indexing: peak memory for one large session file",
+    "### 4. Context: private result size per admitted query",
+    "### 5. Batch:",
+    "### 6. Tokenizer and comparator",
+)
+
+
+def test_run_smoke_writes_every_section(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    environ = {name: value for name, value in os.environ.items() if not name.startswith("PREFECT_")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out), "--cache-dir", str(tmp_path / "cache")],
+        cwd=ROOT,
+        env={**environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    report = out.read_text(encoding="utf-8")
+    positions = [report.find(header) for header in SECTION_HEADERS]
+    assert all(position >= 0 for position in positions), [h for h, p in zip(SECTION_HEADERS, positions) if p < 0]
+    assert positions == sorted(positions)
+    assert "| section | failed:" not in report
+    assert "- **machine**:" in report and "- **packages**: prefect" in report
