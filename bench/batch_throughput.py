@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -91,10 +92,11 @@ def run_direct(paths: StatePaths, items: list[bytes], out: Path) -> dict[str, An
     from obelisk_session_evidence.batch_manifest import spool_batch
 
     manifest_ref = spool_batch(paths, items, out_dir=out)
+    cpu = own_cpu_seconds()
     started = time.perf_counter()
     summary = run_batch_directly(paths, manifest_ref)
     wall = time.perf_counter() - started
-    return {"wall_s": wall, "summary": json.loads(summary.model_dump_json())}
+    return {"wall_s": wall, "cpu_s": own_cpu_seconds() - cpu, "summary": json.loads(summary.model_dump_json())}
 
 
 def run_pipeline_only(paths: StatePaths, items: list[bytes]) -> dict[str, Any]:
@@ -105,10 +107,32 @@ def run_pipeline_only(paths: StatePaths, items: list[bytes]) -> dict[str, Any]:
 
     situations = [load_contract(ReplanSituation, raw) for raw in items]
     dependencies = pipeline_dependencies(paths, situations[0])
+    cpu = own_cpu_seconds()
     started = time.perf_counter()
     for situation_model in situations:
         run_pipeline(situation_model, dependencies)
-    return {"wall_s": time.perf_counter() - started}
+    return {"wall_s": time.perf_counter() - started, "cpu_s": own_cpu_seconds() - cpu}
+
+
+def own_cpu_seconds() -> float:
+    """CPU time of this process and its finished children (Dask workers, once the cluster closes)."""
+    mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+def server_cpu_seconds(server_pid: int) -> float:
+    """CPU time of the Prefect server process and of every PostgreSQL process (its backends)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)
+            name = fields[0].split("(", 1)[1]
+            values = fields[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(stat.parent.name) == server_pid or name.startswith("postgres"):
+            total += (int(values[11]) + int(values[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def child(arguments: argparse.Namespace) -> None:
@@ -130,10 +154,12 @@ def child(arguments: argparse.Namespace) -> None:
     warm_wall = time.perf_counter() - started
     items = stalled_situations(arguments.items)
     manifest_ref = spool_batch(paths, items, out_dir=work / f"out-{arguments.label}")
+    cpu = own_cpu_seconds()
     started = time.perf_counter()
     summary = run_reprocess_stalled_flow(manifest_ref, **options)
     wall = time.perf_counter() - started
-    print(json.dumps({"wall_s": wall, "warm_wall_s": warm_wall, "summary": json.loads(summary.model_dump_json())}))
+    result = {"wall_s": wall, "cpu_s": own_cpu_seconds() - cpu, "warm_wall_s": warm_wall}
+    print(json.dumps({**result, "summary": json.loads(summary.model_dump_json())}))
 
 
 def run_flow_mode(label: str, runner: str, api_url: str, paths: StatePaths, arguments) -> dict[str, Any]:
@@ -146,6 +172,13 @@ def run_flow_mode(label: str, runner: str, api_url: str, paths: StatePaths, argu
     if answer.returncode != 0:
         raise SystemExit(f"{label} failed:\n{answer.stderr[-3000:]}")
     return json.loads(answer.stdout.strip().splitlines()[-1])
+
+
+def measured_flow_mode(label: str, runner: str, server, paths: StatePaths, arguments) -> dict[str, Any]:
+    """`run_flow_mode`, plus the server's CPU over the child's whole run (warm-up included)."""
+    before = server_cpu_seconds(server.process.pid)
+    result = run_flow_mode(label, runner, server.address.api_url, paths, arguments)
+    return {**result, "server_cpu_s": server_cpu_seconds(server.process.pid) - before}
 
 
 def start_server(work: Path, label: str, database_url: str | None):
@@ -191,12 +224,10 @@ def main() -> None:
             print(f"postgresql server ready in {servers['postgresql'].ready_seconds} s", flush=True)
         for mode in ("sqlite", "postgresql"):
             if mode in modes and mode in servers:
-                results[mode] = run_flow_mode(mode, "thread", servers[mode].address.api_url, paths, arguments)
+                results[mode] = measured_flow_mode(mode, "thread", servers[mode], paths, arguments)
         if "dask" in modes:
             backend = "postgresql" if "postgresql" in servers else "sqlite"
-            results[f"dask ({backend})"] = run_flow_mode(
-                "dask", "dask", servers[backend].address.api_url, paths, arguments
-            )
+            results[f"dask ({backend})"] = measured_flow_mode("dask", "dask", servers[backend], paths, arguments)
     finally:
         from obelisk_session_evidence.server import stop_prefect_server
 
@@ -208,12 +239,18 @@ def main() -> None:
 def report(results: dict[str, dict[str, Any]], items: int) -> None:
     base = results.get("direct", {}).get("wall_s")
     print(f"\n{items} stalled items, fixture index\n")
-    print(f"{'mode':<22}{'wall s':>9}{'items/s':>10}{'ms/item':>9}{'overhead ms/item':>18}{'x direct':>10}")
+    cpu_base = results.get("direct", {}).get("cpu_s")
+    print(f"{'mode':<22}{'wall s':>9}{'items/s':>10}{'ms/item':>9}{'overhead ms/item':>18}{'x direct':>10}"
+          f"{'client cpu ms/item':>20}{'server cpu ms/item':>20}{'cpu x direct':>14}")  # fmt: skip
     for mode, result in results.items():
         wall = result["wall_s"]
         overhead = f"{(wall - base) / items * 1000:.1f}" if base and mode not in ("direct", "pipeline") else "-"
         ratio = f"{wall / base:.2f}" if base else "-"
-        print(f"{mode:<22}{wall:>9.2f}{items / wall:>10.1f}{wall / items * 1000:>9.2f}{overhead:>18}{ratio:>10}")
+        client_cpu = result.get("cpu_s", 0.0)
+        server_cpu = result.get("server_cpu_s", 0.0)
+        cpu_ratio = f"{(client_cpu + server_cpu) / cpu_base:.2f}" if cpu_base else "-"
+        print(f"{mode:<22}{wall:>9.2f}{items / wall:>10.1f}{wall / items * 1000:>9.2f}{overhead:>18}{ratio:>10}"
+              f"{client_cpu / items * 1000:>20.1f}{server_cpu / items * 1000:>20.1f}{cpu_ratio:>14}")  # fmt: skip
     for mode, result in results.items():
         summary = result.get("summary")
         if summary:

@@ -57,7 +57,8 @@ class Profile:
     prefect_sizes: tuple[int, ...] = ()
     prefect_warm: int = 0
     prefect_cli: int = 0
-    uncapped_samples: int = 0
+    uncapped_samples: dict[int, int] = field(default_factory=dict)
+    """Admitted queries per index size whose uncapped size and rg output are measured too."""
     real_build_repeat: int = 0
     scaled_builds: tuple[int, ...] = ()
     nochange_files: int = 0
@@ -75,14 +76,14 @@ class Profile:
 
 PROFILES: Final = {
     "smoke": Profile(
-        name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, uncapped_samples=2,
+        name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, uncapped_samples={2_000: 2},
         scaled_builds=(2_000,), nochange_files=40, append_bytes_rounds=(APPEND_BASE_ROUNDS,), append_files=(40,),
         append_repeat=2, rss_megabytes=1, batch_items=5, sample_chars=20_000,
         why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke"},
     ),
     "quick": Profile(
-        name="quick", results_file="quick.md", sizes=(10_000,), situations=200, spawns={10_000: 5},
-        uncapped_samples=20, real_build_repeat=1, scaled_builds=(10_000,), nochange_files=2_000,
+        name="quick", results_file="quick.md", sizes=(10_000,), situations=200, spawns={10_000: 3},
+        uncapped_samples={10_000: 10}, real_build_repeat=1, scaled_builds=(10_000,), nochange_files=2_000,
         append_bytes_rounds=(APPEND_BASE_ROUNDS, 57), append_files=(100, 1_000), append_repeat=3, rss_megabytes=10,
         batch_items=100, tokenizer_loads=2,
         why_less={"prefect": "--quick: a standing server takes 10–25 s to start; run `make bench`",
@@ -91,8 +92,8 @@ PROFILES: Final = {
     ),
     "full": Profile(
         name="full", results_file="latest.md", sizes=(10_000, 100_000, 1_000_000), situations=200,
-        spawns={10_000: 30, 100_000: 100, 1_000_000: 30}, prefect_sizes=(100_000,), prefect_warm=200,
-        prefect_cli=30, uncapped_samples=50, real_build_repeat=3, scaled_builds=(10_000, 100_000),
+        spawns={10_000: 30, 100_000: 100, 1_000_000: 10}, prefect_sizes=(100_000,), prefect_warm=200,
+        prefect_cli=30, uncapped_samples={10_000: 50, 100_000: 50, 1_000_000: 5}, real_build_repeat=3, scaled_builds=(10_000, 100_000),
         nochange_files=10_000, append_bytes_rounds=(APPEND_BASE_ROUNDS, 57, 585), append_files=(100, 1_000, 10_000),
         append_repeat=5, rss_megabytes=100, batch_items=1_000, batch_prefect=True, tokenizer_loads=5,
     ),
@@ -173,7 +174,8 @@ class Bench:
                 corpus = self.corpus(scale=decision_scale(size), rounds=DECISION_ROUNDS)
                 self.runs.append(cold_path.measure_size(size_label(size), corpus, situations,
                                                         spawns=profile.spawns.get(size, 0),
-                                                        uncapped_samples=profile.uncapped_samples, log=self.log))  # fmt: skip
+                                                        uncapped_samples=profile.uncapped_samples.get(size, 0),
+                                                        log=self.log))  # fmt: skip
             except Exception as error:  # noqa: BLE001 - the other sizes still report
                 traceback.print_exc()
                 self.size_failures[size] = f"failed: {type(error).__name__}: {str(error)[:160]}"
@@ -230,9 +232,8 @@ class Bench:
         profile = self.profile
         scaled = [(size_label(s), self.corpus(scale=decision_scale(s), rounds=DECISION_ROUNDS))
                   for s in profile.scaled_builds]  # fmt: skip
-        builds, real_mb_s = indexing.build_table(profile.real_build_repeat, scaled)
-        if real_mb_s is not None:
-            self.figures["real_build_mb_s"] = real_mb_s
+        builds, figures = indexing.build_table(profile.real_build_repeat, scaled)
+        self.figures.update(figures)
         nochange = (self.corpus(scale=files_scale(profile.nochange_files), rounds=APPEND_BASE_ROUNDS)
                     if profile.nochange_files else None)  # fmt: skip
         append = []
@@ -263,42 +264,51 @@ class Bench:
         table = Table("Targets (issue 8) and the figures reached", ("target", "figure reached", "met"))
         p95 = figures.get("decision_p95")
         if p95 is not None:
+            cpu = figures["decision_cpu_p95"]
             table.add("decision p95 <= 50 ms at 100k messages, excluding process start",
-                      f"{ms(p95)} ms wall p95 ({ms(figures['decision_cpu_p95'])} ms CPU p95)", _met(p95 <= 0.050))  # fmt: skip
+                      f"{ms(p95)} ms wall p95; {ms(cpu)} ms CPU p95", _met(p95 <= 0.050, cpu <= 0.050))  # fmt: skip
         else:
             seen = "; ".join(f"{label}: {ms(w)} ms wall, {ms(c)} ms CPU" for label, (w, c) in
                              figures.get("decision_by_size", {}).items())  # fmt: skip
             table.add("decision p95 <= 50 ms at 100k messages, excluding process start",
                       f"not measured at 100k in this profile (p95 {seen or '-'})", "-")  # fmt: skip
         if "nochange_s" in figures:
-            files = figures["nochange_files"]
+            files, wall, cpu = figures["nochange_files"], figures["nochange_s"], figures["nochange_cpu_s"]
             scaled = "" if files >= 10_000 else f" (at {files:,} files; the target is for 10,000)"
-            table.add("no-change refresh of 10,000 files <= 0.3 s", f"{figures['nochange_s']:.3f} s median{scaled}",
-                      _met(figures["nochange_s"] <= indexing.NOCHANGE_TARGET_S) if files >= 10_000 else "-")  # fmt: skip
+            limit = indexing.NOCHANGE_TARGET_S
+            table.add("no-change refresh of 10,000 files <= 0.3 s", f"{wall:.3f} s wall median; {cpu:.3f} s CPU{scaled}",
+                      _met(wall <= limit, cpu <= limit) if files >= 10_000 else "-")  # fmt: skip
         appends = {k: v for k, v in figures.items() if k.startswith("append_bytes_")}
         if len(appends) > 1:
-            first, last = appends["append_bytes_1×"], list(appends.values())[-1]
-            largest = list(appends)[-1].removeprefix("append_bytes_")
+            (first_key, first), (last_key, last) = list(appends.items())[0], list(appends.items())[-1]
+            first_cpu, last_cpu = figures["cpu_" + first_key], figures["cpu_" + last_key]
+            largest = last_key.removeprefix("append_bytes_")
             table.add("append refresh O(appended bytes): flat as the corpus grows 1×, 10×, 100×",
-                      f"{ms(first)} ms at 1× → {ms(last)} ms at {largest} the bytes ({last / first:.2f}×)",
-                      _met(last / first <= 2.0) + " (rule: <= 2× the 1× time)")  # fmt: skip
+                      f"{ms(first)} → {ms(last)} ms wall from 1× to {largest} the bytes ({last / first:.2f}×);"
+                      f" CPU {ms(first_cpu)} → {ms(last_cpu)} ms ({last_cpu / first_cpu:.2f}×); same bytes read",
+                      _met(last / first <= 2.0, last_cpu / first_cpu <= 2.0) + " (rule: <= 2× the 1× time)")  # fmt: skip
         if "real_build_mb_s" in figures:
-            table.add("full build >= 20 MB/s on the real corpus", f"{figures['real_build_mb_s']:.1f} MB/s (wall)",
-                      _met(figures["real_build_mb_s"] >= indexing.BUILD_TARGET_MB_S))  # fmt: skip
+            wall, cpu = figures["real_build_mb_s"], figures["real_build_mb_cpu_s"]
+            table.add("full build >= 20 MB/s on the real corpus", f"{wall:.1f} MB/s wall; {cpu:.1f} MB per CPU-second",
+                      _met(wall >= indexing.BUILD_TARGET_MB_S, cpu >= indexing.BUILD_TARGET_MB_S))  # fmt: skip
         if "context_item_tokens_max" in figures:
             table.add("default private context <= 2,000 tokens",
                       f"max {figures['context_item_tokens_max']:,} item tokens (the budget's unit); whole private"
                       f" JSON max {figures['context_private_tokens_max']:,} tokens",
-                      _met(figures["context_item_tokens_max"] <= DEFAULT_LIMITS["max_tokens"]))  # fmt: skip
+                      "yes" if figures["context_item_tokens_max"] <= DEFAULT_LIMITS["max_tokens"] else "**no**")  # fmt: skip
         table.notes.append(
-            "Wall times on this machine include waiting for a CPU (the load average is in the header);"
-            " CPU times are given next to them where the work runs in one process."
+            "Wall times on this shared machine include waiting for a CPU (the load average is in the header),"
+            " so each figure gives the CPU time of the process doing the work too; `met` says which clock meets"
+            " the target."
         )
         return table
 
 
-def _met(condition: bool) -> str:
-    return "yes" if condition else "**no**"
+def _met(wall: bool, cpu: bool) -> str:
+    """`yes`, `**no**`, or which clock meets it: on a shared machine wall time includes waiting for a CPU."""
+    if wall:
+        return "yes"
+    return "wall: **no**; CPU: yes" if cpu else "**no**"
 
 
 def main(argv: list[str] | None = None) -> int:

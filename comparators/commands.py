@@ -148,7 +148,7 @@ def _segments(tokens: list[str]) -> list[tuple[list[str], bool]]:
             words, after_pipe = [], token in ("|", "|&")
             piped = piped or after_pipe
             continue
-        if token in tables.REDIRECTS or (token[0] in "<>&" and set(token) <= set("<>&|")):
+        if token in tables.REDIRECTS or (token != "" and token[0] in "<>&" and set(token) <= set("<>&|")):
             if words and words[-1].isdigit():
                 words.pop()  # the file descriptor of `2>&1`
             skip_next = True

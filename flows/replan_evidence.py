@@ -2,7 +2,9 @@
 
 Only digests cross into Prefect: the flow parameter is the spooled situation's digest, tasks
 neither persist nor cache, run names are static, and any failure is re-raised as a content-free
-`StageFailed` (Prefect pickles a failed flow's exception to disk).
+`StageFailed` (Prefect pickles a failed flow's exception to disk). After the decision, the run is
+tagged (trigger, verdict, agent digest) and given a content-free table artifact, both built from
+the public decision only (`flows/operator_records.py`).
 """
 
 from typing import Any

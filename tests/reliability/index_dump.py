@@ -71,7 +71,9 @@ def integrity_problems(connection: sqlite3.Connection) -> list[str]:
         " (SELECT count(*) FROM entries WHERE session_row NOT IN (SELECT id FROM sessions)),"
         " (SELECT count(*) FROM sessions WHERE file_id NOT IN (SELECT id FROM files))"
     ).fetchone()
-    for name, count in zip(("text without entry", "entry without text", "entry without session", "session without file"), orphans):
+    for name, count in zip(
+        ("text without entry", "entry without text", "entry without session", "session without file"), orphans
+    ):
         if count:
             problems.append(f"{count} {name}")
     return problems
@@ -84,4 +86,3 @@ def open_plain(index_path: Path) -> sqlite3.Connection:
 
 def _counted(rows: list[tuple[Any, ...]]) -> Counter[str]:
     return Counter(repr(row) for row in rows)
-

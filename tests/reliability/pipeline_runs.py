@@ -18,7 +18,7 @@ from contracts.situation import ReplanSituation
 from contracts.thresholds import RouteThresholds
 from providers.base import EvidenceProvider
 from stages.cap_by_tokens import TokenEncoder
-from stages.pipeline import PipelineDependencies, run_pipeline
+from stages.pipeline import PipelineDependencies, Stage, call_directly, run_pipeline
 from tests.reliability.figures import FIGURES
 
 DIGEST_SALT = "reliability-salt"
@@ -66,15 +66,21 @@ def run_pipeline_measured(
         digest_salt=DIGEST_SALT,
     )
     peak = None
+    reached: list[str] = []
+
+    def call(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
+        reached.append(stage.name)
+        return call_directly(stage, args, options)
+
     if trace_memory:
         gc.collect()
         tracemalloc.start()
     started = time.monotonic()
     try:
-        decision, values = run_pipeline(situation, dependencies)
-    except Exception as error:  # noqa: BLE001 - counted, then the test fails with the type only
+        decision, values = run_pipeline(situation, dependencies, call=call)
+    except Exception as error:  # noqa: BLE001 - counted; the failure names the type and stage only
         FIGURES.crashes += 1
-        pytest.fail(f"the pipeline raised {type(error).__name__}", pytrace=False)
+        pytest.fail(f"the pipeline raised {type(error).__name__} in stage {reached[-1]}", pytrace=False)
     finally:
         seconds = time.monotonic() - started
         if trace_memory:

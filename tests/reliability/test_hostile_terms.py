@@ -66,6 +66,7 @@ PAYLOADS: dict[str, list[str]] = {
     "shell": [
         "$(touch {marker}/dollar)", "`touch {marker}/backtick`", "; touch {marker}/semicolon",
         "| tee {marker}/pipe", "&& touch {marker}/and &", "> {marker}/redirect", "$((1+1)) ~ * ? [a] !!",
+        "grep '' -r . && git commit -m \"\"",
     ],
     "javascript": [
         "${process.exit(1)}", "*/ process.exit(1); /*", '"]; process.exit(1); const X = ["',
@@ -118,7 +119,10 @@ def _policy(enablement: Enablement) -> AdmissionPolicy:
 
 def _situation(commands: list[str], files: list[str] | None = None, **overrides: Any) -> ReplanSituation:
     """A repeated-route situation proposing `commands`, asking for as much as the hard caps allow."""
-    limits = {name: HARD_CAPS[name] for name in ("max_sessions", "max_items", "max_snippet_chars", "max_total_chars", "max_tokens")}
+    limits = {
+        name: HARD_CAPS[name]
+        for name in ("max_sessions", "max_items", "max_snippet_chars", "max_total_chars", "max_tokens")
+    }
     document = situation(commands=commands, files=files or [], limits=limits, **overrides)
     return load_contract(ReplanSituation, json.dumps(document).encode("utf-8"))
 
@@ -168,7 +172,9 @@ def _assert_literal(run: PipelineRun, world: World, backend: str, planted_terms:
     assert stray == 0, f"{stray} out-of-scope item(s)"
     assert not any(ref in world.decoy_refs for ref in refs), "a decoy matched: a term acted as an operator"
     wanted = {int(_ROW.search(term)[1]) for term in planted_terms}
-    by_ref = {row.native_ref if backend == "native" else row.obelisk_ref: number for number, row in enumerate(world.planted)}
+    by_ref = {
+        row.native_ref if backend == "native" else row.obelisk_ref: number for number, row in enumerate(world.planted)
+    }
     found = {by_ref[ref] for ref in refs if ref in by_ref}
     assert wanted <= found, f"planted rows not returned: {sorted(wanted - found)}"
     tokens = {token for term in request.query_terms for token in token_words(term)}
@@ -188,7 +194,10 @@ def test_run_pipeline_matches_hostile_terms_literally(
     shape = _index_shape(world)
     terms = _terms_of(world, category)
     run = run_pipeline_measured(
-        _situation(terms), provider=_provider(world, backend), policy=_policy(_enablement(world, backend)), encoder=encoder
+        _situation(terms),
+        provider=_provider(world, backend),
+        policy=_policy(_enablement(world, backend)),
+        encoder=encoder,
     )
     FIGURES.cases["hostile_terms"] += len(terms)
     FIGURES.hostile_latency(f"{backend}:{category}", run.seconds)
@@ -200,7 +209,9 @@ def test_run_pipeline_matches_hostile_terms_literally(
     _assert_nothing_ran(world, shape)
     captured = capsys.readouterr()
     assert_no_canary(
-        CANARY, tmp_path / "public", {**run.public_outputs(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err}
+        CANARY,
+        tmp_path / "public",
+        {**run.public_outputs(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
     )
 
 
@@ -210,14 +221,19 @@ def test_run_pipeline_largest_admissible_situation_is_bounded(
 ) -> None:
     """32 commands of 4 KB, 64 paths of 1 KB, 2,000-character hypothesis and blocker: 24 terms, quick."""
     fragments = [term for _, term in _all_terms(world.root / "markers")]
-    commands = [(fragments[n % len(fragments)] + " ") * (4096 // (len(fragments[n % len(fragments)]) + 1)) for n in range(32)]
+    commands = [
+        (fragments[n % len(fragments)] + " ") * (4096 // (len(fragments[n % len(fragments)]) + 1)) for n in range(32)
+    ]
     files = [f"src/{n}/" + "x" * 990 + f" {CANARY}" for n in range(64)]
     text = (" ".join(fragments))[:2000]
     situation_model = _situation(commands, files, hypothesis=text, blocker=text)
     caplog.set_level("DEBUG")
     shape = _index_shape(world)
     run = run_pipeline_measured(
-        situation_model, provider=_provider(world, backend), policy=_policy(_enablement(world, backend)), encoder=encoder
+        situation_model,
+        provider=_provider(world, backend),
+        policy=_policy(_enablement(world, backend)),
+        encoder=encoder,
     )
     FIGURES.cases["hostile_terms"] += 1
     FIGURES.hostile_latency(f"{backend}:largest-admissible", run.seconds)
@@ -229,7 +245,9 @@ def test_run_pipeline_largest_admissible_situation_is_bounded(
     _assert_nothing_ran(world, shape)
     captured = capsys.readouterr()
     assert_no_canary(
-        CANARY, tmp_path / "public", {**run.public_outputs(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err}
+        CANARY,
+        tmp_path / "public",
+        {**run.public_outputs(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
     )
 
 
@@ -239,7 +257,11 @@ def test_run_pipeline_largest_admissible_situation_is_bounded(
 )
 def test_load_contract_refuses_oversize_terms_in_one_line(shape: str, tmp_path: Path) -> None:
     """Past the contract's bounds a situation never reaches admission: one content-free line, exit 2."""
-    commands = [f"x{' y' * 524_288} {CANARY}"] if shape == "one-1MB-command" else [f"pytest {n} {CANARY}" for n in range(10_000)]
+    commands = (
+        [f"x{' y' * 524_288} {CANARY}"]
+        if shape == "one-1MB-command"
+        else [f"pytest {n} {CANARY}" for n in range(10_000)]
+    )
     raw = json.dumps(situation(commands=commands)).encode("utf-8")
     started = time.monotonic()
     with pytest.raises(InvalidInput) as refused:
@@ -251,7 +273,9 @@ def test_load_contract_refuses_oversize_terms_in_one_line(shape: str, tmp_path: 
     assert result.exit_code == 2 and result.stdout == "" and result.stderr.count("\n") == 1
     assert seconds < OVERSIZE_BOUND_S * 2
     assert_no_canary(
-        CANARY, tmp_path / "public", {"error": error_texts(refused.value), "cli_stdout": result.stdout, "cli_stderr": result.stderr}
+        CANARY,
+        tmp_path / "public",
+        {"error": error_texts(refused.value), "cli_stdout": result.stdout, "cli_stderr": result.stderr},
     )
 
 
@@ -265,7 +289,7 @@ def test_load_contract_refuses_oversize_terms_in_one_line(shape: str, tmp_path: 
     ],
 )
 @pytest.mark.parametrize("backend", ["native", "obelisk"])
-def test_provider_refuses_an_out_of_contract_request_quickly(
+def test_retrieve_refuses_an_out_of_contract_request_quickly(
     world: World, backend: str, terms: list[str], tmp_path: Path, caplog, capsys
 ) -> None:
     """A request built past the bounds (`model_construct` skips validation) is refused, typed and fast."""
@@ -300,7 +324,13 @@ def test_provider_refuses_an_out_of_contract_request_quickly(
     assert_no_canary(
         CANARY,
         tmp_path / "public",
-        {"retrieval": retrieval.model_dump_json(), "error": errors, "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
+        {
+            "retrieval": retrieval.model_dump_json(),
+            "error": errors,
+            "log": caplog.text,
+            "stdout": captured.out,
+            "stderr": captured.err,
+        },
     )
 
 
@@ -325,7 +355,9 @@ def test_cli_run_over_hostile_terms_prints_only_the_decision(
     assert_no_canary(CANARY, tmp_path / "public", {"cli_stdout": result.stdout, "cli_stderr": result.stderr})
 
 
-_GENERATED_TERMS = st.lists(st.sampled_from(FRAGMENTS) | st.text(min_size=1, max_size=12), min_size=1, max_size=6).map("".join)
+_GENERATED_TERMS = st.lists(st.sampled_from(FRAGMENTS) | st.text(min_size=1, max_size=12), min_size=1, max_size=6).map(
+    "".join
+)
 
 
 @pytest.mark.parametrize("backend", ["native", "obelisk"])

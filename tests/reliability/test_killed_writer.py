@@ -76,7 +76,9 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Histories:
     root = tmp_path_factory.mktemp("writer-histories")
     manifest = write_native_histories(root, scale=HISTORY_SCALE, rounds_per_session=HISTORY_ROUNDS)
     private = ClaudeTranscript(manifest.home / ".claude" / "projects", "canary-session", str(manifest.repo_root))
-    private.user(f"Deploy with the token {CANARY}").bash(f"deploy --token {CANARY}", f"denied {CANARY}", exit_code=1).write()
+    private.user(f"Deploy with the token {CANARY}").bash(
+        f"deploy --token {CANARY}", f"denied {CANARY}", exit_code=1
+    ).write()
     roots = {source: [path] for source, path in default_roots(manifest.home).items()}
     clean, report, seconds = _clean_build(roots)
     assert report.freshness == "fresh" and clean.entries
@@ -123,11 +125,14 @@ def _kill_point(trial: int, units: int, unit_s: float) -> tuple[int, float]:
     return rng.randint(-1, units), rng.uniform(0.0, 2 * unit_s)
 
 
-def _note_kill(killed_running: bool, reached: int, units: int) -> None:
+def _note_kill(killed_running: bool, at: float) -> None:
+    """Count a trial and where its kill landed (a fraction of the refresh's units, or of its time)."""
     FIGURES.cases["killed_writer"] += 1
-    notes = FIGURES.notes.setdefault("killed_writer", {"killed_mid_refresh": 0, "finished_before_kill": 0, "progress_at_kill": []})
+    notes = FIGURES.notes.setdefault(
+        "killed_writer", {"killed_mid_refresh": 0, "finished_before_kill": 0, "kill_points": []}
+    )
     notes["killed_mid_refresh" if killed_running else "finished_before_kill"] += 1
-    notes["progress_at_kill"].append(round(max(reached, 0) / max(units, 1), 2))
+    notes["kill_points"].append(round(at, 2))
 
 
 @pytest.mark.parametrize("trial", range(FIRST_BUILD_TRIALS))
@@ -140,11 +145,13 @@ def test_refresh_index_first_build_killed_at_random_resumes_to_a_clean_build(
     child.wait_for_progress(target, timeout_s=CHILD_TIMEOUT_S)
     time.sleep(delay)
     killed_running = child.kill()
-    _note_kill(killed_running, child.progress.value, histories.units)
+    _note_kill(killed_running, max(child.progress.value, 0) / histories.units)
     report = _after_the_kill(index, histories.roots, histories.clean)
     captured = capfd.readouterr()
     assert_no_canary(
-        CANARY, tmp_path / "public", {"report": report.model_dump_json(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err}
+        CANARY,
+        tmp_path / "public",
+        {"report": report.model_dump_json(), "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
     )
 
 
@@ -170,11 +177,12 @@ def test_index_refresh_command_killed_at_random_resumes_to_a_clean_build(
     deadline = time.monotonic() + CHILD_TIMEOUT_S
     while not Path(f"{index}-wal").exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
-    time.sleep(random.Random(SEED * 7 + trial).uniform(0.0, histories.build_s))
+    delay = random.Random(SEED * 7 + trial).uniform(0.0, histories.build_s)
+    time.sleep(delay)
     killed_running = process.poll() is None
     process.send_signal(signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=30)
-    _note_kill(killed_running, -1, histories.units)
+    _note_kill(killed_running, delay / histories.build_s)
     report = _after_the_kill(index, histories.roots, histories.clean)
     assert_no_canary(
         CANARY, tmp_path / "public", {"cli_stdout": stdout, "cli_stderr": stderr, "report": report.model_dump_json()}
@@ -189,7 +197,9 @@ class IncrementalHistories:
         self.transcripts = [ClaudeTranscript(self.claude, f"s{n:02d}", f"/work/repo/{n % 3}") for n in range(20)]
         for n, transcript in enumerate(self.transcripts):
             for step in range(5):
-                transcript.user(f"step {step} of {n} {CANARY}").bash(f"make target-{n}-{step}", f"out {CANARY}", exit_code=step % 2)
+                transcript.user(f"step {step} of {n} {CANARY}").bash(
+                    f"make target-{n}-{step}", f"out {CANARY}", exit_code=step % 2
+                )
             transcript.write()
 
     @property
@@ -216,7 +226,9 @@ class IncrementalHistories:
         lines = shrink.read_text(encoding="utf-8").splitlines(keepends=True)
         shrink.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
         for n in range(20, 24):
-            ClaudeTranscript(self.claude, f"s{n:02d}", "/work/repo/0").user(f"new {n} {CANARY}").bash("make new", "ok").write()
+            ClaudeTranscript(self.claude, f"s{n:02d}", "/work/repo/0").user(f"new {n} {CANARY}").bash(
+                "make new", "ok"
+            ).write()
 
 
 @pytest.mark.parametrize("trial", range(INCREMENTAL_TRIALS))
@@ -232,17 +244,24 @@ def test_refresh_index_incremental_refresh_killed_at_random_resumes_to_a_clean_b
     child = start_forked(_refresh_child, str(index), _as_text(histories.roots))
     child.wait_for_progress(target, timeout_s=CHILD_TIMEOUT_S)
     time.sleep(delay)
-    _note_kill(child.kill(), child.progress.value, report.files_seen)
+    _note_kill(child.kill(), max(child.progress.value, 0) / report.files_seen)
     resumed = _after_the_kill(index, histories.roots, clean)
     captured = capfd.readouterr()
     assert_no_canary(
         CANARY,
         tmp_path / "public",
-        {"reports": [first.model_dump_json(), resumed.model_dump_json()], "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
+        {
+            "reports": [first.model_dump_json(), resumed.model_dump_json()],
+            "log": caplog.text,
+            "stdout": captured.out,
+            "stderr": captured.err,
+        },
     )
 
 
-def _refresh_at_the_signal(report_progress: Callable[..., None], index: str, roots: dict[str, list[str]], go: str) -> dict[str, Any]:
+def _refresh_at_the_signal(
+    report_progress: Callable[..., None], index: str, roots: dict[str, list[str]], go: str
+) -> dict[str, Any]:
     """Wait for the start file, then refresh (waiting for any other writer); say how long it took."""
     while not Path(go).exists():
         time.sleep(0.001)
@@ -251,7 +270,9 @@ def _refresh_at_the_signal(report_progress: Callable[..., None], index: str, roo
     return {"report": report, "seconds": time.monotonic() - started}
 
 
-def test_refresh_index_two_at_once_one_waits_and_both_finish(histories: Histories, tmp_path: Path, caplog, capfd) -> None:
+def test_refresh_index_two_at_once_one_waits_and_both_finish(
+    histories: Histories, tmp_path: Path, caplog, capfd
+) -> None:
     index, go = index_file(tmp_path / "index"), tmp_path / "go"
     children = [start_forked(_refresh_at_the_signal, str(index), _as_text(histories.roots), str(go)) for _ in range(2)]
     go.touch()
@@ -271,5 +292,12 @@ def test_refresh_index_two_at_once_one_waits_and_both_finish(histories: Historie
         connection.close()
     captured = capfd.readouterr()
     assert_no_canary(
-        CANARY, tmp_path / "public", {"reports": [json.dumps(r) for r in reports], "log": caplog.text, "stdout": captured.out, "stderr": captured.err}
+        CANARY,
+        tmp_path / "public",
+        {
+            "reports": [json.dumps(r) for r in reports],
+            "log": caplog.text,
+            "stdout": captured.out,
+            "stderr": captured.err,
+        },
     )

@@ -64,7 +64,13 @@ OBELISK_FAULTS = [
     pytest.param({"mode": "hang_with_child"}, {}, SHORT_TIMEOUT_S, "provider_timeout", id="hung-with-child"),
     pytest.param({"mode": "orphan_holds_pipe"}, {}, SHORT_TIMEOUT_S, "provider_timeout", id="orphan-holds-stdout"),
     pytest.param({"version_mode": "hang"}, {}, SHORT_TIMEOUT_S, "provider_unavailable", id="version-probe-hung"),
-    pytest.param({"mode": "huge", "huge_bytes": 100_000_000}, {}, LONG_TIMEOUT_S, "provider_output_too_large", id="oversize-100MB"),
+    pytest.param(
+        {"mode": "huge", "huge_bytes": 100_000_000},
+        {},
+        LONG_TIMEOUT_S,
+        "provider_output_too_large",
+        id="oversize-100MB",
+    ),
     pytest.param({"mode": "malformed"}, {}, LONG_TIMEOUT_S, "provider_output_malformed", id="malformed-json"),
     pytest.param({"mode": "stray_log"}, {}, LONG_TIMEOUT_S, "provider_output_malformed", id="log-line-before-json"),
     pytest.param({"mode": "trailing_log"}, {}, LONG_TIMEOUT_S, "provider_output_malformed", id="log-line-after-json"),
@@ -189,15 +195,24 @@ def _outputs(run: PipelineRun, provider: RecordingProvider | None, caplog: Any, 
     """The run's decision and receipt, what its provider raised, logs, stdout and stderr."""
     captured = capsys.readouterr()
     errors = [text for error in (provider.errors if provider else []) for text in error_texts(error)]
-    return {**run.public_outputs(), "errors": errors, "log": caplog.text, "stdout": captured.out, "stderr": captured.err}
+    return {
+        **run.public_outputs(),
+        "errors": errors,
+        "log": caplog.text,
+        "stdout": captured.out,
+        "stderr": captured.err,
+    }
 
 
 def _count_fault(case: str, run: PipelineRun, timeout_s: float) -> None:
+    """Record the case, its latency, how far past its timeout it answered, and its peak memory."""
     FIGURES.cases["provider_faults"] += 1
     FIGURES.fault_latency(case, run.seconds)
+    overshoot = FIGURES.notes.setdefault("worst_fault_overshoot_past_timeout", {"seconds": -1e9, "case": ""})
+    if run.seconds - timeout_s > overshoot["seconds"]:
+        overshoot.update(seconds=round(run.seconds - timeout_s, 3), case=case)
     if run.peak_bytes is not None:
-        name = f"fault-{case}"
-        FIGURES.peaks_mb[name] = run.peak_bytes / 2**20
+        FIGURES.peaks_mb[f"fault-{case}"] = run.peak_bytes / 2**20
     assert run.seconds < timeout_s + 1.0, f"{case}: {run.seconds:.2f}s"
 
 
@@ -225,10 +240,16 @@ def test_run_pipeline_obelisk_fault_is_typed_in_time(
         _steer(stand_in, control)
     enablement = _enablement(repo_root)
     provider = RecordingProvider(
-        ObeliskProvider(enablement, binary=binary, timeout_s=timeout_s, max_output_bytes=MAX_OUTPUT_BYTES, options=options)
+        ObeliskProvider(
+            enablement, binary=binary, timeout_s=timeout_s, max_output_bytes=MAX_OUTPUT_BYTES, options=options
+        )
     )
     run = run_pipeline_measured(
-        _situation(["pytest -x tests/unit", "retry"]), provider=provider, policy=_policy(enablement), encoder=encoder, trace_memory=True
+        _situation(["pytest -x tests/unit", "retry"]),
+        provider=provider,
+        policy=_policy(enablement),
+        encoder=encoder,
+        trace_memory=True,
     )
     case = f"obelisk:{request.node.callspec.id}"
     _count_fault(case, run, timeout_s)
@@ -257,11 +278,15 @@ def test_run_pipeline_obelisk_fault_is_typed_in_time(
 def _native_sessions(root: Path, repo_root: Path) -> Path:
     claude = root / "claude"
     transcript = ClaudeTranscript(claude, "native-1", str(repo_root))
-    transcript.user(f"Retry the flaky test {CANARY}").bash("pytest -x tests/unit", f"FAILED {CANARY}", exit_code=1).write()
+    transcript.user(f"Retry the flaky test {CANARY}").bash(
+        "pytest -x tests/unit", f"FAILED {CANARY}", exit_code=1
+    ).write()
     return claude
 
 
-def _native_case(case: str, tmp_path: Path, repo_root: Path) -> tuple[EvidenceProvider | None, Enablement, str, str, Any]:
+def _native_case(
+    case: str, tmp_path: Path, repo_root: Path
+) -> tuple[EvidenceProvider | None, Enablement, str, str, Any]:
     """`(provider, enablement, reason code, freshness, context)` for one native fault."""
     claude = _native_sessions(tmp_path / "sessions", repo_root)
     index_dir = tmp_path / "state" / "index"
@@ -317,7 +342,11 @@ def test_run_pipeline_native_fault_is_typed_in_time(case: str, encoder, tmp_path
         assert context.__enter__() is True
     try:
         run = run_pipeline_measured(
-            _situation(["pytest -x tests/unit"]), provider=provider, policy=_policy(enablement), encoder=encoder, trace_memory=True
+            _situation(["pytest -x tests/unit"]),
+            provider=provider,
+            policy=_policy(enablement),
+            encoder=encoder,
+            trace_memory=True,
         )
     finally:
         if context is not None:
@@ -372,9 +401,15 @@ def _result(request: HistoricalEvidenceRequest, **changes: Any) -> HistoricalEvi
         "request_id": request.request_id,
         "provider_version": "0.1.0 handler/1",
         "index_revision": "rev-1",
-        "scope_applied": ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id),
+        "scope_applied": ScopeApplied(
+            agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id
+        ),
         "freshness": "fresh",
-        "items": [EvidenceItem(session_ref="session:" + "a" * 32, evidence_type="prior_failure", snippet=f"$ pytest\nexit 1\n{CANARY}")],
+        "items": [
+            EvidenceItem(
+                session_ref="session:" + "a" * 32, evidence_type="prior_failure", snippet=f"$ pytest\nexit 1\n{CANARY}"
+            )
+        ],
         "truncated": False,
         "omitted_count": 0,
     }
@@ -386,13 +421,22 @@ HANDLER_FAULTS = [
     pytest.param(_crash, "provider_crashed", id="raises-a-foreign-error"),
     pytest.param(lambda request: {"items": [CANARY]}, "provider_crashed", id="answers-a-dict"),
     pytest.param(
-        lambda request: _result(request, scope_applied=ScopeApplied(agent_id="other-agent", project_id=FIXTURE_PROJECT, repository_id=FIXTURE_REPOSITORY)),
+        lambda request: _result(
+            request,
+            scope_applied=ScopeApplied(
+                agent_id="other-agent", project_id=FIXTURE_PROJECT, repository_id=FIXTURE_REPOSITORY
+            ),
+        ),
         "scope_violation",
         id="answers-for-another-agent",
     ),
-    pytest.param(lambda request: _result(request, request_id="req-someone-else"), "scope_violation", id="answers-another-request"),
     pytest.param(
-        lambda request: _result(request, items=[EvidenceItem(session_ref="session:" + "b" * 32, evidence_type="summary", snippet=CANARY)]),
+        lambda request: _result(request, request_id="req-someone-else"), "scope_violation", id="answers-another-request"
+    ),
+    pytest.param(
+        lambda request: _result(
+            request, items=[EvidenceItem(session_ref="session:" + "b" * 32, evidence_type="summary", snippet=CANARY)]
+        ),
         "scope_violation",
         id="answers-an-unrequested-type",
     ),
@@ -408,7 +452,10 @@ def test_run_pipeline_handler_fault_is_typed(
     provider = RecordingProvider(HandlerProvider(handler))
     document = situation(commands=["pytest -x tests/unit"], files=[], evidence_types=["prior_failure"])
     run = run_pipeline_measured(
-        load_contract(ReplanSituation, json.dumps(document).encode()), provider=provider, policy=_policy(enablement), encoder=encoder
+        load_contract(ReplanSituation, json.dumps(document).encode()),
+        provider=provider,
+        policy=_policy(enablement),
+        encoder=encoder,
     )
     _count_fault(f"handler:{request.node.callspec.id}", run, 1.0)
     assert run.decision.retrieval.reason_code == reason_code

@@ -97,7 +97,10 @@ def build_world(root: Path, commands: Sequence[str], *, canary: str) -> World:
         _stand_in_rows(data, session, "claude", str(repo_root), stored, canary, number)
         _stand_in_rows(data, f"bait-repo-{number:03d}", "claude", str(bait_repo_root), stored, canary, number)
         _stand_in_rows(data, f"bait-kimi-{number:03d}", "kimi", str(repo_root), stored, canary, number)
-        bait |= {opaque_ref("session", source, f"bait-{kind}-{number:03d}") for kind, source in (("repo", "claude"), ("kimi", "kimi"))}
+        bait |= {
+            opaque_ref("session", source, f"bait-{kind}-{number:03d}")
+            for kind, source in (("repo", "claude"), ("kimi", "kimi"))
+        }
     for number, text in enumerate(DECOY_TEXTS):
         session = f"decoy-{number}"
         ClaudeTranscript(claude_root, session, str(repo_root)).assistant(f"{text} {canary}").write()
@@ -158,7 +161,10 @@ def _stand_in_rows(
 def write_config(state: Path, enablement: Enablement) -> None:
     """The owner's config file (0600) enabling exactly `enablement`."""
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    document = {"schema_version": "obelisk_session_evidence_config_v0", "enablements": [json.loads(enablement.model_dump_json())]}
+    document = {
+        "schema_version": "obelisk_session_evidence_config_v0",
+        "enablements": [json.loads(enablement.model_dump_json())],
+    }
     path = state / "config.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     path.chmod(0o600)

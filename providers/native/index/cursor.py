@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from providers.native.parsers import ResumeState
+from providers.native.parsers.outcome import DAMAGE_REASONS
 from providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
 
 TAIL_BYTES: Final = 4096
@@ -143,3 +145,12 @@ def decode_counts(text: str | None) -> dict[str, int]:
         if reason and count.isdigit():
             counts[reason] = int(count)
     return counts
+
+
+def has_damaged_files(connection: sqlite3.Connection, source: str, root: str) -> bool:
+    """True when a file under the root had damaged lines skipped (see `DAMAGE_REASONS`)."""
+    rows = connection.execute(
+        "SELECT skipped_by_reason FROM files WHERE source = ? AND root = ? AND skipped_total > 0",
+        (source, root),
+    )
+    return any(DAMAGE_REASONS & decode_counts(text).keys() for (text,) in rows)

@@ -26,6 +26,7 @@ from providers.native.index.cursor import (
     decode_resume,
     encode_counts,
     encode_resume,
+    has_damaged_files,
     tail_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
@@ -354,6 +355,7 @@ def _finish(
         else:
             revision = current_revision(connection)
     unreadable = sum(state == "unreadable" for state in scanned.states.values())
+    damaged = any(has_damaged_files(connection, source, root) for source, root in scanned.states)
     return RefreshReport(
         roots=len(scanned.states),
         unreadable_roots=unreadable,
@@ -371,7 +373,11 @@ def _finish(
         skipped_records=tally.skipped,
         index_revision=revision.text,
         content_changed=bool(tally.changes),
-        freshness="stale" if tally.interrupted else "incomplete" if unreadable or tally.failed else "fresh",
+        freshness="stale"
+        if tally.interrupted
+        else "incomplete"
+        if unreadable or tally.failed or damaged
+        else "fresh",
         seconds=round(seconds, 6),
     )
 

@@ -51,7 +51,8 @@ class ScannedUnit:
 def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) -> tuple[RootState, list[ScannedUnit]]:
     """The root's state and its units, sorted by path."""
     if not root.exists():
-        return "missing", []
+        # A link that leads nowhere (dangling, or a loop) is a root that cannot be read, not an absent one.
+        return ("unreadable" if os.path.lexists(root) else "missing"), []
     if not root.is_dir():
         return "unreadable", []
     listings = listings if listings is not None else Listings()

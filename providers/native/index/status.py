@@ -15,7 +15,7 @@ from pathlib import Path
 
 from contracts.base import Freshness
 from contracts.index_status import IndexRootStatus, IndexStatus
-from providers.native.index.cursor import decode_counts
+from providers.native.index.cursor import decode_counts, has_damaged_files
 from providers.native.index.refresh import Roots, pending_changes, root_text
 from providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
 from providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
@@ -49,7 +49,7 @@ def stored_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
         failed = connection.execute(
             "SELECT 1 FROM files WHERE source = ? AND root = ? AND failure IS NOT NULL LIMIT 1", (source, root)
         ).fetchone()
-        if state == "unreadable" or failed is not None:
+        if state == "unreadable" or failed is not None or has_damaged_files(connection, source, root):
             return "incomplete"
     return "fresh"
 

@@ -23,6 +23,9 @@ SKIP_REASONS = (
 `bad_encoding` counts lines that held invalid UTF-8: they are decoded with U+FFFD replacement
 and still parsed, so the count flags damage without losing the rest of the record.
 """
+DAMAGE_REASONS = frozenset({"invalid_json", "not_an_object", "bad_encoding", "torn_frame"})
+"""Skips that mean the file itself is damaged (not merely a record type we do not use):
+the index reports `incomplete` while any of them stands."""
 
 
 @dataclass(frozen=True, slots=True)
