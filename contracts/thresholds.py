@@ -26,7 +26,7 @@ class RouteThresholds(ContractModel):
     agreement (both Jaccard over canonical forms), so anything below 100 means a changed
     meaningful flag or target: the default accepts no such change. Spelling differences
     (wrappers, flag order, interpreters, volatile tokens) are already folded to 100."""
-    hypothesis_repeat: Percent = 75
+    hypothesis_repeat: Percent = 80
     """A proposed hypothesis this similar to an earlier session's text was already tried."""
     blocker_repeat: Percent = 75
     """A claimed blocker this similar to an earlier session's text is already evidenced."""

@@ -82,6 +82,7 @@ def query_terms_for(situation: ReplanSituation) -> list[str]:
         observation.hypothesis_id,
         observation.probe_kind,
         observation.blocker_id,
+        *_subject_stems([*route.files, *(w for c in route.commands for w in c.split())]),
     ]
     terms: list[str] = []
     for candidate in candidates:
@@ -89,6 +90,21 @@ def query_terms_for(situation: ReplanSituation) -> list[str]:
         if term and term not in terms:
             terms.append(term)
     return terms[:MAX_QUERY_TERMS]
+
+
+def _subject_stems(words: list[str]) -> list[str]:
+    """`tests/test_parser.py` -> `parser`: finds edits of the code a test exercises, and vice versa."""
+    stems = []
+    for word in words:
+        name = word.rstrip("/").rsplit("/", 1)[-1]
+        if "." not in name and "/" not in word:
+            continue
+        stem = name.split(".", 1)[0].removeprefix("test_")
+        for suffix in ("_test", "_spec", "_tests"):
+            stem = stem.removesuffix(suffix)
+        if len(stem) >= 3 and stem.replace("_", "").replace("-", "").isalnum():
+            stems.append(stem)
+    return stems
 
 
 def matching_enablement(

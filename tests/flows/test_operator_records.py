@@ -63,5 +63,3 @@ def test_provider_crash_run_is_tagged_and_leaves_no_canary(prefect_harness, enab
     database = prefect_database_path()
     assert canary_places_in_database(standin.CANARY, database) == []
     assert canary_places_in_files(standin.CANARY, database.parent, Path(os.environ["PREFECT_HOME"])) == []
-    api.read_everything()
-    assert not api.holds(standin.CANARY)
