@@ -123,9 +123,17 @@ def digest_salt(paths: StatePaths) -> str:
     try:
         return paths.salt_file.read_text(encoding="ascii").strip()
     except FileNotFoundError:
-        salt = secrets.token_hex(32)
-        write_private(paths.salt_file, salt.encode("ascii"))
-        return paths.salt_file.read_text(encoding="ascii").strip()
+        pass
+    # Concurrent first uses must agree on one salt: the first hard link wins, the rest read it.
+    candidate = paths.salt_file.with_name(f".{paths.salt_file.name}.{secrets.token_hex(8)}")
+    write_private(candidate, secrets.token_hex(32).encode("ascii"))
+    try:
+        os.link(candidate, paths.salt_file)
+    except FileExistsError:
+        pass
+    finally:
+        candidate.unlink(missing_ok=True)
+    return paths.salt_file.read_text(encoding="ascii").strip()
 
 
 def spool_situation(paths: StatePaths, raw: bytes) -> str:

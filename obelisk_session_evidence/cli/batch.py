@@ -13,15 +13,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from contracts.batch import BatchSummary
 from contracts.config import ProviderKind
-from contracts.errors import EvidenceError, InvalidInput
+from contracts.errors import InvalidInput
 from obelisk_session_evidence.batch import plan_batch
 from obelisk_session_evidence.batch_manifest import load_manifest, read_stalled_items, spool_batch
 from obelisk_session_evidence.batch_outputs import count_records
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     fail,
-    fail_internal,
     format_option,
+    reported_errors,
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
 from obelisk_session_evidence.state import StatePaths, state_paths
@@ -67,7 +67,7 @@ def batch(
     """
     if dask_address and task_runner != "dask":
         fail(InvalidInput("--dask-address needs --task-runner dask"))
-    try:
+    with reported_errors():
         paths = state_paths()
         manifest_ref = spool_batch(
             paths, read_stalled_items(source), out_dir=out_dir, provider_kind=provider_kind
@@ -76,10 +76,6 @@ def batch(
             click.echo(manifest_ref)
             return
         summary = _run_with_progress(paths, manifest_ref, task_runner, concurrency, dask_address)
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(summary.model_dump_json())
     else:

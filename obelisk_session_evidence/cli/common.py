@@ -1,7 +1,8 @@
 """Options, input and exit handling every command shares."""
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -49,3 +50,14 @@ def fail_internal(error: Exception) -> NoReturn:
     """An unexpected fault: its type only (its message may carry content), exit 1."""
     click.echo(f"error: internal_error: {type(error).__name__}", err=True)
     sys.exit(EXIT_INTERNAL)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Around a command's library call: our errors exit 2 with one line, any other fault exits 1."""
+    try:
+        yield
+    except EvidenceError as error:
+        fail(error)
+    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+        fail_internal(error)

@@ -7,8 +7,8 @@ import click
 from rich.console import Console
 
 from contracts.config import SOURCE_KINDS, SourceKind
-from contracts.errors import EvidenceError, InvalidInput
-from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, fail_internal, format_option
+from contracts.errors import InvalidInput
+from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, format_option, reported_errors
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
 from obelisk_session_evidence.index_drop import drop_index
 from obelisk_session_evidence.state import state_paths
@@ -33,12 +33,8 @@ def drop(yes: bool, output_format: str) -> None:
     """
     if not yes:
         fail(InvalidInput("index drop deletes the native index; pass --yes to confirm"))
-    try:
+    with reported_errors():
         outcome = drop_index(paths=state_paths())
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:
@@ -68,7 +64,7 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
     from obelisk_session_evidence.cli.render_index import refresh_progress, render_refresh_report
     from providers.native.index import index_file, refresh_index
 
-    try:
+    with reported_errors():
         roots = parse_roots(root_options)
         path = index_file(state_paths().index_dir)
         if output_format == "json":
@@ -76,10 +72,6 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
         else:
             with refresh_progress(Console(stderr=True)) as progress:
                 report = refresh_index(path, roots, progress=progress)
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:
@@ -101,13 +93,9 @@ def status(root_options: tuple[str, ...], output_format: str) -> None:
     from obelisk_session_evidence.cli.render_index import render_index_status
     from providers.native.index import index_file, index_status
 
-    try:
+    with reported_errors():
         roots = parse_roots(root_options) if root_options else None
         report = index_status(index_file(state_paths().index_dir), roots=roots)
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:

@@ -7,12 +7,10 @@ from rich.console import Console
 
 from contracts.base import TRIGGERS
 from contracts.config import SOURCE_KINDS
-from contracts.errors import EvidenceError
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
-    fail,
-    fail_internal,
     format_option,
+    reported_errors,
 )
 from obelisk_session_evidence.cli.render_lifecycle import (
     render_disable,
@@ -62,12 +60,8 @@ def enable(output_format: str, **options: object) -> None:
     Example: obelisk-session-evidence enable --surface replan-history --agent-id codex-main
     --project-id loopx --repository-id loopx-core --repo-root ~/src/loopx
     """
-    try:
+    with reported_errors():
         outcome = enable_scope(EnableRequest(**options), paths=state_paths())  # type: ignore[arg-type]
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:
@@ -85,12 +79,8 @@ def status(project_id: str, agent_id: str | None, output_format: str) -> None:
 
     Example: obelisk-session-evidence status --project-id loopx --format json
     """
-    try:
+    with reported_errors():
         report = scope_status(project_id, agent_id=agent_id, paths=state_paths())
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - see enable
-        fail_internal(error)
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:
@@ -110,12 +100,8 @@ def disable(project_id: str, agent_id: str | None, output_format: str) -> None:
 
     Example: obelisk-session-evidence disable --project-id loopx --agent-id codex-main
     """
-    try:
+    with reported_errors():
         outcome = disable_scope(project_id, agent_id=agent_id, paths=state_paths())
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - see enable
-        fail_internal(error)
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from contracts.errors import EvidenceError
-from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, fail_internal, format_option
+from obelisk_session_evidence.cli.common import EXIT_NOT_OK, format_option, reported_errors
 from obelisk_session_evidence.cli.render_qualify import render_qualification
 from obelisk_session_evidence.state import state_paths
 
@@ -38,16 +37,12 @@ def qualify(
     from obelisk_session_evidence.qualify import qualify as run_qualification
     from obelisk_session_evidence.tokenizer import load_encoder
 
-    try:
+    with reported_errors():
         encoder = load_encoder(state_paths().cache_dir / "tiktoken")
         cases = qualification_cases(seed=seed, per_family=per_family)
         summary = run_qualification(
             out_dir, seed=seed, backend=backend, encoder=encoder, workdir=workdir, cases=cases  # type: ignore[arg-type]
         )
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     if output_format == "json":
         click.echo(json.dumps(asdict(summary), sort_keys=True))
     else:

@@ -6,10 +6,9 @@ import click
 from rich.console import Console
 
 from contracts.config import ProviderKind
-from contracts.errors import EvidenceError
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.cli.common import fail, fail_internal, format_option, read_document
+from obelisk_session_evidence.cli.common import format_option, read_document, reported_errors
 from obelisk_session_evidence.cli.render import render_decision
 from obelisk_session_evidence.decide import DecisionOutput, decide, decide_with_prefect
 from obelisk_session_evidence.state import state_paths, write_private
@@ -36,7 +35,7 @@ def run(
 
     Example: obelisk-session-evidence run --situation situation.json --format json
     """
-    try:
+    with reported_errors():
         raw = read_document(situation_source)
         paths = state_paths()
         if use_prefect:
@@ -44,10 +43,6 @@ def run(
         else:
             situation = load_contract(ReplanSituation, raw)
             output = decide(situation, paths=paths, provider_kind=provider_kind)
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     _write_private_result(output, private_out)
     if output_format == "json":
         click.echo(output.decision.model_dump_json())

@@ -7,8 +7,7 @@ from types import FrameType
 import click
 from rich.console import Console
 
-from contracts.errors import EvidenceError
-from obelisk_session_evidence.cli.common import fail, fail_internal, format_option
+from obelisk_session_evidence.cli.common import format_option, reported_errors
 from obelisk_session_evidence.server import (
     DEFAULT_PORT,
     READY_TIMEOUT_SECONDS,
@@ -35,12 +34,8 @@ def ui(port: int, timeout: float, output_format: str) -> None:
 
     Example: obelisk-session-evidence ui --port 4250
     """
-    try:
+    with reported_errors():
         server = start_prefect_server(state_paths(), port=port, timeout=timeout)
-    except EvidenceError as error:
-        fail(error)
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
-        fail_internal(error)
     try:
         _announce(server, output_format)
         signal.signal(signal.SIGTERM, _stop_on_signal)

@@ -91,12 +91,25 @@ def test_flow_on_a_local_dask_cluster_decides_as_the_thread_runner(prefect_harne
     dasked = spool_batch(enabled, items, out_dir=tmp_path / "dask")
     _run(threads, task_runner="thread", concurrency=2)
     # Dask workers are fresh processes: the stand-in provider is installed there by a preload.
-    with dask.config.set({"distributed.worker.preload": ["tests.batch.standin_preload"]}):
+    settings = {
+        "distributed.worker.preload": ["tests.batch.standin_preload"],
+        "distributed.comm.timeouts.connect": "120s",  # workers import Prefect; CI can be slow
+    }
+    with dask.config.set(settings):
         summary = _run(dasked, task_runner="dask", concurrency=2)
-    assert (summary.decided, summary.failed) == (5, 1)
-    assert decisions_in(tmp_path / "dask") == decisions_in(tmp_path / "threads")
+    assert (summary.decided, summary.failed, summary.missing) == (5, 1, 0)
+    by_dask, by_threads = decisions_in(tmp_path / "dask"), decisions_in(tmp_path / "threads")
+    assert _outline(by_dask) == _outline(by_threads)  # a readable diff first
+    assert by_dask == by_threads
     manifest = load_manifest(enabled, dasked)
     assert all(read_record(tmp_path / "dask", ref) for ref in manifest.item_refs)
+
+
+def _outline(decisions):
+    return {
+        ref: (d["situation_id"], d["retrieval"]["reason_code"], d["comparison"]["verdict"], (d["receipt"] or {}).get("provider_version"))
+        for ref, d in decisions.items()
+    }
 
 
 def test_flow_leaves_no_canary_in_prefect_storage_or_outputs(prefect_harness, enabled, tmp_path):
