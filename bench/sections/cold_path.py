@@ -82,6 +82,8 @@ class Series:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     failures: int = 0
+    failure_note: str | None = None
+    """The first failure's exit code and last stderr line (the CLI prints one content-free line)."""
     skipped: str | None = None
     """Why the series was not run (then it is empty)."""
 
@@ -294,7 +296,11 @@ def cli_series(corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str
                                     capture_output=True, timeout=SPAWN_TIMEOUT_S, check=False)  # fmt: skip
             series.walls.append(time.perf_counter() - started)
             series.cpus.append(_children_cpu() - before)
-            series.failures += answer.returncode != 0
+            if answer.returncode != 0:
+                series.failures += 1
+                if series.failure_note is None:
+                    last = answer.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+                    series.failure_note = f"exit {answer.returncode}: {last[0][:120]}"
     return series
 
 

@@ -39,6 +39,10 @@ def decision_table(runs: Sequence[SizeRun], skipped: Sequence[tuple[str, str]]) 
                       ratio(percentile(series.walls, 50), base))  # fmt: skip
     for label, reason in skipped:
         table.add(label, "all", "-", "-", f"not run ({reason})")
+    failures = [f"{run.label} {path}: {series.failure_note}" for run in runs for path, series in
+                (("CLI", run.cli), ("CLI --prefect", run.prefect_cli)) if series.failure_note]  # fmt: skip
+    if failures:
+        table.notes.append("First failure of each series that had one: " + "; ".join(failures) + ".")
     table.notes += [
         "Direct, warm: load the situation, build the dependencies (configuration, provider), run the seven"
         " stages; after one warm-up decision (imports, tokenizer load). CPU is this process's CPU time"
