@@ -95,7 +95,7 @@ def main() -> None:
         ).stdout
         direct.append(time.perf_counter() - started)
         started = time.perf_counter()
-        result = provider.search(request)
+        result = provider.search(request).result
         adapter.append(time.perf_counter() - started)
 
     cpu = []

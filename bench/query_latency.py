@@ -67,7 +67,7 @@ def main() -> None:
         for terms in lookup_terms(outcomes, rng, arguments.lookups):
             request = _request(terms)
             started, started_cpu = time.perf_counter(), time.process_time()
-            result = provider.search(request)
+            result = provider.search(request).result
             wall.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - started_cpu) * 1000)
             items.append(len(result.items))

@@ -7,6 +7,7 @@ from pydantic import Field
 from contracts.base import ContractModel, Trigger
 from contracts.decision import Comparison, ReasonCode, SemanticDelta
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
 
 
 class GapAssessment(ContractModel):
@@ -38,6 +39,8 @@ class Retrieval(ContractModel):
 
     result: HistoricalEvidenceResult | None
     """The (uncapped) result; None when not admitted."""
+    prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
+    """The provider's structured prior calls (private; for compare-route only)."""
     reason_code: ReasonCode
     """`retrieved`, `not_admitted`, or the provider's failure code."""
 
@@ -47,6 +50,8 @@ class CappedEvidence(ContractModel):
 
     result: HistoricalEvidenceResult | None
     """The capped result; None when not admitted."""
+    prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
+    """The structured prior calls, uncapped by tokens: they never reach a prompt."""
     token_count: Annotated[int, Field(ge=0)]
     """Tokens in the capped items."""
 

@@ -5,6 +5,7 @@ from typing import Protocol, runtime_checkable
 
 from contracts.errors import ProviderUnavailable
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from contracts.prior_calls import ProviderAnswer
 
 
 @runtime_checkable
@@ -14,26 +15,31 @@ class EvidenceProvider(Protocol):
     provider_version: str
     """Package version and backend, e.g. `0.1.0 native-index/1`."""
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
-        """Return in-scope items for `request`; raise `ProviderError` when it cannot."""
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
+        """Return in-scope items (and their structured prior calls) for `request`; raise
+        `ProviderError` when it cannot."""
         ...
 
 
 class HandlerProvider:
-    """A provider built from a function: the test double that ships with the protocol."""
+    """A provider built from a function: the test double that ships with the protocol. A handler
+    that returns a bare RFC result answers with no structured prior calls."""
 
     def __init__(
         self,
-        handler: Callable[[HistoricalEvidenceRequest], HistoricalEvidenceResult],
+        handler: Callable[[HistoricalEvidenceRequest], HistoricalEvidenceResult | ProviderAnswer],
         *,
         provider_version: str = "0.1.0 handler/1",
     ) -> None:
         self.provider_version = provider_version
         self._handler = handler
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Delegate to the handler."""
-        return self._handler(request)
+        answer = self._handler(request)
+        if isinstance(answer, HistoricalEvidenceResult):
+            return ProviderAnswer(result=answer)
+        return answer
 
 
 class UnavailableProvider:
@@ -43,6 +49,6 @@ class UnavailableProvider:
         self.provider_version = provider_version
         self._reason = reason
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Raise `ProviderUnavailable` with the construction failure's reason."""
         raise ProviderUnavailable(self._reason)

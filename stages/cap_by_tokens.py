@@ -52,7 +52,7 @@ def cap_by_tokens(
             "omitted_count": result.omitted_count + dropped,
         }
     )
-    return CappedEvidence(result=capped, token_count=total_tokens)
+    return CappedEvidence(result=capped, prior_calls=retrieval.prior_calls, token_count=total_tokens)
 
 
 def item_token_count(item: EvidenceItem, encoder: TokenEncoder) -> int:

@@ -21,13 +21,16 @@ from comparators.route_match import RouteMatch, route_match
 from contracts.decision import Comparison, SemanticDelta, Verdict
 from contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
 from contracts.situation import ReplanSituation
-from contracts.stage_values import CappedEvidence, RouteComparison
+from contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
 from contracts.thresholds import RouteThresholds
-from stages.classify_gap import classify_gap
 
 
 def compare_route(
-    situation: ReplanSituation, capped: CappedEvidence, *, thresholds: RouteThresholds
+    situation: ReplanSituation,
+    gap: GapAssessment,
+    capped: CappedEvidence,
+    *,
+    thresholds: RouteThresholds,
 ) -> RouteComparison:
     """Score the route's novelty against history and emit one legal Replan delta."""
     proposed = situation.proposed
@@ -39,7 +42,7 @@ def compare_route(
         )
     steps = prior_steps(capped.result.items)
     match = route_match(proposed.route, steps, thresholds=thresholds, revision=situation.revision)
-    removals = _removals(situation, match)
+    removals = _removals(situation, gap, match)
     verdict: Verdict
     if removals:
         verdict = removals[0][2]
@@ -50,7 +53,7 @@ def compare_route(
     return RouteComparison(
         comparison=Comparison(
             verdict=verdict,
-            scores=_novelty_scores(match, situation, removals),
+            scores=_novelty_scores(match, situation, gap, removals),
             thresholds=thresholds.report(),
             matched_items=len(frozenset().union(*(items for _, _, _, items in removals))),
         ),
@@ -61,7 +64,7 @@ def compare_route(
 _Removal = tuple[str, frozenset[OutcomeId], Verdict, frozenset[int]]
 
 
-def _removals(situation: ReplanSituation, match: RouteMatch) -> list[_Removal]:
+def _removals(situation: ReplanSituation, gap: GapAssessment, match: RouteMatch) -> list[_Removal]:
     """The rules that fire, in reason-code order: (code, outcomes removed, verdict, items)."""
     removals: list[_Removal] = []
     if match.repeats_failure:
@@ -81,7 +84,7 @@ def _removals(situation: ReplanSituation, match: RouteMatch) -> list[_Removal]:
                 match.blocker_items,
             )
         )
-    if match.hypothesis_items and "hypothesis_history_gap" in classify_gap(situation).triggers:
+    if match.hypothesis_items and "hypothesis_history_gap" in gap.triggers:
         removals.append(
             (
                 "hypothesis_already_tried",
@@ -109,7 +112,7 @@ def _narrowed(
 
 
 def _novelty_scores(
-    match: RouteMatch, situation: ReplanSituation, removals: list[_Removal]
+    match: RouteMatch, situation: ReplanSituation, gap: GapAssessment, removals: list[_Removal]
 ) -> dict[str, int]:
     """Novelty (100 − similarity) per stated dimension, and `combined` over the judged ones.
 
@@ -127,7 +130,7 @@ def _novelty_scores(
     judged = ["command"]
     if situation.proposed.observation.result_class == "blocked":
         judged.append("blocker")
-    if "hypothesis_history_gap" in classify_gap(situation).triggers:
+    if "hypothesis_history_gap" in gap.triggers:
         judged.append("hypothesis")
     considered = [scores[name] for name in judged if name in scores]
     if considered:

@@ -34,7 +34,9 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("admit", admit, ("situation", "gap"), "admission", ("policy",)),
     Stage("retrieve", retrieve, ("admission",), "retrieval", ("provider",)),
     Stage("cap-by-tokens", cap_by_tokens, ("admission", "retrieval"), "capped", ("encoder",)),
-    Stage("compare-route", compare_route, ("situation", "capped"), "comparison", ("thresholds",)),
+    Stage(
+        "compare-route", compare_route, ("situation", "gap", "capped"), "comparison", ("thresholds",)
+    ),
     Stage("receipt", receipt, ("admission", "capped"), "receipt", ("digest_salt",)),
     Stage(
         "decision",

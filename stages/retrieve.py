@@ -2,6 +2,7 @@
 
 from contracts.errors import EvidenceError, ScopeViolation
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
+from contracts.prior_calls import ProviderAnswer
 from contracts.stage_values import Admission, Retrieval
 from providers.base import EvidenceProvider
 
@@ -14,14 +15,14 @@ def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retr
     if provider is None:
         return Retrieval(result=empty_result(request, "unknown"), reason_code="provider_unavailable")
     try:
-        result = provider.search(request)
-        _verify_answer(request, result)
+        answer = provider.search(request)
+        _verify_answer(request, answer)
     except EvidenceError as error:
         reason_code = error.reason_code
     except Exception:  # noqa: BLE001 - fail open: any provider bug is a typed empty result
         reason_code = "provider_crashed"
     else:
-        return Retrieval(result=result, reason_code="retrieved")
+        return Retrieval(result=answer.result, prior_calls=answer.prior_calls, reason_code="retrieved")
     return Retrieval(
         result=empty_result(request, _version_of(provider)), reason_code=reason_code
     )
@@ -41,8 +42,11 @@ def empty_result(request: HistoricalEvidenceRequest, provider_version: str) -> H
     )
 
 
-def _verify_answer(request: HistoricalEvidenceRequest, result: HistoricalEvidenceResult) -> None:
+def _verify_answer(request: HistoricalEvidenceRequest, answer: ProviderAnswer) -> None:
     """Fail closed: a result for another request, scope or type is rejected whole."""
+    if not isinstance(answer, ProviderAnswer):
+        raise TypeError("the provider answered with something other than a ProviderAnswer")
+    result = answer.result
     if result.request_id != request.request_id or result.scope_applied != _scope_applied(request):
         raise ScopeViolation("result scope differs from the request")
     allowed = set(request.evidence_types)

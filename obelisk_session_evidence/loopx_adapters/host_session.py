@@ -14,7 +14,8 @@ Items are dropped without counting as omitted: they are not history that a limit
 import re
 from typing import Final
 
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from contracts.evidence import HistoricalEvidenceRequest
+from contracts.prior_calls import ProviderAnswer
 from contracts.situation import HOST_SESSION_PATTERN
 from providers.base import EvidenceProvider
 
@@ -51,13 +52,15 @@ class WithoutInvokingSession:
         self._excluded_refs = host_session_refs(invoking_session)
         self.provider_version = provider.provider_version
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
-        """The wrapped provider's answer less the invoking session's items."""
-        result = self._provider.search(request)
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
+        """The wrapped provider's answer less the invoking session's items and calls."""
+        answer = self._provider.search(request)
+        result = answer.result
         kept = [item for item in result.items if item.session_ref not in self._excluded_refs]
-        if len(kept) == len(result.items):
-            return result
-        return result.model_copy(update={"items": kept})
+        calls = [call for call in answer.prior_calls if call.session_ref not in self._excluded_refs]
+        if len(kept) == len(result.items) and len(calls) == len(answer.prior_calls):
+            return answer
+        return ProviderAnswer(result=result.model_copy(update={"items": kept}), prior_calls=calls)
 
 
 def without_invoking_session(

@@ -146,7 +146,7 @@ def run_full_history(
         return CappedEvidence(result=result, token_count=tokens)
 
     capped = _clocked(latency, "cap-by-tokens", uncapped)
-    compared = _clocked(latency, "compare-route", compare_route, case.situation, capped, thresholds=thresholds)
+    compared = _clocked(latency, "compare-route", compare_route, case.situation, gap, capped, thresholds=thresholds)
     run = ArmRun(
         case.case_id, "full_history", compared.comparison.verdict, tuple(compared.semantic_delta.outcomes),
         admission.reason_code, retrieval.reason_code, result.freshness if result else None,
@@ -157,7 +157,9 @@ def run_full_history(
 
 def rejudge(trace: Trace, thresholds: RouteThresholds) -> tuple[str, tuple[str, ...]]:
     """Verdict and outcomes of a recorded run under other thresholds (compare-route only)."""
-    compared = compare_route(trace.case.situation, trace.capped, thresholds=thresholds)
+    compared = compare_route(
+        trace.case.situation, classify_gap(trace.case.situation), trace.capped, thresholds=thresholds
+    )
     return compared.comparison.verdict, tuple(compared.semantic_delta.outcomes)
 
 

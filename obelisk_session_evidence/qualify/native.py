@@ -25,6 +25,7 @@ from contracts.errors import InvalidInput
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, RequestLimits
 from fixtures.qualification import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
 from contracts.evidence import EvidenceItem
+from contracts.prior_calls import ProviderAnswer
 from contracts.snippets import outcome_line, tool_snippet
 from fixtures.qualification.native import (
     OTHER_AGENT_SOURCE,
@@ -141,7 +142,7 @@ class _BusyIndex:
         self.provider_version = provider.provider_version
         self._provider, self._index_path = provider, index_file(index_dir)
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Answer with the lock taken by someone else."""
         with writer_lock(self._index_path, wait_s=None):
             return self._provider.search(request)
@@ -154,11 +155,11 @@ class _LeakingScope:
         self.provider_version = provider.provider_version
         self._provider = provider
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """The real answer with a foreign `scope_applied`."""
-        result = self._provider.search(request)
-        leaked = result.scope_applied.model_copy(update={"repository_id": "repo-qualify-beta"})
-        return result.model_copy(update={"scope_applied": leaked})
+        answer = self._provider.search(request)
+        leaked = answer.result.scope_applied.model_copy(update={"repository_id": "repo-qualify-beta"})
+        return answer.model_copy(update={"result": answer.result.model_copy(update={"scope_applied": leaked})})
 
 
 class _FullHistory:
@@ -172,13 +173,15 @@ class _FullHistory:
         self.provider_version = provider.provider_version
         self._provider, self._sessions = provider, sessions
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """The index's answer with its items replaced by the whole in-scope history, newest first."""
-        answer = self._provider.search(request.model_copy(update={"limits": FULL_HISTORY_LIMITS}))
+        answer = self._provider.search(request.model_copy(update={"limits": FULL_HISTORY_LIMITS})).result
         wanted = set(request.evidence_types)
         items = [item for session in self._sessions for item in _session_items(session) if item.evidence_type in wanted]
         items.sort(key=lambda item: (item.observed_at or _EPOCH_ZERO, item.message_ref or ""), reverse=True)
-        return answer.model_copy(update={"items": items, "truncated": False, "omitted_count": 0})
+        return ProviderAnswer(
+            result=answer.model_copy(update={"items": items, "truncated": False, "omitted_count": 0})
+        )
 
 
 _EPOCH_ZERO: Final = datetime(1970, 1, 1, tzinfo=UTC)

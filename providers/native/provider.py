@@ -24,6 +24,7 @@ from contracts.config import Enablement
 from contracts.errors import ScopeViolation, UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.json_input import describe_validation_error
+from contracts.prior_calls import ProviderAnswer
 from obelisk_session_evidence import __version__
 from providers.native.index.excerpts import needles_for
 from providers.native.index.fts import fts_query, query_phrases
@@ -68,7 +69,7 @@ class NativeIndexProvider:
         self._roots = enablement_roots(enablement, home=home)
         self._binding: RepositoryBinding | None = None
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
         _check_bounds(request)
         self._check_scope(request)
@@ -78,7 +79,9 @@ class NativeIndexProvider:
             connection = connect(self._index_path)
             try:
                 freshness = self._refresh_if_due(connection)
-                return self._answer(connection, request, scope, binding, freshness)
+                return ProviderAnswer(
+                    result=self._answer(connection, request, scope, binding, freshness)
+                )
             finally:
                 connection.close()
 

@@ -23,6 +23,7 @@ from typing import Final
 from contracts.config import Enablement
 from contracts.errors import UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
+from contracts.prior_calls import ProviderAnswer
 from obelisk_session_evidence import __version__
 from providers.obelisk.answer import template_answer
 from providers.obelisk.discovery import find_binary, probe_cli, remember_sandbox
@@ -71,7 +72,7 @@ class ObeliskProvider:
         self._options = dict(options or {})
         self._probe_cache_dir = probe_cache_dir
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Return in-scope items for `request`; raise a `ProviderError` subclass when it cannot."""
         if not 0 < self._timeout_s <= MAX_TIMEOUT_S or self._max_output_bytes < 1024:
             raise UnsupportedOption("timeout_s or max_output_bytes outside the supported range")
@@ -108,7 +109,7 @@ class ObeliskProvider:
         verify_scope(answer.rows, plan)
         selection = select_items(answer, plan)
         scope = request.scope
-        return HistoricalEvidenceResult(
+        result = HistoricalEvidenceResult(
             request_id=request.request_id,
             provider_version=self.provider_version,
             index_revision=index_revision(answer.markers),
@@ -127,3 +128,4 @@ class ObeliskProvider:
             truncated=selection.truncated,
             omitted_count=selection.omitted_count,
         )
+        return ProviderAnswer(result=result)

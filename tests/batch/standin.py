@@ -16,6 +16,7 @@ from contracts.evidence import (
     HistoricalEvidenceResult,
     ScopeApplied,
 )
+from contracts.prior_calls import PriorToolCall, ProviderAnswer
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
 from obelisk_session_evidence import wiring
 from obelisk_session_evidence.state import StatePaths, write_private
@@ -36,12 +37,12 @@ class StandinIndexProvider:
         """The index revision, known before any lookup."""
         return self.revision
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         if request.situation_id.startswith("crash-"):
             raise RuntimeError(f"provider crashed while reading {CANARY}")
         scope = request.scope
         kind = request.evidence_types[0]
-        return HistoricalEvidenceResult(
+        result = HistoricalEvidenceResult(
             request_id=request.request_id,
             provider_version=self.provider_version,
             index_revision=self.revision,
@@ -61,6 +62,19 @@ class StandinIndexProvider:
             truncated=False,
             omitted_count=0,
         )
+        # The structured prior call carries the canary in every private field too.
+        call = PriorToolCall(
+            session_ref="session:0000000000000001",
+            tool_name="Bash",
+            command=f"pytest tests/test_auth.py -x  # {CANARY}",
+            exit_code=1,
+            is_error=True,
+            cwd=f"/work/{CANARY}",
+            repository_cwd="",
+            files=[f"tests/{CANARY}.py"],
+            output_excerpt=f"1 failed: {CANARY}",
+        )
+        return ProviderAnswer(result=result, prior_calls=[call])
 
 
 def install(revision: str = REVISION, monkeypatch: Any = None) -> None:

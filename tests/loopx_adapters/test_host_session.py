@@ -40,7 +40,7 @@ def test_host_session_refs_cover_every_backends_session_ref(source):
 def test_without_invoking_session_drops_the_session_under_either_backends_ref(current_ref):
     current = CURRENT_SESSION_FAILURE.model_copy(update={"session_ref": current_ref})
     inner = HandlerProvider(lambda r: result_for(r, [current, EARLIER_SESSION_FAILURE]))
-    assert WithoutInvokingSession(inner, CURRENT_SESSION).search(_request()).items == [
+    assert WithoutInvokingSession(inner, CURRENT_SESSION).search(_request()).result.items == [
         EARLIER_SESSION_FAILURE
     ]
 
@@ -66,7 +66,7 @@ def test_without_invoking_session_drops_only_that_sessions_items():
     inner = HandlerProvider(
         lambda r: result_for(r, [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE])
     )
-    result = WithoutInvokingSession(inner, CURRENT_SESSION).search(request)
+    result = WithoutInvokingSession(inner, CURRENT_SESSION).search(request).result
     assert result.items == [EARLIER_SESSION_FAILURE]
     # Not history a limit cut: nothing is reported as omitted or truncated.
     assert (result.truncated, result.omitted_count) == (False, 0)

@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from contracts.prior_calls import ProviderAnswer
 from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
@@ -100,7 +101,7 @@ class RecordingProvider:
     def provider_version(self) -> str:
         return self.inner.provider_version
 
-    def search(self, request: HistoricalEvidenceRequest) -> HistoricalEvidenceResult:
+    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         try:
             return self.inner.search(request)
         except BaseException as error:

@@ -15,12 +15,20 @@ import json
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, observation, situation
+from stages.classify_gap import classify_gap
 from stages.compare_route import compare_route
 from tests.stages.helpers import situation_model
 
 THRESHOLDS = RouteThresholds()
 FAILED_RUN = tool_snippet("pytest tests/test_auth.py -x", "exit 1", "1 failed")
 PASSED_RUN = tool_snippet("pytest tests/test_auth.py", "exit 0", "12 passed")
+
+
+def _compare(situation, capped, *, thresholds):
+    """compare-route with the gap classify-gap finds for the situation (as the pipeline passes it)."""
+    return compare_route(situation, classify_gap(situation), capped, thresholds=thresholds)
+
+
 HYPOTHESIS_GAP = {
     "hypotheses_exhausted": True,
     "prior_session_coverage": "unknown",
@@ -66,7 +74,7 @@ def capped(*snippets: tuple[str, str] | str, freshness: str = "fresh") -> Capped
 
 def test_compare_route_not_admitted_is_not_compared_and_keeps_exact_ids() -> None:
     situation = situation_model()
-    compared = compare_route(situation, CappedEvidence(result=None, token_count=0), thresholds=THRESHOLDS)
+    compared = _compare(situation, CappedEvidence(result=None, token_count=0), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "not_compared"
     assert compared.semantic_delta == exact_id_delta(situation.obligation, situation.proposed.observation)
     assert compared.comparison.thresholds == THRESHOLDS.report()
@@ -84,14 +92,14 @@ def test_compare_route_not_admitted_is_not_compared_and_keeps_exact_ids() -> Non
     ],
 )
 def test_compare_route_repeat_paraphrase_novel(command: str, verdict: str, reason_code: str) -> None:
-    compared = compare_route(situation_model(commands=[command]), capped(FAILED_RUN), thresholds=THRESHOLDS)
+    compared = _compare(situation_model(commands=[command]), capped(FAILED_RUN), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == verdict
     assert compared.semantic_delta.reason_code == reason_code
     assert compared.semantic_delta.accepted is (verdict == "novel")
 
 
 def test_compare_route_repeat_of_success_is_already_done() -> None:
-    compared = compare_route(situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN),
+    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN),
                              thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "repeats_prior_attempt"
     assert compared.semantic_delta.reason_code == "route_repeats_prior_attempt"
@@ -99,13 +107,13 @@ def test_compare_route_repeat_of_success_is_already_done() -> None:
 
 
 def test_compare_route_failure_fixed_later_is_not_a_dead_end() -> None:
-    compared = compare_route(situation_model(commands=["pytest tests/test_auth.py"]),
+    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]),
                              capped(FAILED_RUN, PASSED_RUN), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "repeats_prior_attempt"
 
 
 def test_compare_route_removal_uses_the_fixed_reason_sentence() -> None:
-    compared = compare_route(situation_model(), capped(FAILED_RUN), thresholds=THRESHOLDS)
+    compared = _compare(situation_model(), capped(FAILED_RUN), thresholds=THRESHOLDS)
     assert compared.semantic_delta.reason == REASONS["route_repeats_prior_failure"]
     assert compared.semantic_delta.satisfying_outcomes == []
 
@@ -113,30 +121,30 @@ def test_compare_route_removal_uses_the_fixed_reason_sentence() -> None:
 @pytest.mark.parametrize("freshness", ["stale", "incomplete", "unknown"])
 def test_compare_route_empty_non_fresh_history_is_unverified(freshness: str) -> None:
     situation = situation_model()
-    compared = compare_route(situation, capped(freshness=freshness), thresholds=THRESHOLDS)
+    compared = _compare(situation, capped(freshness=freshness), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "novelty_unverified"
     assert compared.semantic_delta == exact_id_delta(situation.obligation, situation.proposed.observation)
 
 
 @pytest.mark.parametrize("freshness", ["stale", "incomplete"])
 def test_compare_route_hit_in_non_fresh_index_still_counts(freshness: str) -> None:
-    compared = compare_route(situation_model(), capped(FAILED_RUN, freshness=freshness), thresholds=THRESHOLDS)
+    compared = _compare(situation_model(), capped(FAILED_RUN, freshness=freshness), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "repeats_prior_failure"
     assert not compared.semantic_delta.accepted
 
 
 def test_compare_route_empty_fresh_history_is_novel_with_loopx_reason() -> None:
     situation = situation_model()
-    compared = compare_route(situation, capped(), thresholds=THRESHOLDS)
+    compared = _compare(situation, capped(), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "novel"
     assert compared.semantic_delta == exact_id_delta(situation.obligation, situation.proposed.observation)
 
 
 def test_compare_route_history_never_adds_an_outcome() -> None:
     proposed = situation_proposing("unchanged", {})
-    compared = compare_route(proposed, capped(), thresholds=THRESHOLDS)
+    compared = _compare(proposed, capped(), thresholds=THRESHOLDS)
     assert compared.semantic_delta.outcomes == [] and not compared.semantic_delta.accepted
-    repeated = compare_route(proposed, capped(FAILED_RUN), thresholds=THRESHOLDS)
+    repeated = _compare(proposed, capped(FAILED_RUN), thresholds=THRESHOLDS)
     assert repeated.comparison.verdict == "repeats_prior_failure"
     assert repeated.semantic_delta == exact_id_delta(proposed.obligation, proposed.proposed.observation)
 
@@ -146,7 +154,7 @@ def test_compare_route_exhaustion_is_never_supported_by_absence() -> None:
         "exploration_exhausted",
         {"coverage_scope_id": "scope-auth", "coverage_complete": False, "evidence_ids": ["evidence-x"]},
     )
-    compared = compare_route(proposed, capped(), thresholds=THRESHOLDS)
+    compared = _compare(proposed, capped(), thresholds=THRESHOLDS)
     assert "coverage_backed_exploration_exhausted" not in compared.semantic_delta.outcomes
 
 
@@ -164,7 +172,7 @@ def _blocked(blocker: str):
     ],
 )
 def test_compare_route_blocker_already_evidenced(history: str, verdict: str, outcomes: list[str]) -> None:
-    compared = compare_route(_blocked("staging DB credentials are missing from the vault"),
+    compared = _compare(_blocked("staging DB credentials are missing from the vault"),
                              capped((history, "decision")), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == verdict
     assert compared.semantic_delta.outcomes == outcomes
@@ -182,7 +190,7 @@ def _hypothesis(coverage: dict | None = None):
 
 
 def test_compare_route_hypothesis_already_tried_under_gap() -> None:
-    compared = compare_route(_hypothesis(HYPOTHESIS_GAP),
+    compared = _compare(_hypothesis(HYPOTHESIS_GAP),
                              capped(("Hypothesis: the locale is ignored by the cache key. Disproved.", "decision")),
                              thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "repeats_prior_attempt"
@@ -191,7 +199,7 @@ def test_compare_route_hypothesis_already_tried_under_gap() -> None:
 
 
 def test_compare_route_hypothesis_without_gap_is_not_judged() -> None:
-    compared = compare_route(_hypothesis(),
+    compared = _compare(_hypothesis(),
                              capped(("Hypothesis: the locale is ignored by the cache key.", "decision")),
                              thresholds=THRESHOLDS)
     assert "new_hypothesis" in compared.semantic_delta.outcomes
@@ -201,14 +209,14 @@ def test_compare_route_hypothesis_without_gap_is_not_judged() -> None:
 def test_compare_route_reports_scores_per_dimension_and_combined() -> None:
     situation = situation_model(commands=["pytest tests/test_auth.py"], files=["tests/test_auth.py"],
                                 hypothesis="expired tokens compare with <= instead of <")
-    scores = compare_route(situation, capped(FAILED_RUN), thresholds=THRESHOLDS).comparison.scores
+    scores = _compare(situation, capped(FAILED_RUN), thresholds=THRESHOLDS).comparison.scores
     assert scores["command"] == 0 and scores["combined"] == 0 and scores["file"] == 0
     assert 0 <= scores["hypothesis"] <= 100
 
 
 def test_compare_route_thresholds_are_reported() -> None:
     custom = RouteThresholds(command_repeat=95, hypothesis_repeat=70)
-    compared = compare_route(situation_model(), capped(FAILED_RUN), thresholds=custom)
+    compared = _compare(situation_model(), capped(FAILED_RUN), thresholds=custom)
     assert compared.comparison.thresholds["command_repeat"] == 95
     assert compared.comparison.thresholds["hypothesis_repeat"] == 70
 
@@ -216,5 +224,5 @@ def test_compare_route_thresholds_are_reported() -> None:
 def test_compare_route_does_not_mutate_inputs() -> None:
     situation, evidence = situation_model(), capped(FAILED_RUN)
     before = (situation.model_dump_json(), evidence.model_dump_json())
-    compare_route(situation, evidence, thresholds=THRESHOLDS)
+    _compare(situation, evidence, thresholds=THRESHOLDS)
     assert (situation.model_dump_json(), evidence.model_dump_json()) == before

@@ -79,7 +79,7 @@ def test_provider_implements_the_protocol(tmp_path):
 def test_search_in_a_mixed_index_returns_only_the_scoped_session(mixed):
     index_dir, root_a, _ = mixed
     provider = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)}))
-    result = provider.search(_request())
+    result = provider.search(_request()).result
     assert result.items
     assert {item.session_ref for item in result.items} == {session_ref("claude", "in-scope")}
     assert result.freshness == "fresh"
@@ -88,7 +88,7 @@ def test_search_in_a_mixed_index_returns_only_the_scoped_session(mixed):
 def test_search_without_repository_roots_returns_nothing(mixed):
     index_dir, root_a, _ = mixed
     provider = NativeIndexProvider(index_dir, _enablement(repo_roots=[], source_roots={"claude": str(root_a)}))
-    assert provider.search(_request()).items == []
+    assert provider.search(_request()).result.items == []
 
 
 def test_search_never_reads_a_source_the_enablement_does_not_bind(mixed, tmp_path):
@@ -97,7 +97,7 @@ def test_search_never_reads_a_source_the_enablement_does_not_bind(mixed, tmp_pat
     provider = NativeIndexProvider(
         index_dir, _enablement(sources=["codex"], source_roots={"codex": str(codex_root)})
     )
-    assert provider.search(_request()).items == []
+    assert provider.search(_request()).result.items == []
 
 
 def test_search_generated_histories_stays_in_the_repository_across_agents(generated, tmp_path):
@@ -107,7 +107,7 @@ def test_search_generated_histories_stays_in_the_repository_across_agents(genera
         repo_roots=[str(generated.repo_root)], sources=list(roots), source_roots=roots
     )
     provider = NativeIndexProvider(tmp_path / "index", enablement, home=generated.home)
-    result = provider.search(_request(max_sessions=200))
+    result = provider.search(_request(max_sessions=200)).result
     returned = {item.session_ref for item in result.items}
     allowed = {session_ref(s.source, s.session_id) for s in generated.sessions if not s.is_bait}
     bait = {session_ref(s.source, s.session_id) for s in generated.sessions if s.is_bait}
@@ -138,7 +138,7 @@ def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, mon
 
 def test_search_items_carry_opaque_refs_and_readable_tool_snippets(mixed):
     index_dir, root_a, _ = mixed
-    result = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)})).search(_request())
+    result = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)})).search(_request()).result
     for item in result.items:
         assert REF.match(item.session_ref) and REF.match(item.message_ref)
         assert "/" not in item.session_ref + item.message_ref
@@ -151,7 +151,7 @@ def test_search_items_carry_opaque_refs_and_readable_tool_snippets(mixed):
 def test_search_respects_evidence_types(mixed):
     index_dir, root_a, _ = mixed
     provider = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)}))
-    result = provider.search(_request(["expired-token login"], types=["decision"]))
+    result = provider.search(_request(["expired-token login"], types=["decision"])).result
     assert [item.evidence_type for item in result.items] == ["decision"]
 
 
@@ -167,13 +167,13 @@ def busy(tmp_path: Path):
 
 
 def test_search_limits_items_and_counts_what_it_omits(busy):
-    result = busy.search(_request(max_items=3))
+    result = busy.search(_request(max_items=3)).result
     assert len(result.items) == 3
     assert (result.truncated, result.omitted_count) == (True, 9)
 
 
 def test_search_limits_sessions(busy):
-    result = busy.search(_request(max_sessions=2))
+    result = busy.search(_request(max_sessions=2)).result
     assert len({item.session_ref for item in result.items}) == 2
     assert result.omitted_count == 8 and result.truncated
 
@@ -182,7 +182,7 @@ def test_search_limits_sessions(busy):
     ("max_snippet_chars", "max_total_chars", "truncated"), [(40, 20000, True), (600, 500, True), (2000, 20000, False)]
 )
 def test_search_limits_snippet_and_total_characters(busy, max_snippet_chars, max_total_chars, truncated):
-    result = busy.search(_request(max_snippet_chars=max_snippet_chars, max_total_chars=max_total_chars))
+    result = busy.search(_request(max_snippet_chars=max_snippet_chars, max_total_chars=max_total_chars)).result
     assert all(len(item.snippet) <= max_snippet_chars for item in result.items)
     assert sum(len(item.snippet) for item in result.items) <= max_total_chars
     assert result.truncated is truncated
@@ -195,7 +195,7 @@ def test_search_redacts_secrets_in_snippets(tmp_path):
         f"aws s3 cp x s3://bucket --key {AWS_KEY}", f"error: key {AWS_KEY} rejected", exit_code=1
     ).write()
     provider = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}))
-    result = provider.search(_request(["aws s3 cp"]))
+    result = provider.search(_request(["aws s3 cp"])).result
     assert result.items and all(AWS_KEY not in item.snippet for item in result.items)
     assert "[REDACTED:aws-access-key]" in result.items[0].snippet
 
@@ -206,11 +206,11 @@ def test_search_refreshes_only_outside_its_window(tmp_path):
     session.bash("make build", "ok").write()
     lazy = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=3600)
     eager = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0)
-    first = lazy.search(_request(["make build", "make deploy"]))
+    first = lazy.search(_request(["make build", "make deploy"])).result
     session.bash("make deploy", "ok").write()
-    within = lazy.search(_request(["make build", "make deploy"]))
+    within = lazy.search(_request(["make build", "make deploy"])).result
     assert (len(first.items), len(within.items), within.index_revision) == (1, 1, first.index_revision)
-    after = eager.search(_request(["make build", "make deploy"]))
+    after = eager.search(_request(["make build", "make deploy"])).result
     assert (len(after.items), after.freshness) == (2, "fresh")
     assert after.index_revision != first.index_revision
 
@@ -221,11 +221,11 @@ def test_search_does_not_wait_for_another_refresh_and_reports_stale(tmp_path):
     session.bash("make build", "ok").write()
     provider = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0)
     with writer_lock(index_file(tmp_path / "index"), wait_s=0):
-        assert provider.search(_request(["make build"])).freshness == "unknown"
+        assert provider.search(_request(["make build"])).result.freshness == "unknown"
     provider.search(_request(["make build"]))
     session.bash("make deploy", "ok").write()
     with writer_lock(index_file(tmp_path / "index"), wait_s=0):
-        result = provider.search(_request(["make build"]))
+        result = provider.search(_request(["make build"])).result
     assert (result.freshness, len(result.items)) == ("stale", 1)
 
 
@@ -234,7 +234,7 @@ def test_search_reports_incomplete_when_a_file_fails(tmp_path):
     ClaudeTranscript(root, "s", "/work/alpha").bash("make build", "ok").write()
     (root / "-x" / "broken.jsonl").mkdir(parents=True)
     provider = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}))
-    assert provider.search(_request(["make build"])).freshness == "incomplete"
+    assert provider.search(_request(["make build"])).result.freshness == "incomplete"
 
 
 def test_search_on_a_corrupt_index_is_index_unavailable(tmp_path):

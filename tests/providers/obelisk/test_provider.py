@@ -60,7 +60,7 @@ def _search_timed(
 ) -> tuple[Any, float]:
     started = time.monotonic()
     try:
-        outcome: Any = provider.search(request)
+        outcome: Any = provider.search(request).result
     except EvidenceError as error:
         outcome = error
     return outcome, time.monotonic() - started
@@ -92,7 +92,7 @@ def test_obelisk_provider_implements_the_protocol(make_provider) -> None:
 
 def test_search_returns_in_scope_items(make_provider, make_request, stand_in: StandIn) -> None:
     provider = make_provider()
-    result = provider.search(make_request())
+    result = provider.search(make_request()).result
     assert (
         provider.provider_version == result.provider_version == "0.1.0 obelisk-cli/0.2.3 template/1"
     )
@@ -134,7 +134,7 @@ def test_search_finds_obelisk_on_path_through_node(
 ) -> None:
     stand_in = install_stand_in(tmp_path / "npm", data=stand_in_data(repo_root), node="22.14.0")
     monkeypatch.setenv("PATH", f"{stand_in.bin_dir}{os.pathsep}{os.environ['PATH']}")
-    result = ObeliskProvider(enablement).search(make_request())
+    result = ObeliskProvider(enablement).search(make_request()).result
     assert result.items
 
 
@@ -184,7 +184,7 @@ def test_search_oversize_output_is_not_buffered(
 )
 def test_search_tolerates(control: dict, stand_in: StandIn, make_provider, make_request) -> None:
     stand_in.control(**control)
-    assert make_provider().search(make_request()).items
+    assert make_provider().search(make_request()).result.items
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_search_terms_stay_data(term: str, stand_in: StandIn, make_provider, mak
 
 
 def test_search_matches_terms_literally(stand_in: StandIn, make_provider, make_request) -> None:
-    result = make_provider().search(make_request(query_terms=["ab", "wq"]))
+    result = make_provider().search(make_request(query_terms=["ab", "wq"])).result
     assert result.items == []
 
 
@@ -327,13 +327,13 @@ def test_search_reports_freshness_from_markers(
     make_request,
 ) -> None:
     stand_in.data_path.write_text(json.dumps(stand_in_data(repo_root, markers=markers)))
-    result = make_provider().search(make_request())
+    result = make_provider().search(make_request()).result
     assert result.freshness == freshness
     assert result.index_revision.startswith("obelisk-index:") is revision
 
 
 def test_search_applies_window(make_provider, make_request) -> None:
-    result = make_provider(options=WINDOW).search(make_request())
+    result = make_provider(options=WINDOW).search(make_request()).result
     assert result.items
     assert all(
         item.observed_at is not None and item.observed_at.isoformat() >= "2026-08-01T09:01:30"
@@ -343,7 +343,7 @@ def test_search_applies_window(make_provider, make_request) -> None:
 
 def test_search_applies_limits_honestly(make_provider, make_request) -> None:
     limits = RequestLimits(max_sessions=1, max_items=2, max_snippet_chars=30, max_total_chars=50)
-    result = make_provider().search(make_request(limits=limits))
+    result = make_provider().search(make_request(limits=limits)).result
     assert len(result.items) <= 2
     assert len({item.session_ref for item in result.items}) == 1
     assert all(len(item.snippet) <= 30 for item in result.items)
@@ -398,5 +398,5 @@ def test_search_survives_lone_surrogates_in_history(
     data = json.loads(stand_in.data_path.read_text())
     data["messages"][0]["text"] = "retry \ud83d alone"
     stand_in.data_path.write_text(json.dumps(data))
-    result = make_provider().search(make_request(query_terms=["retry"]))
+    result = make_provider().search(make_request(query_terms=["retry"])).result
     assert any(item.snippet == "retry \ufffd alone" for item in result.items)
