@@ -1,6 +1,6 @@
 """One standing Prefect server for the bench's `run --prefect` and batch rows, and its clients' environment.
 
-The server is what `obelisk-session-evidence ui` starts (`obelisk_session_evidence.server`):
+The server is what `obelisk-session-evidence ui` starts (`flows.server`):
 loopback, `PREFECT_SERVER_API_HOST`/`PORT`, analytics off, its own `PREFECT_HOME` in a temporary
 folder (a fresh SQLite database, migrated at start). `BENCH_PG_URL` points it at PostgreSQL instead.
 """
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from obelisk_session_evidence.server import RunningServer, free_port, start_prefect_server, stop_prefect_server
-from obelisk_session_evidence.state import StatePaths
+from flows.server import RunningServer, free_port, start_prefect_server, stop_prefect_server
+from obelisk_session_evidence.state.paths import StatePaths
 
 QUIET_CLIENT: Final = {
     "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",

@@ -19,7 +19,8 @@ from typing import Any, Final
 from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
 from fixtures.native_sessions import write_native_histories
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
-from obelisk_session_evidence.state import StatePaths, write_private
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import write_private
 from providers.native.index.refresh import refresh_index
 from providers.native.index.store import index_file
 from providers.native.parsers import default_roots

@@ -8,7 +8,7 @@ Modes (each on the same items, each into its own output folder, so nothing is sk
   dask        the flow with a local Dask cluster (2 workers) on the PostgreSQL server if given,
               else on the SQLite one
 
-Servers are started through `obelisk_session_evidence.server` (what `ui` runs) and each flow mode
+Servers are started through `flows.server` (what `ui` runs) and each flow mode
 runs in a fresh process after a 20-item warm-up, so a mode's number excludes `import prefect`,
 the encoder load and Dask's cluster start only where stated. Run:
 
@@ -32,7 +32,8 @@ from typing import Any
 from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
 from fixtures.native_sessions import FAILING_COMMAND, write_native_histories
 from fixtures.situations import situation
-from obelisk_session_evidence.state import StatePaths, write_private
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import write_private
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT, PROJECT, REPOSITORY = "agent-fixture", "project-fixture", "repo-fixture"
@@ -64,8 +65,8 @@ def stalled_situations(count: int, seed: int = 5) -> list[bytes]:
 
 def prepare_state(work: Path) -> StatePaths:
     """Fixture histories, an enablement reading them with the native provider, a warm index."""
-    from obelisk_session_evidence.batch import run_batch_directly
-    from obelisk_session_evidence.batch_manifest import spool_batch
+    from obelisk_session_evidence.batch.run import run_batch_directly
+    from obelisk_session_evidence.batch.manifest import spool_batch
     from providers.native.parsers.discovery import default_roots
 
     manifest = write_native_histories(work / "histories", rounds_per_session=2)
@@ -88,8 +89,8 @@ def prepare_state(work: Path) -> StatePaths:
 
 
 def run_direct(paths: StatePaths, items: list[bytes], out: Path) -> dict[str, Any]:
-    from obelisk_session_evidence.batch import run_batch_directly
-    from obelisk_session_evidence.batch_manifest import spool_batch
+    from obelisk_session_evidence.batch.run import run_batch_directly
+    from obelisk_session_evidence.batch.manifest import spool_batch
 
     manifest_ref = spool_batch(paths, items, out_dir=out)
     cpu = own_cpu_seconds()
@@ -102,15 +103,22 @@ def run_direct(paths: StatePaths, items: list[bytes], out: Path) -> dict[str, An
 def run_pipeline_only(paths: StatePaths, items: list[bytes]) -> dict[str, Any]:
     from contracts.json_input import load_contract
     from contracts.situation import ReplanSituation
-    from obelisk_session_evidence.wiring import pipeline_dependencies
-    from stages.pipeline import run_pipeline
+    from obelisk_session_evidence.compose import decide
+    from providers.factory import default_provider_factory
 
     situations = [load_contract(ReplanSituation, raw) for raw in items]
-    dependencies = pipeline_dependencies(paths, situations[0])
+    build, built = default_provider_factory(paths.index_dir), {}
+
+    def once_per_scope(enablement, kind):  # noqa: ANN001, ANN202 - as the batch's per-scope cache
+        key = (enablement.scope_key, kind)
+        if key not in built:
+            built[key] = build(enablement, kind)
+        return built[key]
+
     cpu = own_cpu_seconds()
     started = time.perf_counter()
     for situation_model in situations:
-        run_pipeline(situation_model, dependencies)
+        decide(situation_model, paths=paths, provider_factory=once_per_scope)
     return {"wall_s": time.perf_counter() - started, "cpu_s": own_cpu_seconds() - cpu}
 
 
@@ -138,15 +146,15 @@ def server_cpu_seconds(server_pid: int) -> float:
 def child(arguments: argparse.Namespace) -> None:
     """One flow mode in a fresh process: warm up, then time the batch flow."""
     from flows.hardening import apply_prefect_environment
-    from obelisk_session_evidence.batch_manifest import spool_batch
-    from obelisk_session_evidence.state import state_paths
+    from obelisk_session_evidence.batch.manifest import spool_batch
+    from obelisk_session_evidence.state.paths import state_paths
 
     paths = state_paths()
     apply_prefect_environment(paths)
     os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     from flows.reprocess_stalled import run_reprocess_stalled_flow
 
-    options = {"task_runner": arguments.runner, "concurrency": arguments.concurrency}
+    options = {"paths": paths, "task_runner": arguments.runner, "concurrency": arguments.concurrency}
     work = Path(arguments.work)
     warm = spool_batch(paths, stalled_situations(20, seed=98), out_dir=work / f"out-warm-{arguments.label}")
     started = time.perf_counter()
@@ -182,7 +190,7 @@ def measured_flow_mode(label: str, runner: str, server, paths: StatePaths, argum
 
 
 def start_server(work: Path, label: str, database_url: str | None):
-    from obelisk_session_evidence.server import free_port, start_prefect_server
+    from flows.server import free_port, start_prefect_server
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     if database_url:
@@ -229,7 +237,7 @@ def main() -> None:
             backend = "postgresql" if "postgresql" in servers else "sqlite"
             results[f"dask ({backend})"] = measured_flow_mode("dask", "dask", servers[backend], paths, arguments)
     finally:
-        from obelisk_session_evidence.server import stop_prefect_server
+        from flows.server import stop_prefect_server
 
         for server in servers.values():
             stop_prefect_server(server.process)

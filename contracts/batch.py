@@ -11,6 +11,7 @@ from pydantic import Field, StringConstraints
 from contracts.base import ContractModel, Digest, EvidenceType, Freshness, OpaqueId, Trigger
 from contracts.config import AbsolutePath, ProviderKind
 from contracts.decision import ReasonCode, Verdict
+from contracts.reason_codes import AdmissionCode, BatchItemCode, RetrievalCode
 from contracts.outcomes import OutcomeId
 
 Count = Annotated[int, Field(ge=0)]
@@ -47,8 +48,8 @@ class BatchItemRecord(ContractModel):
     """True when a re-run may skip the item (decided, index revision known, no provider fault)."""
     status: Literal["decided", "failed"]
     """`decided` when a public decision was written; `failed` when the item has none."""
-    reason_code: ReasonCode
-    """`decided`, or the failure's reason code (e.g. `invalid_input`, `stage_failed`)."""
+    reason_code: BatchItemCode
+    """`decided`, or the failure's reason code (e.g. `invalid_input`, `stage_crashed`)."""
     failed_stage: StageName | None = None
     """The stage that raised, when a stage did."""
     situation_id: OpaqueId | None = None
@@ -57,13 +58,13 @@ class BatchItemRecord(ContractModel):
     """Short digest of the situation's agent id, for operator tags."""
     trigger: Trigger | None = None
     """The decision's trigger."""
-    admission_code: ReasonCode | None = None
+    admission_code: AdmissionCode | None = None
     """The admission reason code."""
     verdict: Verdict | None = None
     """The comparison verdict."""
     outcomes: list[OutcomeId] = []
     """The semantic delta's outcomes."""
-    retrieval_code: ReasonCode | None = None
+    retrieval_code: RetrievalCode | None = None
     """`retrieved`, `not_admitted`, or the provider fault that was failed open."""
     result_count: Count = 0
     """Items in the capped result."""
@@ -113,19 +114,19 @@ class BatchSummary(ContractModel):
     """Items this run skipped as already decided for the same key."""
     by_trigger: dict[str, Count]
     """Decided items per trigger (`none` when no trigger applied)."""
-    by_admission: dict[ReasonCode, Count]
+    by_admission: dict[AdmissionCode, Count]
     """Decided items per admission reason code."""
-    by_verdict: dict[ReasonCode, Count]
+    by_verdict: dict[Verdict, Count]
     """Decided items per verdict."""
-    by_outcome: dict[ReasonCode, Count]
+    by_outcome: dict[OutcomeId, Count]
     """Outcome ids over all decided items (an item may earn several, or none)."""
-    by_retrieval: dict[ReasonCode, Count]
+    by_retrieval: dict[RetrievalCode, Count]
     """Decided items per retrieval reason code."""
     by_agent: dict[AgentDigest, Count]
     """Recorded items per agent digest (the first 8 hex of sha256(agent_id))."""
-    failures_by_reason: dict[ReasonCode, Count]
+    failures_by_reason: dict[BatchItemCode, Count]
     """Failed items per reason code."""
-    provider_faults_by_reason: dict[ReasonCode, Count]
+    provider_faults_by_reason: dict[RetrievalCode, Count]
     """Decided items whose provider failed (failed open, typed), per reason code."""
     latency: LatencySummary | None
     """Per-item latency; None when no item is recorded."""

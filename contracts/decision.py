@@ -7,6 +7,13 @@ from pydantic import Field
 from contracts.base import ContractModel, Fingerprint, OpaqueId, Trigger
 from contracts.evidence import HistoricalEvidenceReceipt
 from contracts.outcomes import OutcomeId
+from contracts.reason_codes import (
+    AdmissionCode,
+    ComparisonDimension,
+    DeltaReasonCode,
+    RetrievalCode,
+    ThresholdName,
+)
 
 Verdict = Literal[
     "novel",
@@ -24,7 +31,7 @@ class AdmissionOutcome(ContractModel):
 
     admitted: bool
     """True when a lookup was allowed."""
-    reason_code: ReasonCode
+    reason_code: AdmissionCode
     """`admitted`, or the denial reason."""
 
 
@@ -33,7 +40,7 @@ class RetrievalOutcome(ContractModel):
 
     performed: bool
     """True when the provider was asked."""
-    reason_code: ReasonCode
+    reason_code: RetrievalCode
     """`retrieved`, `not_admitted`, or the provider's failure code."""
 
 
@@ -42,9 +49,9 @@ class Comparison(ContractModel):
 
     verdict: Verdict
     """The comparison's verdict."""
-    scores: dict[ReasonCode, Score] = {}
+    scores: dict[ComparisonDimension, Score] = {}
     """Novelty per dimension, 0 (a repeat) to 100 (nothing alike), and `combined`."""
-    thresholds: dict[ReasonCode, Score] = {}
+    thresholds: dict[ThresholdName, Score] = {}
     """The thresholds the verdict used."""
     matched_items: Annotated[int, Field(ge=0)] = 0
     """How many historical items matched the route."""
@@ -67,7 +74,7 @@ class SemanticDelta(ContractModel):
     """LoopX's fingerprint of the proposed observation."""
     reason: str
     """A fixed sentence chosen by `reason_code`; never derived from content."""
-    reason_code: ReasonCode | None = None
+    reason_code: DeltaReasonCode | None = None
     """Stable code for the reason."""
 
 

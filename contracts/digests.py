@@ -29,3 +29,8 @@ def observation_fingerprint(identity_fields: Mapping[str, Any]) -> str:
     """LoopX's 16-hex fingerprint: SHA-256 over compact, sorted, ASCII-escaped JSON."""
     text = json.dumps(dict(identity_fields), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def agent_digest(agent_id: str | None) -> str | None:
+    """The first 8 hex of sha256(agent_id): groups an agent's runs without naming it."""
+    return hashlib.sha256(agent_id.encode("utf-8")).hexdigest()[:8] if agent_id else None

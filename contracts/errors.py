@@ -57,6 +57,18 @@ class StageFailed(EvidenceError):
 
     reason_code = "stage_failed"
 
+    def __init__(self, detail: str = "", *, stage: str | None = None, cause: str | None = None) -> None:
+        super().__init__(detail)
+        self.stage = stage
+        """The stage that raised (`compare-route`, ...), when known."""
+        self.cause = cause
+        """The reason code of what the stage raised (`stage_crashed` for a bug)."""
+
+    @classmethod
+    def at(cls, stage: str, cause: str) -> "StageFailed":
+        """The failure of `stage`, with the reason code of what it raised."""
+        return cls(f"{stage}:{cause}", stage=stage, cause=cause)
+
 
 class PrefectApiNotConfigured(EvidenceError):
     """`--prefect` was asked for but no standing Prefect API is configured."""

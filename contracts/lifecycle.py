@@ -12,6 +12,7 @@ from pydantic import Field, StringConstraints
 from contracts.base import PROVIDER_ID, ContractModel, Freshness, OpaqueId, Trigger
 from contracts.config import AbsolutePath, Enablement, ProviderKind, SourceKind
 from contracts.decision import ReasonCode
+from contracts.reason_codes import IndexHealthCode, ProviderHealthCode, StatusCode
 
 ProviderState = Literal["available", "unavailable", "unknown"]
 ConfigState = Literal["config_loaded", "config_absent", "config_invalid"]
@@ -36,7 +37,7 @@ class ProviderHealth(ContractModel):
     """`available`, `unavailable`, or `unknown` when it cannot be probed (never guessed)."""
     provider_version: Version | None
     """The backend's version string when known."""
-    reason_code: ReasonCode
+    reason_code: ProviderHealthCode
     """`provider_available`, or why not (e.g. `provider_unavailable`, `provider_status_unknown`)."""
 
 
@@ -53,7 +54,7 @@ class IndexHealth(ContractModel):
     usable: bool
     """True when lookups can answer from the index as it is: it is fresh, or stale and brought up
     to date by the next lookup, or (Obelisk) refreshed by every query."""
-    reason_code: ReasonCode
+    reason_code: IndexHealthCode
     """`index_fresh`, or how it is not (`index_stale`, `index_absent`, `index_not_refreshed`,
     `index_incomplete`, `index_freshness_per_lookup`, `index_status_unknown`)."""
 
@@ -97,7 +98,7 @@ class ScopeStatus(ContractModel):
     """The index's freshness, revision and counts."""
     healthy: bool
     """True when the provider is available and the index usable."""
-    reason_code: ReasonCode
+    reason_code: StatusCode
     """`healthy`, or the first reason it is not."""
 
 
@@ -124,7 +125,7 @@ class LifecycleStatus(ContractModel):
     """True when at least one enablement matches."""
     healthy: bool
     """True when enabled and every matching scope is healthy (exit 0)."""
-    reason_code: ReasonCode
+    reason_code: StatusCode
     """`healthy`, or why not: `config_invalid`, `not_enabled`, or the first scope's reason."""
     scopes: list[ScopeStatus]
     """The matching enablements."""

@@ -1,11 +1,12 @@
 """The values that move between stages, in pipeline order. Private ones stay in memory."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from contracts.base import ContractModel, Trigger
-from contracts.decision import Comparison, ReasonCode, SemanticDelta
+from contracts.decision import Comparison, SemanticDelta
+from contracts.reason_codes import DenialCode, GapCode, ProviderFaultCode
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
 from contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
 
@@ -15,34 +16,75 @@ class GapAssessment(ContractModel):
 
     triggers: list[Trigger]
     """Every trigger that applies, in RFC order; empty when none does."""
-    reason_code: ReasonCode
+    reason_code: GapCode
     """`gap_classified`, or why no trigger applies."""
 
 
-class Admission(ContractModel):
-    """admit: whether a lookup is allowed, and the request if it is."""
+class Admitted(ContractModel):
+    """admit: a lookup is allowed, with its bounded request."""
 
-    admitted: bool
-    """True when retrieval may run."""
-    reason_code: ReasonCode
-    """`admitted`, or the denial reason."""
-    trigger: Trigger | None
-    """The admitted trigger (else the first classified one)."""
-    request: HistoricalEvidenceRequest | None
-    """The bounded request; None when not admitted."""
+    status: Literal["admitted"] = "admitted"
+    """Tags the variant."""
+    reason_code: Literal["admitted"] = "admitted"
+    """Always `admitted`."""
+    trigger: Trigger
+    """The admitted trigger."""
+    request: HistoricalEvidenceRequest
+    """The bounded request."""
     token_budget: Annotated[int, Field(ge=1)]
     """Token budget of the private result."""
 
 
-class Retrieval(ContractModel):
-    """retrieve: the provider's answer, or a typed empty result with the failure code."""
+class NotAdmitted(ContractModel):
+    """admit: no lookup, and why."""
 
-    result: HistoricalEvidenceResult | None
-    """The (uncapped) result; None when not admitted."""
+    status: Literal["not_admitted"] = "not_admitted"
+    """Tags the variant."""
+    reason_code: DenialCode
+    """The denial reason."""
+    trigger: Trigger | None
+    """The first classified trigger, if any."""
+
+
+Admission = Annotated[Admitted | NotAdmitted, Field(discriminator="status")]
+"""What admit decides: `Admitted` or `NotAdmitted`."""
+
+
+class Retrieved(ContractModel):
+    """retrieve: the provider's in-scope answer."""
+
+    status: Literal["retrieved"] = "retrieved"
+    """Tags the variant."""
+    reason_code: Literal["retrieved"] = "retrieved"
+    """Always `retrieved`."""
+    result: HistoricalEvidenceResult
+    """The (uncapped) result."""
     prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
     """The provider's structured prior calls (private; for compare-route only)."""
-    reason_code: ReasonCode
-    """`retrieved`, `not_admitted`, or the provider's failure code."""
+
+
+class RetrievalFailed(ContractModel):
+    """retrieve: the provider failed; a typed empty result (freshness `unknown`), fail-open."""
+
+    status: Literal["failed"] = "failed"
+    """Tags the variant."""
+    reason_code: ProviderFaultCode
+    """The provider's failure code."""
+    result: HistoricalEvidenceResult
+    """The typed empty result: no items, freshness `unknown`, so absence is never 'no history'."""
+
+
+class NotRetrieved(ContractModel):
+    """retrieve: nothing was asked, because nothing was admitted."""
+
+    status: Literal["not_admitted"] = "not_admitted"
+    """Tags the variant."""
+    reason_code: Literal["not_admitted"] = "not_admitted"
+    """Always `not_admitted`."""
+
+
+Retrieval = Annotated[Retrieved | RetrievalFailed | NotRetrieved, Field(discriminator="status")]
+"""What retrieve got: `Retrieved`, `RetrievalFailed` or `NotRetrieved`."""
 
 
 class CappedEvidence(ContractModel):

@@ -16,7 +16,7 @@ from contracts.errors import InvalidInput, PrefectApiNotConfigured
 from flows.hardening import HARDENED_DEFAULTS
 from flows.replan_evidence import replan_evidence
 from flows.reprocess_stalled import reprocess_stalled
-from obelisk_session_evidence.state import StatePaths
+from obelisk_session_evidence.state.paths import StatePaths
 
 DEPLOYMENT_NAME: Final = "obelisk-session-evidence"
 ENTRYPOINTS: Final = {

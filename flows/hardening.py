@@ -7,7 +7,8 @@ static names, content-free errors); these settings are the second. They are appl
 
 import os
 
-from obelisk_session_evidence.state import StatePaths, private_dir
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import private_dir
 
 HARDENED_DEFAULTS = {
     "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "false",

@@ -1,6 +1,6 @@
 """Publish the operator view of a finished decision or batch: run tags and artifacts.
 
-Called after the decision exists, with public fields only (`obelisk_session_evidence.operators`
+Called after the decision exists, with public fields only (`flows.operators`
 builds every value). Publishing is best effort: an API hiccup here must not turn a decision that
 was made into a failed run, so a fault is logged by its type name and dropped.
 """
@@ -13,8 +13,8 @@ from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 
 from contracts.decision import ReplanEvidenceDecision
-from obelisk_session_evidence.batch import BatchReport
-from obelisk_session_evidence.operators import (
+from obelisk_session_evidence.batch.run import BatchReport
+from flows.operators import (
     BATCH_ARTIFACT_KEY,
     BATCH_ITEMS_ARTIFACT_KEY,
     DECISION_ARTIFACT_KEY,

@@ -18,15 +18,15 @@ from prefect.settings import (
 )
 
 from contracts.config import ProviderKind
+from contracts.digests import agent_digest
 from contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
-from contracts.json_input import load_contract
+from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
 from contracts.situation import ReplanSituation
 from flows.operator_records import publish_decision_record
-from obelisk_session_evidence.decide import DecisionOutput
-from obelisk_session_evidence.operators import agent_digest
-from obelisk_session_evidence.state import spooled_path, state_paths
-from obelisk_session_evidence.wiring import pipeline_dependencies
-from stages.pipeline import PIPELINE, Stage, run_pipeline
+from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.state.paths import StatePaths, state_at
+from obelisk_session_evidence.state.spool import read_spooled, spool_document
+from stages.pipeline import PIPELINE, PipelineRun, Stage, stage_errors
 
 PRIVATE_TASK_OPTIONS: dict[str, Any] = {
     "persist_result": False,
@@ -39,10 +39,8 @@ def _stage_task(stage: Stage) -> Any:
     """Wrap one stage function as a task named after the stage; errors lose their message."""
 
     def run_stage(args: list[Any], options: dict[str, Any]) -> Any:
-        try:
+        with stage_errors(stage):
             return stage.function(*args, **options)
-        except Exception as error:  # noqa: BLE001 - the message may carry private content
-            raise StageFailed(f"{stage.name}:{type(error).__name__}") from None
 
     run_stage.__qualname__ = run_stage.__name__ = stage.name.replace("-", "_")
     return task(name=stage.name, task_run_name=stage.name, **PRIVATE_TASK_OPTIONS)(run_stage)
@@ -63,18 +61,24 @@ def call_as_task(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
     log_prints=False,
     validate_parameters=True,
 )
-def replan_evidence(situation_ref: str, provider_kind: ProviderKind | None = None) -> DecisionOutput:
-    """Decide one spooled situation; the parameter is its digest, never its content."""
+def replan_evidence(
+    situation_ref: str, provider_kind: ProviderKind | None = None, state_root: str | None = None
+) -> PipelineRun:
+    """Decide one spooled situation; the parameters are its digest and the state folder (default:
+    the runner's), never content."""
     logger = get_run_logger()
     try:
-        paths = state_paths()
-        situation = load_contract(ReplanSituation, spooled_path(paths, situation_ref).read_bytes())
-        dependencies = pipeline_dependencies(paths, situation, provider_kind=provider_kind)
-        decision, values = run_pipeline(situation, dependencies, call=call_as_task)
+        paths = state_at(state_root)
+        raw = read_spooled(paths, "situations", situation_ref, max_bytes=MAX_DOCUMENT_BYTES)
+        situation = load_contract(ReplanSituation, raw)
+        run = decide(situation, paths=paths, provider_kind=provider_kind, call=call_as_task)
+    except StageFailed:
+        raise
     except EvidenceError as error:
         raise StageFailed(error.reason_code) from None
     except Exception as error:  # noqa: BLE001 - never let a raw message reach Prefect's state
         raise StageFailed(type(error).__name__) from None
+    decision = run.decision
     logger.info(
         "decision admitted=%s admission=%s verdict=%s results=%d",
         decision.admission.admitted,
@@ -83,15 +87,19 @@ def replan_evidence(situation_ref: str, provider_kind: ProviderKind | None = Non
         decision.receipt.result_count if decision.receipt else 0,
     )
     publish_decision_record(decision, agent_digest(situation.scope.agent_id))
-    return DecisionOutput(decision=decision, private_result=values["capped"].result)
+    return run
 
 
-def run_replan_evidence_flow(
-    situation_ref: str, *, provider_kind: ProviderKind | None = None
-) -> DecisionOutput:
-    """Run the flow in this process against the configured API, with the heartbeat thread off."""
+def decide_with_prefect(
+    raw_situation: bytes, *, paths: StatePaths, provider_kind: ProviderKind | None = None
+) -> PipelineRun:
+    """Validate, spool privately, and run the flow on the spool digest in this process, against
+    the configured API, with the heartbeat thread off. Callers apply
+    `flows.hardening.apply_prefect_environment` before this module is first imported."""
+    load_contract(ReplanSituation, raw_situation)
+    reference = spool_document(paths, "situations", raw_situation)
     if get_current_settings().api.url is None:
         raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
     # A sync flow's heartbeat thread is joined at exit and adds about a second per run.
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return replan_evidence(situation_ref, provider_kind)
+        return replan_evidence(reference, provider_kind, str(paths.root))

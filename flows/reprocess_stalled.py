@@ -23,7 +23,7 @@ from contracts.batch import BatchItemRecord, BatchSummary
 from contracts.errors import EvidenceError, InvalidInput, PrefectApiNotConfigured, StageFailed
 from flows.operator_records import publish_batch_record
 from flows.replan_evidence import PRIVATE_TASK_OPTIONS
-from obelisk_session_evidence.batch import (
+from obelisk_session_evidence.batch.run import (
     BatchPlan,
     BatchRef,
     BatchReport,
@@ -32,17 +32,17 @@ from obelisk_session_evidence.batch import (
     plan_batch,
     report_batch,
 )
-from obelisk_session_evidence.batch_outputs import RunStats
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.batch.outputs import RunStats
+from obelisk_session_evidence.state.paths import StatePaths, state_at
 
 TaskRunnerKind = Literal["thread", "dask"]
 DEFAULT_CONCURRENCY = 4
 
 
 @task(name="plan-batch", task_run_name="plan-batch", **PRIVATE_TASK_OPTIONS)
-def plan_batch_task(manifest_ref: str) -> BatchPlan:
+def plan_batch_task(manifest_ref: str, state_root: str | None) -> BatchPlan:
     """Compute every item's idempotency key and keep the items no earlier run settled."""
-    return plan_batch(state_paths(), manifest_ref)
+    return plan_batch(state_at(state_root), manifest_ref)
 
 
 @task(name="decide-stalled-item", task_run_name="decide-stalled-item", **PRIVATE_TASK_OPTIONS)
@@ -58,9 +58,9 @@ def decide_stalled_item(item: PlannedItem, batch: BatchRef) -> BatchItemRecord:
 
 
 @task(name="summarize-batch", task_run_name="summarize-batch", **PRIVATE_TASK_OPTIONS)
-def summarize_batch_task(manifest_ref: str, run: RunStats) -> BatchReport:
+def summarize_batch_task(manifest_ref: str, state_root: str | None, run: RunStats) -> BatchReport:
     """Counts, latency and failures over the whole manifest; writes summary.json."""
-    return report_batch(state_paths(), manifest_ref, run=run)
+    return report_batch(state_at(state_root), manifest_ref, run=run)
 
 
 @flow(
@@ -71,15 +71,16 @@ def summarize_batch_task(manifest_ref: str, run: RunStats) -> BatchReport:
     validate_parameters=True,
     task_runner=ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY),
 )
-def reprocess_stalled(manifest_ref: str) -> BatchSummary:
-    """Decide every stalled item of a spooled manifest; the parameter is its digest only."""
+def reprocess_stalled(manifest_ref: str, state_root: str | None = None) -> BatchSummary:
+    """Decide every stalled item of a spooled manifest; the parameters are its digest and the
+    state folder (default: the runner's), never content."""
     started = time.perf_counter()
     try:
-        plan = plan_batch_task(manifest_ref)
+        plan = plan_batch_task(manifest_ref, state_root)
         futures = decide_stalled_item.map(list(plan.pending), unmapped(plan.batch))
         futures.wait()
         run = RunStats(len(plan.pending), len(plan.skipped), time.perf_counter() - started)
-        report = summarize_batch_task(manifest_ref, run)
+        report = summarize_batch_task(manifest_ref, state_root, run)
     except EvidenceError as error:
         raise StageFailed(error.reason_code) from None
     except Exception as error:  # noqa: BLE001 - never let a raw message reach Prefect's state
@@ -127,6 +128,7 @@ def task_runner_for(
 def run_reprocess_stalled_flow(
     manifest_ref: str,
     *,
+    paths: StatePaths,
     task_runner: TaskRunnerKind = "thread",
     concurrency: int = DEFAULT_CONCURRENCY,
     dask_address: str | None = None,
@@ -136,4 +138,4 @@ def run_reprocess_stalled_flow(
         raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
     runner = task_runner_for(task_runner, concurrency=concurrency, dask_address=dask_address)
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return reprocess_stalled.with_options(task_runner=runner)(manifest_ref)
+        return reprocess_stalled.with_options(task_runner=runner)(manifest_ref, str(paths.root))

@@ -20,6 +20,11 @@ class EvidenceProvider(Protocol):
         `ProviderError` when it cannot."""
         ...
 
+    def index_revision(self) -> str | None:
+        """The index revision the next lookup would answer from, read without a lookup; None
+        when it cannot be known that way (a batch then never skips an item on it)."""
+        ...
+
 
 class HandlerProvider:
     """A provider built from a function: the test double that ships with the protocol. A handler
@@ -30,9 +35,11 @@ class HandlerProvider:
         handler: Callable[[HistoricalEvidenceRequest], HistoricalEvidenceResult | ProviderAnswer],
         *,
         provider_version: str = "0.1.0 handler/1",
+        index_revision: str | None = None,
     ) -> None:
         self.provider_version = provider_version
         self._handler = handler
+        self._index_revision = index_revision
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Delegate to the handler."""
@@ -40,6 +47,10 @@ class HandlerProvider:
         if isinstance(answer, HistoricalEvidenceResult):
             return ProviderAnswer(result=answer)
         return answer
+
+    def index_revision(self) -> str | None:
+        """The revision given at construction."""
+        return self._index_revision
 
 
 class UnavailableProvider:
@@ -52,3 +63,7 @@ class UnavailableProvider:
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Raise `ProviderUnavailable` with the construction failure's reason."""
         raise ProviderUnavailable(self._reason)
+
+    def index_revision(self) -> str | None:
+        """Unknown: the backend never started."""
+        return None

@@ -12,7 +12,8 @@ from contracts.evidence import (
 )
 from contracts.limits import DEFAULT_LIMITS, HARD_CAPS
 from contracts.situation import ReplanSituation
-from contracts.stage_values import Admission, GapAssessment
+from contracts.reason_codes import DenialCode
+from contracts.stage_values import Admission, Admitted, GapAssessment, NotAdmitted
 
 
 def admit(situation: ReplanSituation, gap: GapAssessment, *, policy: AdmissionPolicy) -> Admission:
@@ -21,14 +22,8 @@ def admit(situation: ReplanSituation, gap: GapAssessment, *, policy: AdmissionPo
     token_budget = limits.pop("max_tokens")
     first_trigger = gap.triggers[0] if gap.triggers else None
 
-    def denied(reason_code: str) -> Admission:
-        return Admission(
-            admitted=False,
-            reason_code=reason_code,
-            trigger=first_trigger,
-            request=None,
-            token_budget=token_budget,
-        )
+    def denied(reason_code: DenialCode) -> NotAdmitted:
+        return NotAdmitted(reason_code=reason_code, trigger=first_trigger)
 
     if policy.config is None or not policy.config.enablements:
         return denied("config_invalid" if policy.load_reason_code == "config_invalid" else "not_enabled")
@@ -60,13 +55,7 @@ def admit(situation: ReplanSituation, gap: GapAssessment, *, policy: AdmissionPo
         query_terms=query_terms,
         limits=RequestLimits(**limits),
     )
-    return Admission(
-        admitted=True,
-        reason_code="admitted",
-        trigger=trigger,
-        request=request,
-        token_budget=token_budget,
-    )
+    return Admitted(trigger=trigger, request=request, token_budget=token_budget)
 
 
 def query_terms_for(situation: ReplanSituation) -> list[str]:

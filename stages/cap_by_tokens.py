@@ -21,10 +21,9 @@ def cap_by_tokens(
     admission: Admission, retrieval: Retrieval, *, encoder: TokenEncoder
 ) -> CappedEvidence:
     """Shorten snippets, then keep the longest ranked prefix within every limit."""
-    result, request = retrieval.result, admission.request
-    if result is None or request is None:
+    if admission.status == "not_admitted" or retrieval.status == "not_admitted":
         return CappedEvidence(result=None, token_count=0)
-    limits = request.limits
+    result, limits = retrieval.result, admission.request.limits
     shortened = [_shorten(item, limits.max_snippet_chars) for item in result.items]
     kept: list[EvidenceItem] = []
     sessions: set[str] = set()
@@ -52,7 +51,8 @@ def cap_by_tokens(
             "omitted_count": result.omitted_count + dropped,
         }
     )
-    return CappedEvidence(result=capped, prior_calls=retrieval.prior_calls, token_count=total_tokens)
+    prior_calls = retrieval.prior_calls if retrieval.status == "retrieved" else []
+    return CappedEvidence(result=capped, prior_calls=prior_calls, token_count=total_tokens)
 
 
 def item_token_count(item: EvidenceItem, encoder: TokenEncoder) -> int:

@@ -18,9 +18,11 @@ def decision(
         situation_id=situation.situation_id,
         obligation_id=situation.obligation.obligation_id,
         trigger=admission.trigger,
-        admission=AdmissionOutcome(admitted=admission.admitted, reason_code=admission.reason_code),
+        admission=AdmissionOutcome(
+            admitted=admission.status == "admitted", reason_code=admission.reason_code
+        ),
         retrieval=RetrievalOutcome(
-            performed=admission.admitted, reason_code=retrieval.reason_code
+            performed=retrieval.status != "not_admitted", reason_code=retrieval.reason_code
         ),
         comparison=comparison.comparison,
         semantic_delta=comparison.semantic_delta,

@@ -1,12 +1,16 @@
 """The one ordered pipeline. The direct cold path and the Prefect flow both run this list."""
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from typing import Any
 
 from contracts.config import AdmissionPolicy
 from contracts.decision import ReplanEvidenceDecision
+from contracts.errors import EvidenceError, StageFailed
+from contracts.evidence import HistoricalEvidenceReceipt, HistoricalEvidenceResult
 from contracts.situation import ReplanSituation
+from contracts.stage_values import Admission, CappedEvidence, GapAssessment, Retrieval, RouteComparison
 from contracts.thresholds import RouteThresholds
 from providers.base import EvidenceProvider
 from stages.admit import admit
@@ -58,12 +62,61 @@ class PipelineDependencies:
     digest_salt: str
 
 
+@dataclass(frozen=True, slots=True)
+class StageValues:
+    """Every value the stages produced, named as `PIPELINE` names them. Private: in memory only."""
+
+    situation: ReplanSituation
+    gap: GapAssessment
+    admission: Admission
+    retrieval: Retrieval
+    capped: CappedEvidence
+    comparison: RouteComparison
+    receipt: HistoricalEvidenceReceipt | None
+    decision: ReplanEvidenceDecision
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineRun:
+    """One run of the pipeline: the public decision, the private result, and every stage value."""
+
+    values: StageValues
+
+    @property
+    def decision(self) -> ReplanEvidenceDecision:
+        """The public `replan_evidence_decision_v0` (codes, numbers and digests only)."""
+        return self.values.decision
+
+    @property
+    def private_result(self) -> HistoricalEvidenceResult | None:
+        """The capped private result for the admitted Turn; None when nothing was looked up."""
+        return self.values.capped.result
+
+
+STAGE_VALUE_NAMES = frozenset(field.name for field in fields(StageValues))
+
+
+@contextmanager
+def stage_errors(stage: Stage) -> Iterator[None]:
+    """The one boundary every runner puts around a stage: a fault becomes a `StageFailed` that
+    names the stage and a reason code, never the original message (it may carry content)."""
+    try:
+        yield
+    except StageFailed:
+        raise
+    except EvidenceError as error:
+        raise StageFailed.at(stage.name, error.reason_code) from None
+    except Exception:  # noqa: BLE001 - a bug in a stage is still a content-free value
+        raise StageFailed.at(stage.name, "stage_crashed") from None
+
+
 StageCall = Callable[[Stage, list[Any], dict[str, Any]], Any]
 
 
 def call_directly(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
     """Run a stage as a plain function call (the cold path)."""
-    return stage.function(*args, **options)
+    with stage_errors(stage):
+        return stage.function(*args, **options)
 
 
 def run_pipeline(
@@ -71,11 +124,11 @@ def run_pipeline(
     dependencies: PipelineDependencies,
     *,
     call: StageCall = call_directly,
-) -> tuple[ReplanEvidenceDecision, dict[str, Any]]:
-    """Run every stage in order; return the public decision and all stage values (private)."""
+) -> PipelineRun:
+    """Run every stage in order; a failing stage raises `StageFailed`."""
     values: dict[str, Any] = {"situation": situation}
     for stage in PIPELINE:
         args = [values[name] for name in stage.inputs]
         options = {name: getattr(dependencies, name) for name in stage.options}
         values[stage.output] = call(stage, args, options)
-    return values["decision"], values
+    return PipelineRun(StageValues(**values))

@@ -12,9 +12,10 @@ def receipt(
     admission: Admission, capped: CappedEvidence, *, digest_salt: str
 ) -> HistoricalEvidenceReceipt | None:
     """A content-free receipt of the capped lookup; None when nothing was looked up."""
-    request, result = admission.request, capped.result
-    if request is None or result is None:
+    result = capped.result
+    if admission.status == "not_admitted" or result is None:
         return None
+    request = admission.request
     counts = Counter(item.evidence_type for item in result.items)
     return HistoricalEvidenceReceipt(
         request_id=request.request_id,

@@ -3,29 +3,28 @@
 from contracts.errors import EvidenceError, ScopeViolation
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.prior_calls import ProviderAnswer
-from contracts.stage_values import Admission, Retrieval
+from contracts.reason_codes import ProviderFaultCode
+from contracts.stage_values import Admission, NotRetrieved, Retrieval, RetrievalFailed, Retrieved
 from providers.base import EvidenceProvider
 
 
 def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retrieval:
     """The provider's in-scope answer, or an empty result carrying the failure's reason code."""
+    if admission.status == "not_admitted":
+        return NotRetrieved()
     request = admission.request
-    if request is None:
-        return Retrieval(result=None, reason_code="not_admitted")
     if provider is None:
-        return Retrieval(result=empty_result(request, "unknown"), reason_code="provider_unavailable")
+        return RetrievalFailed(result=empty_result(request, "unknown"), reason_code="provider_unavailable")
     try:
         answer = provider.search(request)
         _verify_answer(request, answer)
     except EvidenceError as error:
-        reason_code = error.reason_code
+        reason_code: ProviderFaultCode = error.reason_code  # type: ignore[assignment]
     except Exception:  # noqa: BLE001 - fail open: any provider bug is a typed empty result
         reason_code = "provider_crashed"
     else:
-        return Retrieval(result=answer.result, prior_calls=answer.prior_calls, reason_code="retrieved")
-    return Retrieval(
-        result=empty_result(request, _version_of(provider)), reason_code=reason_code
-    )
+        return Retrieved(result=answer.result, prior_calls=answer.prior_calls)
+    return RetrievalFailed(result=empty_result(request, _version_of(provider)), reason_code=reason_code)
 
 
 def empty_result(request: HistoricalEvidenceRequest, provider_version: str) -> HistoricalEvidenceResult:

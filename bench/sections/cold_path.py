@@ -32,16 +32,16 @@ from bench._report import ROOT
 from bench._scaled import Corpus
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.state import read_config
+from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.tokenizer import load_encoder
-from obelisk_session_evidence.wiring import pipeline_dependencies
+from obelisk_session_evidence.compose import decide
 from providers.native.index.fts import fts_query, query_phrases
 from providers.native.index.query import ScopeFilter, probe_cap, search_sql, selective_phrases
 from providers.native.index.refresh import refresh_index
 from providers.native.index.repository import repository_binding
 from providers.native.index.scope import enablement_roots, scope_filter
 from providers.native.index.store import connect
-from stages.pipeline import PIPELINE, Stage, run_pipeline
+from stages.pipeline import PIPELINE, Stage, StageValues
 
 FLOOR_LIMIT: Final = 100
 """Rows the floor fetches: what the provider fetches per lookup at the default limits."""
@@ -141,7 +141,7 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, uncapped_
     paths = corpus.state
     encoder = load_encoder(paths.cache_dir / "tiktoken")
     warm = load_contract(ReplanSituation, situations[0])
-    run_pipeline(warm, pipeline_dependencies(paths, warm))  # imports, encoder load, first connection
+    decide(warm, paths=paths)  # imports, encoder load, first connection
     rg = shutil.which("rg")
     roots = [str(path) for paths_ in corpus.roots.values() for path in paths_ if path.exists()]
     floor = connect(corpus.index_path)
@@ -152,12 +152,12 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, uncapped_
             lookup, values = _decide_timed(paths, raw)
             if lookup.admitted:
                 _measure_context(lookup, values, encoder)
-                terms = values["admission"].request.query_terms
+                terms = values.admission.request.query_terms
                 lookup.floor_wall = _floor_seconds(floor, terms)
                 if rg is not None:
                     lookup.rg_wall, lookup.rg_cpu, lookup.rg_lines = _rg_counts(rg, terms, roots)
                 if sum(x.uncapped_rows is not None for x in lookups) < uncapped_samples:
-                    request = values["admission"].request
+                    request = values.admission.request
                     lookup.uncapped_rows, lookup.uncapped_chars = _uncapped_size(floor, request, scope)
                     if rg is not None:
                         lookup.rg_output_chars = _rg_output_chars(rg, terms, roots)
@@ -169,7 +169,7 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, uncapped_
 
 def _scope_of(paths) -> ScopeFilter:  # noqa: ANN001
     """The scope filter the native provider applies for the corpus's one enablement."""
-    enablement = read_config(paths).enablements[0]
+    enablement = load_config(paths).enablements[0]
     return scope_filter(enablement_roots(enablement), repository_binding(enablement.repo_roots))
 
 
@@ -191,7 +191,7 @@ def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]: 
     return rows, chars
 
 
-def _decide_timed(paths, raw: bytes) -> tuple[Lookup, dict[str, Any]]:  # noqa: ANN001
+def _decide_timed(paths, raw: bytes) -> tuple[Lookup, StageValues]:  # noqa: ANN001
     stages: dict[str, tuple[float, float]] = {}
 
     def timed(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
@@ -204,9 +204,14 @@ def _decide_timed(paths, raw: bytes) -> tuple[Lookup, dict[str, Any]]:  # noqa: 
     situation = load_contract(ReplanSituation, raw)
     stages["load-situation"] = (time.perf_counter() - wall, time.process_time() - cpu)
     mark_wall, mark_cpu = time.perf_counter(), time.process_time()
-    dependencies = pipeline_dependencies(paths, situation)
-    stages["dependencies"] = (time.perf_counter() - mark_wall, time.process_time() - mark_cpu)
-    decision, values = run_pipeline(situation, dependencies, call=timed)
+    run = decide(situation, paths=paths, call=timed)
+    # What `decide` spends outside the stages: configuration, provider, salt, encoder.
+    in_stages = [stages[stage.name] for stage in PIPELINE]
+    stages["dependencies"] = (
+        time.perf_counter() - mark_wall - sum(wall for wall, _ in in_stages),
+        time.process_time() - mark_cpu - sum(cpu for _, cpu in in_stages),
+    )
+    decision, values = run.decision, run.values
     lookup = Lookup(
         admitted=decision.admission.admitted,
         wall=time.perf_counter() - wall,
@@ -216,8 +221,8 @@ def _decide_timed(paths, raw: bytes) -> tuple[Lookup, dict[str, Any]]:  # noqa: 
     return lookup, values
 
 
-def _measure_context(lookup: Lookup, values: dict[str, Any], encoder) -> None:  # noqa: ANN001
-    capped, answer = values["capped"], values["retrieval"].result
+def _measure_context(lookup: Lookup, values: StageValues, encoder) -> None:  # noqa: ANN001
+    capped, answer = values.capped, values.retrieval.result
     if capped.result is not None:
         private = capped.result.model_dump_json()  # what `run --private-out` writes
         lookup.capped_items = len(capped.result.items)
@@ -329,8 +334,8 @@ def prefect_warm_series(situations: Sequence[bytes], *, environ: dict[str, str])
 
 def _prefect_child(situations_file: str) -> None:
     """In the child: two warm-up flows, then one timed `decide_with_prefect` per situation."""
-    from obelisk_session_evidence.decide import decide_with_prefect
-    from obelisk_session_evidence.state import state_paths
+    from flows.replan_evidence import decide_with_prefect
+    from obelisk_session_evidence.state.paths import state_paths
 
     raws = [line for line in Path(situations_file).read_bytes().splitlines() if line.strip()]
     paths = state_paths()

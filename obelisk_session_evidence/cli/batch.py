@@ -14,9 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from contracts.batch import BatchSummary
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
-from obelisk_session_evidence.batch import plan_batch
-from obelisk_session_evidence.batch_manifest import load_manifest, read_stalled_items, spool_batch
-from obelisk_session_evidence.batch_outputs import count_records
+from obelisk_session_evidence.batch.run import plan_batch
+from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_items, spool_batch
+from obelisk_session_evidence.batch.outputs import count_records
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     fail,
@@ -24,7 +24,7 @@ from obelisk_session_evidence.cli.common import (
     reported_errors,
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
-from obelisk_session_evidence.state import StatePaths, state_paths
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
 
 QUIET_PREFECT_CONSOLE = {
     # People get the progress bar and the summary; the run logs are in the Prefect UI.
@@ -103,6 +103,7 @@ def _run_with_progress(
     with _progress_bar(out_dir, [item.item_ref for item in pending]):
         return run_reprocess_stalled_flow(
             manifest_ref,
+            paths=paths,
             task_runner=task_runner,  # type: ignore[arg-type]
             concurrency=concurrency,
             dask_address=dask_address,

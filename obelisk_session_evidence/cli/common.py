@@ -8,9 +8,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from contracts.errors import EvidenceError, InvalidInput
+from contracts.errors import EvidenceError, InvalidInput, StageFailed
 
-EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
@@ -54,9 +53,13 @@ def fail_internal(error: Exception) -> NoReturn:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Around a command's library call: our errors exit 2 with one line, any other fault exits 1."""
+    """Around a command's library call: our errors exit 2 with one line, a failing stage or any
+    other fault exits 1 (an internal fault, named by its stage and code or its type only)."""
     try:
         yield
+    except StageFailed as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_INTERNAL)
     except EvidenceError as error:
         fail(error)
     except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback

@@ -10,8 +10,8 @@ from contracts.config import SOURCE_KINDS, SourceKind
 from contracts.errors import InvalidInput
 from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, format_option, reported_errors
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
-from obelisk_session_evidence.index_drop import drop_index
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.lifecycle.index_drop import drop_index
+from obelisk_session_evidence.state.paths import state_paths
 from providers.native.parsers import default_roots
 
 

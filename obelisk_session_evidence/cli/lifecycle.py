@@ -17,10 +17,10 @@ from obelisk_session_evidence.cli.render_lifecycle import (
     render_enable,
     render_status,
 )
-from obelisk_session_evidence.lifecycle import EnableRequest, disable as disable_scope
-from obelisk_session_evidence.lifecycle import enable as enable_scope
-from obelisk_session_evidence.lifecycle import status as scope_status
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.lifecycle.enablement import EnableRequest, disable as disable_scope
+from obelisk_session_evidence.lifecycle.enablement import enable as enable_scope
+from obelisk_session_evidence.lifecycle.enablement import status as scope_status
+from obelisk_session_evidence.state.paths import state_paths
 
 _PATH = click.Path(path_type=Path)
 _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not_qualified."

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from obelisk_session_evidence.cli.common import EXIT_NOT_OK, format_option, reported_errors
 from obelisk_session_evidence.cli.render_qualify import render_qualification
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.state.paths import state_paths
 
 
 @click.command()

@@ -9,9 +9,11 @@ from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from obelisk_session_evidence.cli.common import format_option, read_document, reported_errors
-from obelisk_session_evidence.cli.render import render_decision
-from obelisk_session_evidence.decide import DecisionOutput, decide, decide_with_prefect
-from obelisk_session_evidence.state import state_paths, write_private
+from obelisk_session_evidence.cli.render_run import render_decision
+from obelisk_session_evidence.compose import decide
+from stages.pipeline import PipelineRun
+from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.private_files import write_private
 
 
 @click.command()
@@ -39,6 +41,11 @@ def run(
         raw = read_document(situation_source)
         paths = state_paths()
         if use_prefect:
+            from flows.hardening import apply_prefect_environment
+
+            apply_prefect_environment(paths)  # before Prefect is first imported
+            from flows.replan_evidence import decide_with_prefect
+
             output = decide_with_prefect(raw, paths=paths, provider_kind=provider_kind)
         else:
             situation = load_contract(ReplanSituation, raw)
@@ -50,7 +57,7 @@ def run(
         render_decision(output.decision, Console())
 
 
-def _write_private_result(output: DecisionOutput, private_out: Path | None) -> None:
+def _write_private_result(output: PipelineRun, private_out: Path | None) -> None:
     """The capped private result goes only to the admitted Turn's file, never to stdout."""
     if private_out is not None and output.private_result is not None:
         write_private(private_out, output.private_result.model_dump_json().encode("utf-8"))

@@ -6,7 +6,7 @@ import click
 
 from contracts.errors import EvidenceError
 from obelisk_session_evidence.cli.common import fail, fail_internal, format_option
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.state.paths import state_paths
 
 
 @click.command()

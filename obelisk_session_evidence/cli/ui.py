@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 
 from obelisk_session_evidence.cli.common import format_option, reported_errors
-from obelisk_session_evidence.server import (
+from flows.server import (
     DEFAULT_PORT,
     READY_TIMEOUT_SECONDS,
     RunningServer,
@@ -16,7 +16,7 @@ from obelisk_session_evidence.server import (
     stop_prefect_server,
     ui_api_url,
 )
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.state.paths import state_paths
 
 
 @click.command()

@@ -91,7 +91,7 @@ def run_current_context(case: QualificationCase, *, encoder: TokenEncoder) -> Ar
         digest_salt="qualify",
     )
     latency: dict[str, float] = {}
-    decision, _ = run_pipeline(case.situation, dependencies, call=_timed(latency))
+    decision = run_pipeline(case.situation, dependencies, call=_timed(latency)).decision
     delta = decision.semantic_delta
     if delta.reason_code in LOOPX_REPEAT_CODES:
         verdict = "repeats_prior_attempt"
@@ -116,8 +116,8 @@ def run_admitted_retrieval(
         policy=policy, provider=provider, encoder=encoder, thresholds=thresholds, digest_salt="qualify"
     )
     latency: dict[str, float] = {}
-    decision, values = run_pipeline(case.situation, dependencies, call=_timed(latency))
-    capped: CappedEvidence = values["capped"]
+    values = run_pipeline(case.situation, dependencies, call=_timed(latency)).values
+    decision, capped = values.decision, values.capped
     run = ArmRun(
         case.case_id, "admitted_retrieval", decision.comparison.verdict, tuple(decision.semantic_delta.outcomes),
         decision.admission.reason_code, decision.retrieval.reason_code,
@@ -139,11 +139,12 @@ def run_full_history(
     gap = _clocked(latency, "classify-gap", classify_gap, case.situation)
     admission = _clocked(latency, "admit", admit, case.situation, gap, policy=policy)
     retrieval = _clocked(latency, "retrieve", retrieve, admission, provider=provider)
-    result = retrieval.result
+    result = None if retrieval.status == "not_admitted" else retrieval.result
+    prior_calls = retrieval.prior_calls if retrieval.status == "retrieved" else []
 
     def uncapped() -> CappedEvidence:
         tokens = sum(item_token_count(item, encoder) for item in result.items) if result else 0
-        return CappedEvidence(result=result, token_count=tokens)
+        return CappedEvidence(result=result, prior_calls=prior_calls, token_count=tokens)
 
     capped = _clocked(latency, "cap-by-tokens", uncapped)
     compared = _clocked(latency, "compare-route", compare_route, case.situation, gap, capped, thresholds=thresholds)

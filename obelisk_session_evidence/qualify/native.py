@@ -142,6 +142,10 @@ class _BusyIndex:
         self.provider_version = provider.provider_version
         self._provider, self._index_path = provider, index_file(index_dir)
 
+    def index_revision(self) -> str | None:
+        """The wrapped provider's."""
+        return self._provider.index_revision()
+
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Answer with the lock taken by someone else."""
         with writer_lock(self._index_path, wait_s=None):
@@ -154,6 +158,10 @@ class _LeakingScope:
     def __init__(self, provider: EvidenceProvider) -> None:
         self.provider_version = provider.provider_version
         self._provider = provider
+
+    def index_revision(self) -> str | None:
+        """The wrapped provider's."""
+        return self._provider.index_revision()
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """The real answer with a foreign `scope_applied`."""
@@ -172,6 +180,10 @@ class _FullHistory:
     def __init__(self, provider: EvidenceProvider, sessions: tuple[WrittenSession, ...]) -> None:
         self.provider_version = provider.provider_version
         self._provider, self._sessions = provider, sessions
+
+    def index_revision(self) -> str | None:
+        """The wrapped provider's."""
+        return self._provider.index_revision()
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """The index's answer with its items replaced by the whole in-scope history, newest first."""

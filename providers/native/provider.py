@@ -21,11 +21,11 @@ from pydantic import ValidationError
 
 from contracts.base import Freshness
 from contracts.config import Enablement
-from contracts.errors import ScopeViolation, UnsupportedOption
+from contracts.errors import ProviderError, ScopeViolation, UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.json_input import describe_validation_error
 from contracts.prior_calls import ProviderAnswer
-from obelisk_session_evidence import __version__
+from providers.version import PACKAGE_VERSION
 from providers.native.index.excerpts import needles_for
 from providers.native.index.fts import fts_query, query_phrases
 from providers.native.index.query import (
@@ -38,12 +38,12 @@ from providers.native.index.query import (
 from providers.native.index.refresh import pending_changes, refresh_locked
 from providers.native.index.repository import RepositoryBinding, repository_binding
 from providers.native.index.results import select_items
-from providers.native.index.revision import current_revision
+from providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
 from providers.native.index.status import last_refreshed_at, stored_freshness
 from providers.native.index.store import connect, index_errors, index_file, writer_lock
 
-PROVIDER_VERSION: Final = f"{__version__} native-index/1"
+PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
 CANDIDATES_PER_ITEM: Final = 4
 MIN_CANDIDATES: Final = 100
 """Rows fetched per lookup: room for duplicates and per-session caps to drop some."""
@@ -84,6 +84,21 @@ class NativeIndexProvider:
                 )
             finally:
                 connection.close()
+
+    def index_revision(self) -> str | None:
+        """The stored revision, read without refreshing; None without an index or on a fault."""
+        if not self._index_path.exists():
+            return None
+        try:
+            with index_errors():
+                connection = connect(self._index_path)
+                try:
+                    revision = current_revision(connection).text
+                finally:
+                    connection.close()
+        except ProviderError:
+            return None
+        return None if revision == UNKNOWN_REVISION else revision
 
     def _check_scope(self, request: HistoricalEvidenceRequest) -> None:
         scope = request.scope

@@ -24,7 +24,7 @@ from contracts.config import Enablement
 from contracts.errors import UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.prior_calls import ProviderAnswer
-from obelisk_session_evidence import __version__
+from providers.version import PACKAGE_VERSION
 from providers.obelisk.answer import template_answer
 from providers.obelisk.discovery import find_binary, probe_cli, remember_sandbox
 from providers.obelisk.freshness import index_freshness, index_revision
@@ -41,7 +41,7 @@ MAX_TIMEOUT_S: Final = 300.0
 
 def provider_version_for(cli_version: str) -> str:
     """`<package> obelisk-cli/<version> template/<n>`, e.g. `0.1.0 obelisk-cli/0.2.3 template/1`."""
-    return f"{__version__} obelisk-cli/{cli_version} template/{TEMPLATE_VERSION}"
+    return f"{PACKAGE_VERSION} obelisk-cli/{cli_version} template/{TEMPLATE_VERSION}"
 
 
 class ObeliskProvider:
@@ -71,6 +71,11 @@ class ObeliskProvider:
         self._max_output_bytes = max_output_bytes
         self._options = dict(options or {})
         self._probe_cache_dir = probe_cache_dir
+
+    def index_revision(self) -> str | None:
+        """Unknown before a lookup: Obelisk reports its markers only with a query, and every
+        query may refresh its index first."""
+        return None
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """Return in-scope items for `request`; raise a `ProviderError` subclass when it cannot."""

@@ -1,8 +1,9 @@
-"""Batch fixtures: the state paths of this test, with the stand-in provider and scope enabled."""
+"""Batch fixtures: the state paths of this test, the fixture scope enabled, the stand-in backend."""
 
 import pytest
 
-from obelisk_session_evidence.state import StatePaths, state_paths
+from obelisk_session_evidence.compose import use_provider_factory
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from tests.batch import standin
 
 
@@ -13,8 +14,15 @@ def paths(clean_environment) -> StatePaths:
 
 
 @pytest.fixture
-def enabled(paths: StatePaths, monkeypatch: pytest.MonkeyPatch) -> StatePaths:
-    """The fixture scope enabled, answered by the stand-in provider."""
-    standin.install(monkeypatch=monkeypatch)
+def enabled(paths: StatePaths) -> StatePaths:
+    """The fixture scope enabled (tests pass the stand-in as their provider factory)."""
     standin.enable_fixture_scope(paths)
     return paths
+
+
+@pytest.fixture
+def standin_backend():
+    """For flows run in this process (they take no provider argument): the stand-in answers."""
+    standin.install()
+    yield
+    use_provider_factory(None)

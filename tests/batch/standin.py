@@ -1,8 +1,9 @@
 """A stand-in index provider and batch inputs that carry a canary in every private place.
 
-The provider answers with snippets holding the canary, reports an index revision up front (as the
-native index's `index_status()` will), and crashes, with the canary in its message, for any
-situation whose id starts with `crash-`. `install` swaps it in for the configured provider.
+The provider answers with snippets and a structured prior call holding the canary, from an index
+at a fixed revision, and crashes, with the canary in its message, for any situation whose id
+starts with `crash-`. Tests pass `factory()` as their provider factory; a process the tests start
+(the CLI harness, a Dask worker) names it with `install()`.
 """
 
 import json
@@ -18,8 +19,10 @@ from contracts.evidence import (
 )
 from contracts.prior_calls import PriorToolCall, ProviderAnswer
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
-from obelisk_session_evidence import wiring
-from obelisk_session_evidence.state import StatePaths, write_private
+from obelisk_session_evidence.compose import use_provider_factory
+from providers.factory import ProviderFactory
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import write_private
 
 CANARY = "SECRETRAWXYZ-batch"
 REVISION = "rev-standin-1"
@@ -30,11 +33,11 @@ class StandinIndexProvider:
 
     provider_version = "0.1.0 standin/1"
 
-    def __init__(self, revision: str = REVISION) -> None:
+    def __init__(self, revision: str | None = REVISION) -> None:
         self.revision = revision
 
-    def index_status(self) -> str:
-        """The index revision, known before any lookup."""
+    def index_revision(self) -> str | None:
+        """The fixed revision (None: an index whose revision cannot be read up front)."""
         return self.revision
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
@@ -77,16 +80,19 @@ class StandinIndexProvider:
         return ProviderAnswer(result=result, prior_calls=[call])
 
 
-def install(revision: str = REVISION, monkeypatch: Any = None) -> None:
-    """Make every enablement's provider the stand-in (through the one public factory)."""
+def factory(revision: str | None = REVISION) -> ProviderFactory:
+    """A provider factory whose every provider is the stand-in."""
 
-    def build(paths: StatePaths, enablement: Enablement, kind: str) -> StandinIndexProvider:
+    def build(enablement: Enablement, kind: str) -> StandinIndexProvider:
         return StandinIndexProvider(revision)
 
-    if monkeypatch is not None:
-        monkeypatch.setattr(wiring, "build_provider", build)
-    else:
-        wiring.build_provider = build  # type: ignore[assignment]
+    return build
+
+
+def install(revision: str = REVISION) -> None:
+    """For a process this test suite starts (the CLI harness, a Dask worker): the stand-in is
+    its backend."""
+    use_provider_factory(factory(revision))
 
 
 def enable_fixture_scope(paths: StatePaths) -> None:

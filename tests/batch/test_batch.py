@@ -14,21 +14,22 @@ import pytest
 from contracts.errors import InvalidInput
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.batch import index_revision, plan_batch, run_batch_directly
-from obelisk_session_evidence.batch_manifest import (
+from obelisk_session_evidence.batch.run import decide_item, index_revision, plan_batch, run_batch_directly
+from providers.factory import default_provider_factory
+from obelisk_session_evidence.batch.manifest import (
     load_manifest,
-    manifest_path,
     read_stalled_items,
     spool_batch,
 )
-from obelisk_session_evidence.batch_outputs import (
+from obelisk_session_evidence.state.spool import spooled_path
+from obelisk_session_evidence.batch.outputs import (
     _nearest_rank,
     count_records,
     decisions_in,
     read_record,
     record_path,
 )
-from obelisk_session_evidence.decide import decide
+from obelisk_session_evidence.compose import decide
 from tests.batch import standin
 from tests.privacy import canary_places_in_files
 
@@ -40,8 +41,13 @@ def _spool(paths, tmp_path, items=None, **kwargs):
     return spool_batch(paths, items or standin.stalled_items(), out_dir=out, **kwargs), out
 
 
-def _revision(revision):
-    return lambda paths, enablement, kind: revision
+def _run(paths, manifest_ref, revision=standin.REVISION, **options):
+    """The batch, answered by the stand-in, whose index is at `standin.REVISION` unless told."""
+    return run_batch_directly(paths, manifest_ref, provider_factory=standin.factory(revision), **options)
+
+
+def _plan(paths, manifest_ref, revision=standin.REVISION):
+    return plan_batch(paths, manifest_ref, provider_factory=standin.factory(revision))
 
 
 def test_read_stalled_items_jsonl_skips_blank_lines(tmp_path):
@@ -80,12 +86,12 @@ def test_spool_batch_dedupes_keeps_order_and_is_private(paths, tmp_path):
     assert manifest.input_count == len(items) + 2
     assert len(manifest.item_refs) == len(items)
     assert manifest.out_dir == str(out.resolve())
-    assert stat.S_IMODE(manifest_path(paths, manifest_ref).stat().st_mode) == 0o600
+    assert stat.S_IMODE(spooled_path(paths, "manifests", manifest_ref).stat().st_mode) == 0o600
 
 
 def test_load_manifest_rejects_a_tampered_manifest(paths, tmp_path):
     manifest_ref, _ = _spool(paths, tmp_path)
-    path = manifest_path(paths, manifest_ref)
+    path = spooled_path(paths, "manifests", manifest_ref)
     os.chmod(path, 0o600)
     path.write_bytes(path.read_bytes().replace(b'"input_count":7', b'"input_count":8'))
     with pytest.raises(InvalidInput):
@@ -94,7 +100,7 @@ def test_load_manifest_rejects_a_tampered_manifest(paths, tmp_path):
 
 def test_run_batch_directly_records_every_item_and_bad_ones_by_reason(enabled, tmp_path):
     manifest_ref, out = _spool(enabled, tmp_path)
-    summary = run_batch_directly(enabled, manifest_ref)
+    summary = _run(enabled, manifest_ref)
     assert (summary.items, summary.decided, summary.failed, summary.missing) == (7, 6, 1, 0)
     assert summary.failures_by_reason == {"invalid_input": 1}
     assert summary.provider_faults_by_reason == {"provider_crashed": 1}
@@ -109,10 +115,13 @@ def test_run_batch_directly_records_every_item_and_bad_ones_by_reason(enabled, t
 def test_run_batch_directly_decisions_equal_the_direct_pipeline(enabled, tmp_path):
     items = standin.stalled_items(crash=False, invalid=False)
     manifest_ref, out = _spool(enabled, tmp_path, items)
-    run_batch_directly(enabled, manifest_ref)
+    _run(enabled, manifest_ref)
     manifest = load_manifest(enabled, manifest_ref)
     expected = {
-        ref: json.loads(decide(load_contract(ReplanSituation, raw), paths=enabled).decision.model_dump_json())
+        ref: json.loads(
+            decide(load_contract(ReplanSituation, raw), paths=enabled, provider_factory=standin.factory())
+            .decision.model_dump_json()
+        )
         for ref, raw in zip(manifest.item_refs, items)
     }
     assert decisions_in(out) == expected
@@ -120,9 +129,9 @@ def test_run_batch_directly_decisions_equal_the_direct_pipeline(enabled, tmp_pat
 
 def test_rerun_skips_items_decided_for_the_same_key(enabled, tmp_path):
     manifest_ref, out = _spool(enabled, tmp_path)
-    run_batch_directly(enabled, manifest_ref)
+    _run(enabled, manifest_ref)
     before = {path.name: path.stat().st_mtime_ns for path in (out / "decisions").iterdir()}
-    summary = run_batch_directly(enabled, manifest_ref)
+    summary = _run(enabled, manifest_ref)
     # The invalid item and the provider crash are retried; the five settled decisions are not.
     assert (summary.processed_this_run, summary.skipped_this_run) == (2, 5)
     after = {path.name: path.stat().st_mtime_ns for path in (out / "decisions").iterdir()}
@@ -131,8 +140,8 @@ def test_rerun_skips_items_decided_for_the_same_key(enabled, tmp_path):
 
 def test_unknown_index_revision_is_never_skipped(enabled, tmp_path):
     manifest_ref, _ = _spool(enabled, tmp_path, standin.stalled_items(crash=False, invalid=False))
-    run_batch_directly(enabled, manifest_ref, revision_reader=_revision(None))
-    plan = plan_batch(enabled, manifest_ref, revision_reader=_revision(None))
+    _run(enabled, manifest_ref, revision=None)
+    plan = _plan(enabled, manifest_ref, revision=None)
     # Only the agent that is not enabled is skippable: no index is read for it.
     assert [item.revision_known for item in plan.pending] == [False] * 4
     assert len(plan.skipped) == 1
@@ -140,39 +149,41 @@ def test_unknown_index_revision_is_never_skipped(enabled, tmp_path):
 
 def test_new_index_revision_redecides_every_admitted_item(enabled, tmp_path):
     manifest_ref, _ = _spool(enabled, tmp_path, standin.stalled_items(crash=False, invalid=False))
-    run_batch_directly(enabled, manifest_ref)
-    plan = plan_batch(enabled, manifest_ref, revision_reader=_revision("rev-standin-2"))
+    _run(enabled, manifest_ref)
+    plan = _plan(enabled, manifest_ref, revision="rev-standin-2")
     assert (len(plan.pending), len(plan.skipped)) == (4, 1)
 
 
 def test_config_change_redecides_every_item(enabled, tmp_path):
     manifest_ref, _ = _spool(enabled, tmp_path, standin.stalled_items(crash=False, invalid=False))
-    run_batch_directly(enabled, manifest_ref)
+    _run(enabled, manifest_ref)
     enabled.config_file.unlink()
-    plan = plan_batch(enabled, manifest_ref)
+    plan = _plan(enabled, manifest_ref)
     assert (len(plan.pending), len(plan.skipped)) == (5, 0)
 
 
-def test_index_moving_during_the_run_records_the_revision_used(enabled, tmp_path, monkeypatch):
+def test_index_moving_during_the_run_records_the_revision_used(enabled, tmp_path):
     manifest_ref, out = _spool(enabled, tmp_path, standin.stalled_items(1, crash=False, invalid=False))
-    standin.install("rev-standin-2", monkeypatch=monkeypatch)  # answers from a newer index
-    run_batch_directly(enabled, manifest_ref, revision_reader=_revision(standin.REVISION))
-    assert len(plan_batch(enabled, manifest_ref).skipped) == 2  # at rev 2, both are settled
-    assert len(plan_batch(enabled, manifest_ref, revision_reader=_revision(standin.REVISION)).pending) == 1
+    # Planned at revision 1, answered from a newer index.
+    plan = _plan(enabled, manifest_ref)
+    for item in plan.pending:
+        decide_item(plan.batch, item, provider_factory=standin.factory("rev-standin-2"))
+    assert len(_plan(enabled, manifest_ref, revision="rev-standin-2").skipped) == 2
+    assert len(_plan(enabled, manifest_ref).pending) == 1
 
 
 def test_plan_batch_keys_invalid_and_unenabled_items_without_reading_an_index(paths, tmp_path):
     manifest_ref, _ = _spool(paths, tmp_path)
     seen = []
-    plan = plan_batch(paths, manifest_ref, revision_reader=lambda *args: seen.append(args))
+    plan = plan_batch(paths, manifest_ref, provider_factory=lambda *args: seen.append(args))
     assert seen == [] and len(plan.pending) == 7
 
 
 def test_resume_after_a_partial_run_completes_the_rest_once(enabled, tmp_path):
     manifest_ref, out = _spool(enabled, tmp_path, standin.stalled_items(6, crash=False, invalid=False))
-    first = run_batch_directly(enabled, manifest_ref, stop_after=3)
+    first = _run(enabled, manifest_ref, stop_after=3)
     assert (first.decided, first.missing) == (3, 4)
-    second = run_batch_directly(enabled, manifest_ref)
+    second = _run(enabled, manifest_ref)
     assert (second.processed_this_run, second.skipped_this_run) == (4, 3)
     assert (second.decided, second.missing) == (7, 0)
     assert len(list((out / "decisions").glob("*.json"))) == 7
@@ -181,8 +192,8 @@ def test_resume_after_a_partial_run_completes_the_rest_once(enabled, tmp_path):
 _SLOW_BATCH = """
 import sys, time
 from pathlib import Path
-from obelisk_session_evidence.batch import run_batch_directly
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.batch.run import run_batch_directly
+from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 
 class Slow(standin.StandinIndexProvider):
@@ -190,9 +201,7 @@ class Slow(standin.StandinIndexProvider):
         time.sleep(0.3)
         return super().search(request)
 
-from obelisk_session_evidence import wiring
-wiring.build_provider = lambda paths, enablement, kind: Slow()
-run_batch_directly(state_paths(), sys.argv[1])
+run_batch_directly(state_paths(), sys.argv[1], provider_factory=lambda enablement, kind: Slow())
 """
 
 
@@ -210,7 +219,7 @@ def test_batch_killed_half_way_resumes_with_no_duplicate_and_no_lost_item(enable
     process.wait()
     killed_at = count_records(out, manifest.item_refs)
     assert 3 <= killed_at < 13
-    summary = run_batch_directly(enabled, manifest_ref)
+    summary = _run(enabled, manifest_ref)
     assert (summary.decided, summary.failed, summary.missing) == (13, 0, 0)
     assert summary.skipped_this_run == killed_at
     assert sorted(decisions_in(out)) == sorted(manifest.item_refs)
@@ -221,24 +230,27 @@ def test_batch_killed_half_way_resumes_with_no_duplicate_and_no_lost_item(enable
 
 def test_public_outputs_hold_no_canary(enabled, tmp_path):
     manifest_ref, out = _spool(enabled, tmp_path)
-    run_batch_directly(enabled, manifest_ref)
-    run_batch_directly(enabled, manifest_ref)
+    _run(enabled, manifest_ref)
+    _run(enabled, manifest_ref)
     assert canary_places_in_files(standin.CANARY, out) == []
     # Control: the private spool does hold it, so the scan can see it.
     assert canary_places_in_files(standin.CANARY, enabled.spool_dir) != []
 
 
-def test_index_revision_reads_index_status_and_treats_faults_as_unknown(enabled, monkeypatch):
+def test_index_revision_is_the_providers_and_unknown_on_a_fault(enabled):
     from contracts.config import EnablementConfig
 
     enablement = EnablementConfig.model_validate_json(enabled.config_file.read_bytes()).enablements[0]
-    assert index_revision(enabled, enablement, "native") == standin.REVISION
+    real = default_provider_factory(enabled.index_dir)
+    # No native index yet, and Obelisk reports its revision only with a lookup: never skipped.
+    assert index_revision(real, enablement, "native") is None
+    assert index_revision(real, enablement, "obelisk") is None
+    assert index_revision(standin.factory(), enablement, "native") == standin.REVISION
 
-    def broken(paths, enablement, kind):
+    def broken(enablement, kind):
         raise RuntimeError("no index")
 
-    monkeypatch.setattr("obelisk_session_evidence.wiring.build_provider", broken)
-    assert index_revision(enabled, enablement, "native") is None
+    assert index_revision(broken, enablement, "native") is None
 
 
 @pytest.mark.parametrize(

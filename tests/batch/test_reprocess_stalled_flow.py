@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.batch import run_batch_directly
-from obelisk_session_evidence.batch_manifest import load_manifest, spool_batch
-from obelisk_session_evidence.batch_outputs import decisions_in, read_record
+from obelisk_session_evidence.batch.run import run_batch_directly
+from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.batch.manifest import load_manifest, spool_batch
+from obelisk_session_evidence.batch.outputs import decisions_in, read_record
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import (
@@ -31,10 +32,10 @@ def _api() -> PrefectRest:
 def _run(manifest_ref, **options):
     from flows.reprocess_stalled import run_reprocess_stalled_flow
 
-    return run_reprocess_stalled_flow(manifest_ref, **options)
+    return run_reprocess_stalled_flow(manifest_ref, paths=state_paths(), **options)
 
 
-def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, enabled, tmp_path):
+def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, enabled, standin_backend, tmp_path):
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
     summary = _run(manifest_ref)
     assert (summary.decided, summary.failed, summary.missing) == (6, 1, 0)
@@ -44,11 +45,11 @@ def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, e
     assert (run["name"], run["state_type"], run["parameters"]) == (
         "reprocess-stalled",
         "COMPLETED",
-        {"manifest_ref": manifest_ref},
+        {"manifest_ref": manifest_ref, "state_root": str(state_paths().root)},
     )
 
 
-def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness, enabled, tmp_path):
+def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness, enabled, standin_backend, tmp_path):
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
     _run(manifest_ref)
     api = _api()
@@ -66,14 +67,14 @@ def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness
     assert "| Failure (no decision) | items |" in artifacts["reprocess-stalled-summary"]["data"]
 
 
-def test_flow_rerun_skips_settled_items(prefect_harness, enabled, tmp_path):
+def test_flow_rerun_skips_settled_items(prefect_harness, enabled, standin_backend, tmp_path):
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
     _run(manifest_ref)
     summary = _run(manifest_ref)
     assert (summary.processed_this_run, summary.skipped_this_run) == (2, 5)
 
 
-def test_flow_decisions_equal_the_direct_batch(prefect_harness, enabled, tmp_path):
+def test_flow_decisions_equal_the_direct_batch(prefect_harness, enabled, standin_backend, tmp_path):
     items = standin.stalled_items()
     direct = spool_batch(enabled, items, out_dir=tmp_path / "direct")
     flowed = spool_batch(enabled, items, out_dir=tmp_path / "flow")
@@ -82,7 +83,7 @@ def test_flow_decisions_equal_the_direct_batch(prefect_harness, enabled, tmp_pat
     assert decisions_in(tmp_path / "flow") == decisions_in(tmp_path / "direct")
 
 
-def test_flow_on_a_local_dask_cluster_decides_as_the_thread_runner(prefect_harness, enabled, tmp_path):
+def test_flow_on_a_local_dask_cluster_decides_as_the_thread_runner(prefect_harness, enabled, standin_backend, tmp_path):
     pytest.importorskip("prefect_dask", reason="needs the dask extra (pip install '.[dask]')")
     import dask
 
@@ -112,7 +113,7 @@ def _outline(decisions):
     }
 
 
-def test_flow_leaves_no_canary_in_prefect_storage_or_outputs(prefect_harness, enabled, tmp_path):
+def test_flow_leaves_no_canary_in_prefect_storage_or_outputs(prefect_harness, enabled, standin_backend, tmp_path):
     out = tmp_path / "out"
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=out)
     _run(manifest_ref)

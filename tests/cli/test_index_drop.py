@@ -6,7 +6,7 @@ from jsonschema import Draft202012Validator
 
 from contracts.schemas import json_schema
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.state.paths import state_paths
 from tests.lifecycle.helpers import populate, tree_digest
 
 

@@ -12,7 +12,8 @@ from jsonschema import Draft202012Validator
 from contracts.schemas import json_schema
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.state import load_policy, state_paths
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.paths import state_paths
 
 SCOPE = ("--surface", "replan-history", "--agent-id", "agent-fixture", "--project-id", "project-fixture",
          "--repository-id", "repo-fixture")

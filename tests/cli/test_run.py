@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from contracts.config import Enablement, EnablementConfig
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.state import state_paths, write_private
+from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.private_files import write_private
 
 CANARY = "SECRETRAWXYZ-cli"
 

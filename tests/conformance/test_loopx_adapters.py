@@ -7,19 +7,20 @@ from pathlib import Path
 
 import pytest
 
-import obelisk_session_evidence.loopx_adapters as adapters
+import obelisk_session_evidence.loopx as adapters
 from fixtures.situations import situation
-from obelisk_session_evidence.loopx_adapters.context_provider import SessionEvidenceContextProvider
-from obelisk_session_evidence.loopx_adapters.decision_context_extension import render_response
-from obelisk_session_evidence.loopx_adapters.recall import recall
-from obelisk_session_evidence.state import StatePaths, spool_situation
+from obelisk_session_evidence.loopx.context_provider import SessionEvidenceContextProvider
+from obelisk_session_evidence.loopx.decision_context_extension import render_response
+from obelisk_session_evidence.loopx.recall import recall
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spool_document
 from tests.conformance.conftest import LOOPX_VERSION, installed_loopx_version, require
-from tests.loopx_adapters.helpers import (
+from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
     FAILED_RUN,
-    dependencies_for,
+    backend,
 )
 from tests.stages.helpers import situation_model
 
@@ -40,8 +41,7 @@ def loopx_installed() -> None:
 def _provider(encoder) -> SessionEvidenceContextProvider:
     return SessionEvidenceContextProvider(
         situation=situation_model(),
-        dependencies_for=dependencies_for(
-            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
         ),
     )
 
@@ -130,7 +130,7 @@ def test_extension_registers_and_answers_through_loopx_decision_context(
 
     home = tmp_path / "ose-state"
     monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(home))
-    reference = spool_situation(StatePaths(home), json.dumps(situation()).encode())
+    reference = spool_document(StatePaths(home), "situations", json.dumps(situation()).encode())
     provider = build_extension_context_provider(
         {"provider": "extension", "extension_id": EXTENSION_ID}, runtime_root=runtime_root
     )
@@ -160,8 +160,7 @@ def test_loopx_accepts_a_completed_extension_response(encoder):
         situation_model(),
         invoking_session=CURRENT_SESSION,
         max_results=4,
-        dependencies_for=dependencies_for(
-            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
         ),
     )
     items = _response_items(render_response(outcome), requested_limit=4)

@@ -87,7 +87,7 @@ def pipeline_decisions(loopx_answers: LoopxAnswers, encoder) -> list[ReplanEvide
     dependencies = [_dependencies(encoder, variant) for variant in PROVIDER_VARIANTS]
     started = time.monotonic()
     decisions = [
-        run_pipeline(_situation_for(case), dependencies[index % len(dependencies)])[0]
+        run_pipeline(_situation_for(case), dependencies[index % len(dependencies)]).decision
         for index, case in enumerate(loopx_answers.cases)
     ]
     record_timing("pipeline_seconds", time.monotonic() - started)

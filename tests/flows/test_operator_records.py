@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.decide import decide_with_prefect
-from obelisk_session_evidence.operators import agent_digest
-from obelisk_session_evidence.state import state_paths
+from flows.replan_evidence import decide_with_prefect
+from contracts.digests import agent_digest
+from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import (
@@ -35,7 +35,7 @@ def _decide(situation_id: str) -> None:
     decide_with_prefect(raw, paths=state_paths())
 
 
-def test_decision_run_has_static_names_tags_and_one_table_artifact(prefect_harness, enabled):
+def test_decision_run_has_static_names_tags_and_one_table_artifact(prefect_harness, enabled, standin_backend):
     _decide("operator-1")
     api = _api()
     run = api.latest_flow_run("replan-evidence")
@@ -54,7 +54,7 @@ def test_decision_run_has_static_names_tags_and_one_table_artifact(prefect_harne
     assert rows["result digest"].startswith("sha256:")
 
 
-def test_provider_crash_run_is_tagged_and_leaves_no_canary(prefect_harness, enabled):
+def test_provider_crash_run_is_tagged_and_leaves_no_canary(prefect_harness, enabled, standin_backend):
     _decide("crash-operator")
     api = _api()
     run = api.latest_flow_run("replan-evidence")

@@ -9,8 +9,11 @@ import pytest
 
 from contracts.config import Enablement, EnablementConfig
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
-from obelisk_session_evidence.decide import decide_with_prefect
-from obelisk_session_evidence.state import state_paths, write_private
+from flows.replan_evidence import decide_with_prefect
+from contracts.json_input import load_contract
+from contracts.situation import ReplanSituation
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.state.private_files import write_private
 from tests.privacy import (
     canary_places_in_database,
     canary_places_in_files,
@@ -91,3 +94,34 @@ def test_canary_scan_negative_control_finds_a_logged_canary(prefect_harness):
 
     leaky()
     assert "table:log" in _scan(leaked)
+
+
+def test_flow_decides_under_a_state_folder_other_than_the_environments(prefect_harness, tmp_path):
+    """The flow reads the spool of the state folder it is given, not the environment's."""
+    other = StatePaths(tmp_path / "other-state")
+    output = decide_with_prefect(_canary_situation(), paths=other)
+    assert output.decision.admission.reason_code == "not_enabled"
+    assert not state_paths().spool_dir.exists()
+
+
+@pytest.mark.parametrize(
+    "situation_id", ["flow-equals-direct-1", "flow-equals-direct-2", "crash-flow-equals-direct"]
+)
+def test_flow_and_direct_call_give_the_same_decision(prefect_harness, situation_id):
+    """One pipeline: the Prefect flow and `decide` answer alike (the stand-in answers both, and
+    crashes for `crash-` situations, which both turn into the same typed empty result)."""
+    from obelisk_session_evidence.compose import decide, use_provider_factory
+    from tests.batch import standin
+
+    paths = state_paths()
+    standin.enable_fixture_scope(paths)
+    raw = json.dumps(standin.canary_situation(situation_id)).encode()
+    direct = decide(load_contract(ReplanSituation, raw), paths=paths, provider_factory=standin.factory())
+    standin.install()
+    try:
+        flowed = decide_with_prefect(raw, paths=paths)
+    finally:
+        use_provider_factory(None)
+    assert flowed.decision == direct.decision
+    assert flowed.private_result == direct.private_result
+    assert flowed.values.capped.prior_calls == direct.values.capped.prior_calls

@@ -4,7 +4,7 @@ import hashlib
 from pathlib import Path
 
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
-from obelisk_session_evidence.lifecycle import EnableRequest
+from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 
 
 def enable_request(**overrides) -> EnableRequest:

@@ -10,10 +10,11 @@ import pytest
 from contracts.config import SOURCE_KINDS, EnablementConfig
 from contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
 from contracts.lifecycle import IndexHealth, ProviderHealth
-from obelisk_session_evidence import index_drop
-from obelisk_session_evidence.index_drop import drop_index
-from obelisk_session_evidence.lifecycle import disable, enable, status
-from obelisk_session_evidence.state import load_policy, state_paths
+from obelisk_session_evidence.lifecycle import index_drop
+from obelisk_session_evidence.lifecycle.index_drop import drop_index
+from obelisk_session_evidence.lifecycle.enablement import disable, enable, status
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.paths import state_paths
 from providers.native.index.store import index_file, writer_lock
 from tests.lifecycle.helpers import enable_request, populate, tree_digest
 
@@ -287,8 +288,8 @@ _WRITER = """
 import sys, time
 from pathlib import Path
 from contracts.lifecycle import ProviderHealth
-from obelisk_session_evidence.lifecycle import EnableRequest, enable
-from obelisk_session_evidence.state import state_paths
+from obelisk_session_evidence.lifecycle.enablement import EnableRequest, enable
+from obelisk_session_evidence.state.paths import state_paths
 health = ProviderHealth(kind="native", state="unknown", provider_version=None, reason_code="provider_status_unknown")
 worker, count, base, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
 while not go.exists():

@@ -11,8 +11,9 @@ from contracts.config import Enablement, shared_session_scopes
 from contracts.errors import ScopeBroadeningNotQualified
 from contracts.lifecycle import ProviderHealth
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
-from obelisk_session_evidence.lifecycle import enable
-from obelisk_session_evidence.state import load_policy, state_paths
+from obelisk_session_evidence.lifecycle.enablement import enable
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.paths import state_paths
 from stages.admit import admit
 from stages.classify_gap import classify_gap
 from tests.lifecycle.helpers import enable_request
@@ -137,12 +138,12 @@ def _add_other_project(document):
 )
 def test_hand_edited_config_turns_admission_off(edit):
     _enable()
-    assert _admit_for().admitted
+    assert _admit_for().status == "admitted"
     _edit_config(edit)
     assert load_policy(state_paths()).load_reason_code == "config_invalid"
     for agent_id, project_id in ((FIXTURE_AGENT, FIXTURE_PROJECT), (OTHER_AGENT, FIXTURE_PROJECT), (FIXTURE_AGENT, OTHER_PROJECT)):
         admission = _admit_for(agent_id, project_id)
-        assert (admission.admitted, admission.reason_code, admission.request) == (False, "config_invalid", None)
+        assert (admission.status, admission.reason_code) == ("not_admitted", "config_invalid")
 
 
 def test_hand_edited_separate_scope_never_returns_another_agents_scope(tmp_path):

@@ -8,9 +8,10 @@ from click.testing import CliRunner
 from fixtures.native_sessions import write_native_histories
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.decide import decide
-from obelisk_session_evidence.lifecycle import enable
-from obelisk_session_evidence.state import load_policy, state_paths
+from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.lifecycle.enablement import enable
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.paths import state_paths
 from providers.native.index.results import session_ref
 from providers.native.parsers import default_roots
 from tests.lifecycle.helpers import enable_request

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.server import free_port
-from tests.batch.conftest import enabled, paths  # noqa: F401 - re-exported fixtures
+from flows.server import free_port
+from tests.batch.conftest import enabled, paths, standin_backend  # noqa: F401 - re-exported fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 240

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from obelisk_session_evidence.operators import agent_digest
+from contracts.digests import agent_digest
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import canary_places_in_database, canary_places_in_files
@@ -37,7 +37,7 @@ def _cli(server, *args: str, standin_provider: bool = True) -> subprocess.Comple
 @pytest.fixture(scope="module")
 def smoke(operator_server, tmp_path_factory):
     """Enable the fixture scope, then run one decision and one small batch through the server."""
-    from obelisk_session_evidence.state import StatePaths
+    from obelisk_session_evidence.state.paths import StatePaths
 
     work = tmp_path_factory.mktemp("smoke")
     standin.enable_fixture_scope(StatePaths(operator_server.state))
@@ -68,7 +68,8 @@ def test_decision_run_is_visible_with_stage_tasks_tags_and_artifact(smoke):
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("replan-evidence")
     assert (run["name"], run["state_type"]) == ("replan-evidence", "COMPLETED")
-    assert set(run["parameters"]) == {"situation_ref", "provider_kind"}
+    assert set(run["parameters"]) == {"situation_ref", "provider_kind", "state_root"}
+    assert run["parameters"]["state_root"] == str(smoke["server"].state)
     assert {"trigger:replan_repetition", "verdict:novel", f"agent:{agent_digest('agent-fixture')}"} <= set(run["tags"])
     assert sorted(task["name"] for task in api.task_runs(run["id"])) == STAGES
     assert [a["key"] for a in api.artifacts(run["id"])] == ["replan-evidence-decision"]
@@ -84,7 +85,7 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("reprocess-stalled")
     assert (run["name"], run["state_type"]) == ("reprocess-stalled", "COMPLETED")
-    assert list(run["parameters"]) == ["manifest_ref"]
+    assert list(run["parameters"]) == ["manifest_ref", "state_root"]
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
     names = sorted(task["name"] for task in api.task_runs(run["id"]))
     assert names == ["decide-stalled-item"] * 6 + ["plan-batch", "summarize-batch"]

@@ -8,13 +8,12 @@ from click.testing import CliRunner
 
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.batch import report_batch, run_batch_directly
-from obelisk_session_evidence.batch_manifest import spool_batch
+from obelisk_session_evidence.batch.run import report_batch, run_batch_directly
+from obelisk_session_evidence.batch.manifest import spool_batch
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.decide import decide
-from obelisk_session_evidence.operators import (
+from obelisk_session_evidence.compose import decide
+from flows.operators import (
     MAX_AGENT_TAGS,
-    agent_digest,
     batch_item_rows,
     batch_tags,
     decision_table,
@@ -22,18 +21,15 @@ from obelisk_session_evidence.operators import (
     merged_tags,
     summary_markdown,
 )
-from obelisk_session_evidence.server import (
-    ServerAddress,
-    database_kind,
-    server_environment,
-)
-from obelisk_session_evidence.state import StatePaths
+from contracts.digests import agent_digest
+from flows.server import ServerAddress, database_kind, server_environment
+from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
 
 
 def _decision(paths, situation_id="view-1"):
     raw = json.dumps(standin.canary_situation(situation_id)).encode()
-    return decide(load_contract(ReplanSituation, raw), paths=paths).decision
+    return decide(load_contract(ReplanSituation, raw), paths=paths, provider_factory=standin.factory()).decision
 
 
 def test_agent_digest_is_eight_hex_of_sha256():
@@ -59,7 +55,7 @@ def test_decision_table_holds_codes_counts_and_digests_only(enabled):
 
 def test_batch_views_hold_no_canary_and_cap_agent_tags(enabled, tmp_path):
     manifest_ref = spool_batch(enabled, standin.stalled_items(), out_dir=tmp_path / "out")
-    run_batch_directly(enabled, manifest_ref)
+    run_batch_directly(enabled, manifest_ref, provider_factory=standin.factory())
     report = report_batch(enabled, manifest_ref)
     rows = batch_item_rows(report.records)
     markdown = summary_markdown(report.summary)

@@ -18,18 +18,18 @@ from contracts.situation import ReplanSituation
 from contracts.thresholds import RouteThresholds
 from providers.base import EvidenceProvider
 from stages.cap_by_tokens import TokenEncoder
-from stages.pipeline import PipelineDependencies, Stage, call_directly, run_pipeline
+from stages.pipeline import PipelineDependencies, Stage, StageValues, call_directly, run_pipeline
 from tests.reliability.figures import FIGURES
 
 DIGEST_SALT = "reliability-salt"
 
 
 @dataclass(frozen=True)
-class PipelineRun:
+class MeasuredRun:
     """One run's public decision, its private stage values, and what it cost."""
 
     decision: ReplanEvidenceDecision
-    values: dict[str, Any]
+    values: StageValues
     seconds: float
     peak_bytes: int | None
     """Peak traced Python allocation during the run (None when not traced)."""
@@ -37,7 +37,7 @@ class PipelineRun:
     @property
     def items(self) -> list[Any]:
         """The capped (private) items that would reach the Turn."""
-        capped = self.values["capped"].result
+        capped = self.values.capped.result
         return [] if capped is None else list(capped.items)
 
     def public_outputs(self, prefix: str = "") -> dict[str, str]:
@@ -56,7 +56,7 @@ def run_pipeline_measured(
     policy: AdmissionPolicy,
     encoder: TokenEncoder,
     trace_memory: bool = False,
-) -> PipelineRun:
+) -> MeasuredRun:
     """Run every stage; an exception escaping the pipeline is counted as a crash and fails the test."""
     dependencies = PipelineDependencies(
         policy=policy,
@@ -77,7 +77,7 @@ def run_pipeline_measured(
         tracemalloc.start()
     started = time.monotonic()
     try:
-        decision, values = run_pipeline(situation, dependencies, call=call)
+        run = run_pipeline(situation, dependencies, call=call)
     except Exception as error:  # noqa: BLE001 - counted; the failure names the type and stage only
         FIGURES.crashes += 1
         pytest.fail(f"the pipeline raised {type(error).__name__} in stage {reached[-1]}", pytrace=False)
@@ -86,4 +86,4 @@ def run_pipeline_measured(
         if trace_memory:
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-    return PipelineRun(decision=decision, values=values, seconds=seconds, peak_bytes=peak)
+    return MeasuredRun(decision=run.decision, values=run.values, seconds=seconds, peak_bytes=peak)

@@ -28,7 +28,7 @@ from contracts.evidence import HistoricalEvidenceRequest
 from contracts.json_input import load_contract
 from contracts.limits import HARD_CAPS
 from contracts.situation import ReplanSituation
-from contracts.stage_values import Admission
+from contracts.stage_values import Admitted
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
 from providers.base import EvidenceProvider
@@ -41,7 +41,7 @@ from stages.retrieve import retrieve
 from tests.reliability.figures import FIGURES, FULL
 from tests.reliability.index_dump import integrity_problems
 from tests.reliability.leaks import assert_no_canary, error_texts
-from tests.reliability.pipeline_runs import PipelineRun, run_pipeline_measured
+from tests.reliability.pipeline_runs import MeasuredRun, run_pipeline_measured
 from tests.reliability.worlds import World, build_world, write_config
 
 pytestmark = pytest.mark.reliability
@@ -162,9 +162,9 @@ def _assert_nothing_ran(world: World, shape_before: tuple[list[tuple[str, str]],
     assert len({query["code_sha256"] for query in queries}) <= 1
 
 
-def _assert_literal(run: PipelineRun, world: World, backend: str, planted_terms: list[str]) -> None:
+def _assert_literal(run: MeasuredRun, world: World, backend: str, planted_terms: list[str]) -> None:
     """The planted rows come back; bait, decoys and rows sharing no token with the terms do not."""
-    request = run.values["admission"].request
+    request = run.values.admission.request
     assert run.decision.retrieval.reason_code == "retrieved"
     refs = [item.session_ref for item in run.items]
     stray = sum(ref in world.bait_refs for ref in refs)
@@ -202,7 +202,7 @@ def test_run_pipeline_matches_hostile_terms_literally(
     FIGURES.cases["hostile_terms"] += len(terms)
     FIGURES.hostile_latency(f"{backend}:{category}", run.seconds)
     assert run.decision.admission.admitted
-    request_terms = run.values["admission"].request.query_terms
+    request_terms = run.values.admission.request.query_terms
     assert all(" ".join(term.split()) in request_terms for term in terms)
     _assert_literal(run, world, backend, terms)
     assert run.seconds < HOSTILE_BOUND_S
@@ -237,7 +237,7 @@ def test_run_pipeline_largest_admissible_situation_is_bounded(
     )
     FIGURES.cases["hostile_terms"] += 1
     FIGURES.hostile_latency(f"{backend}:largest-admissible", run.seconds)
-    request = run.values["admission"].request
+    request = run.values.admission.request
     assert len(request.query_terms) == 24 and max(len(term) for term in request.query_terms) <= 256
     assert run.decision.retrieval.reason_code == "retrieved"
     assert not any(item.session_ref in world.bait_refs for item in run.items)
@@ -377,7 +377,7 @@ def test_run_pipeline_survives_generated_hostile_terms(world: World, backend: st
         assert run.decision.retrieval.reason_code == "retrieved"
         assert run.seconds < HOSTILE_BOUND_S
         assert not any(item.session_ref in world.bait_refs for item in run.items)
-        tokens = {token for term in run.values["admission"].request.query_terms for token in token_words(term)}
+        tokens = {token for term in run.values.admission.request.query_terms for token in token_words(term)}
         assert all(set(token_words(item.snippet)) & tokens for item in run.items)
         outputs.update(run.public_outputs(f"{len(outputs)}-"))
 
@@ -400,7 +400,7 @@ def _valid_request() -> HistoricalEvidenceRequest:
     )
 
 
-def _admission(request: HistoricalEvidenceRequest) -> Admission:
-    return Admission.model_construct(
-        admitted=True, reason_code="admitted", trigger=request.trigger, request=request, token_budget=2000
+def _admission(request: HistoricalEvidenceRequest) -> Admitted:
+    return Admitted.model_construct(
+        status="admitted", reason_code="admitted", trigger=request.trigger, request=request, token_budget=2000
     )

@@ -38,7 +38,7 @@ from providers.obelisk.process import Deadline
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES
 from tests.reliability.leaks import assert_no_canary, error_texts
-from tests.reliability.pipeline_runs import PipelineRun, run_pipeline_measured
+from tests.reliability.pipeline_runs import MeasuredRun, run_pipeline_measured
 from tests.reliability.processes import run_forked
 from tests.reliability.worlds import write_config
 
@@ -100,6 +100,9 @@ class RecordingProvider:
     @property
     def provider_version(self) -> str:
         return self.inner.provider_version
+
+    def index_revision(self) -> str | None:
+        return self.inner.index_revision()
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         try:
@@ -192,7 +195,7 @@ def _gone_soon(pid: int, *, within_s: float = 3.0) -> bool:
     return True
 
 
-def _outputs(run: PipelineRun, provider: RecordingProvider | None, caplog: Any, capsys: Any) -> dict[str, Any]:
+def _outputs(run: MeasuredRun, provider: RecordingProvider | None, caplog: Any, capsys: Any) -> dict[str, Any]:
     """The run's decision and receipt, what its provider raised, logs, stdout and stderr."""
     captured = capsys.readouterr()
     errors = [text for error in (provider.errors if provider else []) for text in error_texts(error)]
@@ -205,7 +208,7 @@ def _outputs(run: PipelineRun, provider: RecordingProvider | None, caplog: Any, 
     }
 
 
-def _count_fault(case: str, run: PipelineRun, timeout_s: float) -> None:
+def _count_fault(case: str, run: MeasuredRun, timeout_s: float) -> None:
     """Record the case, its latency, how far past its timeout it answered, and its peak memory."""
     FIGURES.cases["provider_faults"] += 1
     FIGURES.fault_latency(case, run.seconds)

@@ -31,13 +31,13 @@ def _admit(policy, **kwargs):
 )
 def test_admit_denials(policy, kwargs, reason_code):
     admission = _admit(policy, **kwargs)
-    assert (admission.admitted, admission.reason_code, admission.request) == (False, reason_code, None)
+    assert (admission.status, admission.reason_code) == ("not_admitted", reason_code)
 
 
 def test_admit_same_scope_builds_bounded_request():
     admission = _admit(enabled_policy())
     request = admission.request
-    assert admission.admitted and admission.reason_code == "admitted"
+    assert admission.status == "admitted" and admission.reason_code == "admitted"
     assert request.trigger == "replan_repetition"
     assert (request.scope.agent_id, request.scope.project_id, request.scope.repository_id) == (
         "agent-fixture", "project-fixture", "repo-fixture",

@@ -1,7 +1,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.stage_values import Retrieval
+from contracts.stage_values import Retrieved
 from stages.admit import admit
 from stages.cap_by_tokens import ELLIPSIS, cap_by_tokens, item_token_count
 from stages.classify_gap import classify_gap
@@ -22,7 +22,7 @@ limit_values = st.fixed_dictionaries(
 def _capped(limits, items, encoder):
     situation = situation_model(limits=limits)
     admission = admit(situation, classify_gap(situation), policy=enabled_policy())
-    retrieval = Retrieval(result=result_for(admission.request, items), reason_code="retrieved")
+    retrieval = Retrieved(result=result_for(admission.request, items))
     return admission, cap_by_tokens(admission, retrieval, encoder=encoder)
 
 

@@ -65,7 +65,7 @@ def test_retrieve_not_admitted_asks_nobody():
     admission = admit(situation, classify_gap(situation), policy=enabled_policy())
     calls = []
     retrieval = retrieve(admission, provider=HandlerProvider(lambda request: calls.append(request)))
-    assert (retrieval.result, retrieval.reason_code, calls) == (None, "not_admitted", [])
+    assert (retrieval.status, retrieval.reason_code, calls) == ("not_admitted", "not_admitted", [])
 
 
 def test_retrieve_passes_in_scope_result_through():

@@ -21,7 +21,7 @@ from contracts.errors import (
     UnsupportedOption,
 )
 from contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
-from contracts.stage_values import Admission
+from contracts.stage_values import Admitted
 from fixtures.obelisk_stand_in import CANARY, StandIn, install_stand_in, stand_in_data
 from providers.base import EvidenceProvider
 from providers.obelisk import ObeliskProvider
@@ -287,14 +287,8 @@ def test_search_without_obelisk_on_path_is_unavailable(
         ObeliskProvider(enablement).search(make_request())
 
 
-def _admission(request: HistoricalEvidenceRequest) -> Admission:
-    return Admission(
-        admitted=True,
-        reason_code="admitted",
-        trigger=request.trigger,
-        request=request,
-        token_budget=2000,
-    )
+def _admission(request: HistoricalEvidenceRequest) -> Admitted:
+    return Admitted(trigger=request.trigger, request=request, token_budget=2000)
 
 
 def test_retrieve_without_obelisk_is_a_typed_empty_result(

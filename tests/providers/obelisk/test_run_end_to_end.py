@@ -8,7 +8,8 @@ from contracts.config import EnablementConfig
 from fixtures.obelisk_stand_in import CANARY
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.state import state_paths, write_private
+from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.private_files import write_private
 
 
 def _run(tmp_path, enablement, stand_in, commands):

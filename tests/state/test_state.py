@@ -1,7 +1,8 @@
 import stat
 import threading
 
-from obelisk_session_evidence.state import StatePaths, digest_salt
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.salt import digest_salt
 from obelisk_session_evidence.tokenizer import CACHE_KEYS, seed_tiktoken_cache
 
 

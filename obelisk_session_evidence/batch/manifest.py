@@ -5,15 +5,15 @@ Every item is spooled as given, invalid ones too (the batch records them as `inv
 identical items are one item. The manifest names the output folder, so it stays in the spool.
 """
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
 from contracts.batch import BatchManifest
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
-from contracts.json_input import load_contract
-from obelisk_session_evidence.state import StatePaths, spool_situation, write_private
+from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import read_spooled, spool_document
 
 
 def read_stalled_items(source: Path) -> list[bytes]:
@@ -52,32 +52,18 @@ def spool_batch(
     provider_kind: ProviderKind | None = None,
 ) -> str:
     """Spool every item privately (invalid ones too) and the manifest; return the manifest digest."""
-    refs = list(dict.fromkeys(spool_situation(paths, raw) for raw in items))
+    refs = list(dict.fromkeys(spool_document(paths, "situations", raw) for raw in items))
     manifest = BatchManifest(
         item_refs=refs,
         input_count=len(items),
         out_dir=str(out_dir.expanduser().resolve()),
         provider_kind=provider_kind,
     )
-    raw = manifest.model_dump_json().encode("utf-8")
-    reference = "sha256:" + hashlib.sha256(raw).hexdigest()
-    target = manifest_path(paths, reference)
-    if not target.exists():
-        write_private(target, raw)
-    return reference
-
-
-def manifest_path(paths: StatePaths, manifest_ref: str) -> Path:
-    """Where the spooled manifest with this digest lives."""
-    return paths.spool_dir / "manifests" / (manifest_ref.removeprefix("sha256:") + ".json")
+    return spool_document(paths, "manifests", manifest.model_dump_json().encode("utf-8"))
 
 
 def load_manifest(paths: StatePaths, manifest_ref: str) -> BatchManifest:
     """The spooled manifest, checked against its digest."""
-    try:
-        raw = manifest_path(paths, manifest_ref).read_bytes()
-    except OSError:
-        raise InvalidInput("no spooled manifest has this digest") from None
-    if "sha256:" + hashlib.sha256(raw).hexdigest() != manifest_ref:
-        raise InvalidInput("the spooled manifest does not match its digest")
-    return load_contract(BatchManifest, raw)
+    return load_contract(
+        BatchManifest, read_spooled(paths, "manifests", manifest_ref, max_bytes=MAX_DOCUMENT_BYTES)
+    )

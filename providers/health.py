@@ -1,4 +1,4 @@
-"""Provider and index health for `enable` and `status`: probed now, reported honestly.
+"""Each backend's health, for `enable` and `status`: probed now, reported honestly.
 
 A backend that cannot be probed (its module is missing, or the probe itself fails) is `unknown`
 or `unavailable` with a reason code, never `available`; an index without evidence of freshness
@@ -6,8 +6,6 @@ is never `fresh`. Probes run no lookup: Obelisk is asked only for its version (a
 refresh its index), and the native index is read, never refreshed.
 """
 
-import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
@@ -15,7 +13,6 @@ from contracts.base import Freshness
 from contracts.config import Enablement
 from contracts.errors import EvidenceError
 from contracts.lifecycle import IndexHealth, ProviderHealth
-from obelisk_session_evidence.state import StatePaths
 
 PROBE_TIMEOUT_S: Final = 10.0
 """Budget for probing a backend (Obelisk: Node and `--version`, then the usage text)."""
@@ -31,7 +28,7 @@ _NATIVE_INDEX_REASONS: Final[dict[Freshness, str]] = {
 _NATIVE_COUNTS: Final = ("files", "sessions", "messages", "tool_calls", "summaries", "failures")
 
 
-def provider_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth:
+def provider_health(index_dir: Path, enablement: Enablement) -> ProviderHealth:
     """Probe the backend the enablement names; a probe fault is a reason code, not an exception."""
     try:
         if enablement.provider == "obelisk":
@@ -43,32 +40,16 @@ def provider_health(paths: StatePaths, enablement: Enablement) -> ProviderHealth
         return _unavailable(enablement, "provider_probe_failed")
 
 
-def index_health(paths: StatePaths, enablement: Enablement) -> IndexHealth:
+def index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
     """The index's freshness over this scope's roots, its revision and counts, or why unknown."""
     try:
         if enablement.provider == "obelisk":
             return _obelisk_index_health()
-        return _native_index_health(paths, enablement)
+        return _native_index_health(index_dir, enablement)
     except EvidenceError as error:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": error.reason_code})
     except Exception:  # noqa: BLE001 - see provider_health
         return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_probe_failed"})
-
-
-def protected_roots(enablements: Iterable[Enablement]) -> list[Path]:
-    """Folders `index drop` must never reach into: agents' session homes and Obelisk's data."""
-    home = Path.home()
-    roots = [
-        home / ".claude",
-        home / ".codex",
-        Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code"),
-        Path(os.environ.get("PI_CODING_AGENT_SESSION_DIR") or home / ".pi"),
-        home / ".dsh",
-        Path(os.environ.get("OBELISK_HOME") or home / ".obelisk"),
-    ]
-    for enablement in enablements:
-        roots.extend(Path(root) for root in enablement.source_roots.values())
-    return [Path(os.path.abspath(root)) for root in roots]
 
 
 def _unavailable(enablement: Enablement, reason_code: str) -> ProviderHealth:
@@ -88,13 +69,13 @@ def _native_health() -> ProviderHealth:
     )
 
 
-def _native_index_health(paths: StatePaths, enablement: Enablement) -> IndexHealth:
+def _native_index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
     """Read (never refresh) the native index; freshness is judged over this scope's roots only."""
     from providers.native.index import index_file, index_status
     from providers.native.index.revision import UNKNOWN_REVISION
     from providers.native.index.scope import enablement_roots
 
-    report = index_status(index_file(paths.index_dir), roots=enablement_roots(enablement))
+    report = index_status(index_file(index_dir), roots=enablement_roots(enablement))
     if not report.exists:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_absent"})
     counts = report.model_dump(include=set(_NATIVE_COUNTS))

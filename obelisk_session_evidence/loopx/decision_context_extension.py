@@ -26,9 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
-from contracts.situation import ReplanSituation
-from obelisk_session_evidence.loopx_adapters.recall import (
-    DependenciesFor,
+from obelisk_session_evidence.loopx.recall import (
     Recall,
     bounded_max_results,
     invoking_session_of,
@@ -36,8 +34,9 @@ from obelisk_session_evidence.loopx_adapters.recall import (
     spooled_situation,
     unavailable,
 )
-from obelisk_session_evidence.state import StatePaths, load_policy, state_paths
-from stages.pipeline import PipelineDependencies
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from providers.factory import ProviderFactory
 
 REQUEST_SCHEMA: Final = "decision_context_advisory_retrieve_request_v0"
 RESPONSE_SCHEMA: Final = "decision_context_advisory_retrieve_response_v0"
@@ -63,11 +62,11 @@ class RequestInvalid(ValueError):
 
 
 def response_for(
-    request: Any, *, paths: StatePaths, dependencies_for: DependenciesFor | None = None
+    request: Any, *, paths: StatePaths, provider_factory: ProviderFactory | None = None
 ) -> dict[str, Any]:
     """The protocol response for one parsed request; raises `RequestInvalid`.
 
-    :param dependencies_for: builds the pipeline's dependencies (default: the owner's wiring).
+    :param provider_factory: builds the backend (default: the real providers).
     """
     fields = _validated(request)
     invoking_session, scope_error = invoking_session_of(fields["scope_ref"])
@@ -76,17 +75,12 @@ def response_for(
     situation, situation_error = spooled_situation(paths, fields["query"])
     if situation is None:
         return render_response(unavailable(situation_error or "situation_ref_required"))
-    if dependencies_for is None:
-        from obelisk_session_evidence.wiring import pipeline_dependencies
-
-        def dependencies_for(bound: ReplanSituation) -> PipelineDependencies:
-            return pipeline_dependencies(paths, bound)
-
     outcome = recall(
         situation,
         invoking_session=invoking_session,
         max_results=bounded_max_results(fields["max_results"]),
-        dependencies_for=dependencies_for,
+        paths=paths,
+        provider_factory=provider_factory,
     )
     return render_response(outcome)
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from contracts.config import Enablement
-from obelisk_session_evidence.health import index_health, provider_health
-from obelisk_session_evidence.lifecycle import enable, status
-from obelisk_session_evidence.state import state_paths
+from providers.health import index_health, provider_health
+from obelisk_session_evidence.lifecycle.enablement import enable, status
+from obelisk_session_evidence.state.paths import state_paths
 from providers.obelisk.discovery import clear_probe_cache
 from tests.lifecycle.helpers import enable_request, populate
 
@@ -40,7 +40,7 @@ def _enablement(**overrides):
 
 
 def test_provider_health_obelisk_available_names_cli_version(tmp_path):
-    health = provider_health(state_paths(), _enablement(provider="obelisk", obelisk_bin=_stand_in(tmp_path)))
+    health = provider_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_bin=_stand_in(tmp_path)))
     assert (health.state, health.reason_code) == ("available", "provider_available")
     assert health.provider_version.endswith("obelisk-cli/0.2.3 template/1")
 
@@ -51,12 +51,12 @@ def test_provider_health_obelisk_available_names_cli_version(tmp_path):
 )
 def test_provider_health_obelisk_unavailable(tmp_path, binary):
     path = binary if binary.startswith("/") else _stand_in(tmp_path, version="not a version")
-    health = provider_health(state_paths(), _enablement(provider="obelisk", obelisk_bin=path))
+    health = provider_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_bin=path))
     assert (health.state, health.provider_version, health.reason_code) == ("unavailable", None, "provider_unavailable")
 
 
 def test_index_health_obelisk_is_reported_per_lookup():
-    index = index_health(state_paths(), _enablement(provider="obelisk"))
+    index = index_health(state_paths().index_dir, _enablement(provider="obelisk"))
     assert (index.freshness, index.usable, index.reason_code) == ("unknown", True, "index_freshness_per_lookup")
 
 
@@ -75,13 +75,13 @@ def test_status_obelisk_missing_is_unhealthy_with_reason():
 
 
 def test_provider_health_native_is_available_with_its_version():
-    health = provider_health(state_paths(), _enablement())
+    health = provider_health(state_paths().index_dir, _enablement())
     assert (health.kind, health.state, health.reason_code) == ("native", "available", "provider_available")
     assert health.provider_version.endswith("native-index/1")
 
 
 def test_index_health_native_absent_index_is_not_usable():
-    index = index_health(state_paths(), _enablement())
+    index = index_health(state_paths().index_dir, _enablement())
     assert (index.freshness, index.usable, index.reason_code, index.index_revision) == (
         "unknown", False, "index_absent", None,
     )

@@ -1,7 +1,7 @@
 import pytest
 
 from contracts.config import SOURCE_KINDS
-from obelisk_session_evidence.loopx_adapters.host_session import (
+from providers.invoking_session import (
     WithoutInvokingSession,
     host_session_refs,
     is_host_session,
@@ -11,7 +11,7 @@ from providers.base import HandlerProvider
 from providers.native.index.results import session_ref as native_session_ref
 from providers.obelisk.items import opaque_ref
 from providers.obelisk.plan import OBELISK_SOURCE
-from tests.loopx_adapters.helpers import (
+from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_ID,
     CURRENT_SESSION_FAILURE,

@@ -4,7 +4,6 @@ Everything here is built from public fields only (codes, counts, digests, versio
 into Prefect's database. No Prefect import: `flows/operator_records.py` publishes these values.
 """
 
-import hashlib
 from collections.abc import Iterable
 from typing import Final
 
@@ -18,11 +17,6 @@ BATCH_ARTIFACT_KEY: Final = "reprocess-stalled-summary"
 BATCH_ITEMS_ARTIFACT_KEY: Final = "reprocess-stalled-items"
 MAX_ITEM_ROWS: Final = 1000
 """The batch's item table stops here; every item's record is in the output folder anyway."""
-
-
-def agent_digest(agent_id: str | None) -> str | None:
-    """The first 8 hex of sha256(agent_id): groups an agent's runs without naming it."""
-    return hashlib.sha256(agent_id.encode("utf-8")).hexdigest()[:8] if agent_id else None
 
 
 def decision_tags(decision: ReplanEvidenceDecision, agent_digest: str | None) -> list[str]:

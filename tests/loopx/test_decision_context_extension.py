@@ -4,13 +4,14 @@ import json
 import pytest
 
 from fixtures.situations import situation
-from obelisk_session_evidence.loopx_adapters import decision_context_extension as extension
-from obelisk_session_evidence.state import StatePaths, spool_situation
-from tests.loopx_adapters.helpers import (
+from obelisk_session_evidence.loopx import decision_context_extension as extension
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spool_document
+from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
-    dependencies_for,
+    backend,
 )
 
 
@@ -31,12 +32,10 @@ def _request(**overrides):
 
 def test_response_for_spooled_situation_excludes_the_invoking_session(encoder, tmp_path):
     paths = StatePaths(tmp_path)
-    reference = spool_situation(paths, json.dumps(situation()).encode())
+    reference = spool_document(paths, "situations", json.dumps(situation()).encode())
     response = extension.response_for(
         _request(query=f"replan-situation:{reference}"),
-        paths=paths,
-        dependencies_for=dependencies_for(
-            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        **backend(paths=paths, history=lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
         ),
     )
     assert set(response) == {"schema_version", "ok", "status", "reason_code", "items"}

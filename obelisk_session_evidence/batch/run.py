@@ -3,7 +3,7 @@
 No Prefect here. `flows/reprocess_stalled.py` maps `decide_item` over `plan_batch`'s pending items;
 the benchmark and the tests call the same functions directly.
 
-The output folder holds only public, content-free files (`batch_outputs` has the layout).
+The output folder holds only public, content-free files (`batch.outputs` has the layout).
 
 Idempotency: an item is skipped when its record says `decided` under the same key and is
 `skippable`. The key is known before the pipeline runs: the situation digest, the index revision
@@ -17,9 +17,7 @@ leaves every item either fully recorded or absent, and a re-run completes the re
 import hashlib
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,9 +28,8 @@ from contracts.digests import canonical_digest
 from contracts.errors import EvidenceError, InvalidInput, StageFailed
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence import __version__, wiring
-from obelisk_session_evidence.batch_manifest import load_manifest
-from obelisk_session_evidence.batch_outputs import (
+from obelisk_session_evidence.batch.manifest import load_manifest
+from obelisk_session_evidence.batch.outputs import (
     SETTLED_RETRIEVALS,
     RunStats,
     decision_path,
@@ -42,24 +39,23 @@ from obelisk_session_evidence.batch_outputs import (
     summary_of,
     summary_path,
 )
-from obelisk_session_evidence.health import index_health
-from obelisk_session_evidence.operators import agent_digest
-from obelisk_session_evidence.state import (
-    StatePaths,
-    digest_salt,
-    load_policy,
-    spooled_path,
-    write_private,
-)
+from contracts.digests import agent_digest
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.salt import digest_salt
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.spool import spooled_path
+from obelisk_session_evidence.state.private_files import write_private
+from obelisk_session_evidence.compose import decide, provider_factory_for, tokenizer_cache
 from obelisk_session_evidence.tokenizer import seed_tiktoken_cache
+from providers.base import EvidenceProvider
+from providers.factory import ProviderFactory
+from providers.version import PACKAGE_VERSION
 from stages.admit import matching_enablement
-from stages.pipeline import PipelineDependencies, Stage, run_pipeline
 
 NO_LOOKUP: Final = "no-lookup"
 """The revision of an item no enablement matches: no index is read, so none can change it."""
 UNKNOWN_REVISION: Final = "unknown"
 INVALID_ITEM: Final = "invalid-item"
-IndexRevisionReader = Callable[[StatePaths, Enablement, ProviderKind], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,20 +98,11 @@ def config_digest(paths: StatePaths) -> str:
         return canonical_digest("config-absent")
 
 
-def index_revision(paths: StatePaths, enablement: Enablement, kind: ProviderKind) -> str | None:
-    """The index revision the provider for this enablement would answer from; None when unknown.
-
-    Asks the provider's `index_status()` when it has one (the native index), else the status
-    probe `health.index_health`. Any fault, or a backend that reports no revision, is unknown.
-    """
+def index_revision(factory: ProviderFactory, enablement: Enablement, kind: ProviderKind) -> str | None:
+    """The index revision the provider for this enablement would answer from; None when unknown
+    (any fault, or a backend that knows it only per lookup, as Obelisk)."""
     try:
-        provider = wiring.build_provider(paths, enablement, kind)
-        status = getattr(provider, "index_status", None)
-        if callable(status):
-            answer = status()
-            revision = answer if isinstance(answer, str) else getattr(answer, "index_revision", None)
-        else:
-            revision = index_health(paths, enablement.model_copy(update={"provider": kind})).index_revision
+        revision = factory(enablement, kind).index_revision()
     except Exception:  # noqa: BLE001 - an unreadable revision only means "never skip"
         return None
     if not isinstance(revision, str) or not revision or revision == UNKNOWN_REVISION:
@@ -131,7 +118,7 @@ def item_key(item_ref: str, index_revision_digest: str, *, config: str, provider
             "index_revision": index_revision_digest,
             "config": config,
             "provider_kind": provider_kind,
-            "version": __version__,
+            "version": PACKAGE_VERSION,
         }
     )
 
@@ -140,9 +127,10 @@ def plan_batch(
     paths: StatePaths,
     manifest_ref: str,
     *,
-    revision_reader: IndexRevisionReader = index_revision,
+    provider_factory: ProviderFactory | None = None,
 ) -> BatchPlan:
     """Compute every item's key up front and keep the ones no earlier run settled."""
+    factory = provider_factory_for(paths, provider_factory)
     manifest = load_manifest(paths, manifest_ref)
     config = config_digest(paths)
     policy = load_policy(paths)
@@ -151,7 +139,7 @@ def plan_batch(
     skipped: list[str] = []
     out_dir = Path(manifest.out_dir)
     for item_ref in manifest.item_refs:
-        revision = _revision_for(paths, policy, item_ref, manifest.provider_kind, revisions, revision_reader)
+        revision = _revision_for(paths, policy, item_ref, manifest.provider_kind, revisions, factory)
         revision_digest = canonical_digest(revision if revision is not None else UNKNOWN_REVISION)
         key = item_key(item_ref, revision_digest, config=config, provider_kind=manifest.provider_kind)
         if revision is not None and _already_decided(out_dir, item_ref, key):
@@ -169,11 +157,11 @@ def _revision_for(
     item_ref: str,
     provider_kind: ProviderKind | None,
     cache: dict[tuple[Any, ...], str | None],
-    reader: IndexRevisionReader,
+    factory: ProviderFactory,
 ) -> str | None:
     """The item's index revision, read once per scope; invalid items get a fixed marker."""
     try:
-        situation = load_contract(ReplanSituation, spooled_path(paths, item_ref).read_bytes())
+        situation = load_contract(ReplanSituation, spooled_path(paths, "situations", item_ref).read_bytes())
     except (EvidenceError, OSError):
         return INVALID_ITEM
     if policy.config is None:
@@ -184,7 +172,7 @@ def _revision_for(
     kind = provider_kind or enablement.provider
     scope = (enablement.scope_key, kind)
     if scope not in cache:
-        cache[scope] = reader(paths, enablement, kind)
+        cache[scope] = index_revision(factory, enablement, kind)
     return cache[scope]
 
 
@@ -201,27 +189,24 @@ def _already_decided(out_dir: Path, item_ref: str, key: str) -> bool:
 
 @dataclass(slots=True)
 class BatchContext:
-    """One batch's settings in one process, and its dependencies per thread and scope."""
+    """One batch's settings in one process, and its providers per thread and scope."""
 
     paths: StatePaths
     manifest: BatchManifest
+    provider_factory: ProviderFactory
     _local: threading.local = field(default_factory=threading.local)
 
     @property
     def out_dir(self) -> Path:
         return Path(self.manifest.out_dir)
 
-    def dependencies_for(self, situation: ReplanSituation) -> PipelineDependencies:
-        """Dependencies for the situation's scope, built once per thread (providers may hold
-        connections that are not thread-safe); the encoder is shared, loaded once per process."""
-        cache: dict[tuple[Any, ...], PipelineDependencies] = self._local.__dict__.setdefault("cache", {})
-        scope = situation.scope
-        # The provider excludes the invoking session, so that session is part of the key.
-        key = (scope.agent_id, scope.project_id, scope.repository_id, situation.invoking_session)
+    def cached_provider(self, enablement: Enablement, kind: ProviderKind) -> EvidenceProvider:
+        """The provider for a scope, built once per thread (providers may hold connections that
+        are not thread-safe)."""
+        cache: dict[tuple[Any, ...], EvidenceProvider] = self._local.__dict__.setdefault("cache", {})
+        key = (enablement.scope_key, kind)
         if key not in cache:
-            cache[key] = wiring.pipeline_dependencies(
-                self.paths, situation, provider_kind=self.manifest.provider_kind
-            )
+            cache[key] = self.provider_factory(enablement, kind)
         return cache[key]
 
 
@@ -236,54 +221,47 @@ def _prepare_shared_state(paths: StatePaths) -> None:
     creates them once, and each process's context checks again under a lock.
     """
     digest_salt(paths)
-    seed_tiktoken_cache(paths.cache_dir / "tiktoken")
+    seed_tiktoken_cache(tokenizer_cache(paths))
 
 
-def batch_context(batch: BatchRef) -> BatchContext:
+_CONTEXTS: dict[tuple[BatchRef, ProviderFactory | None], BatchContext] = {}
+
+
+def batch_context(batch: BatchRef, provider_factory: ProviderFactory | None = None) -> BatchContext:
     """The context for this batch in this process (a Dask worker builds its own once)."""
     with _CONTEXT_LOCK:
-        return _context_for(batch)
+        key = (batch, provider_factory)
+        if key not in _CONTEXTS:
+            paths = batch.paths
+            _prepare_shared_state(paths)
+            _CONTEXTS[key] = BatchContext(
+                paths=paths,
+                manifest=load_manifest(paths, batch.manifest_ref),
+                provider_factory=provider_factory_for(paths, provider_factory),
+            )
+        return _CONTEXTS[key]
 
 
-@lru_cache(maxsize=8)
-def _context_for(batch: BatchRef) -> BatchContext:
-    paths = batch.paths
-    _prepare_shared_state(paths)
-    return BatchContext(paths=paths, manifest=load_manifest(paths, batch.manifest_ref))
-
-
-class _StageRaised(Exception):
-    """A stage raised inside a batch item: carries the stage and the reason code only."""
-
-    def __init__(self, stage: str, reason_code: str) -> None:
-        super().__init__(reason_code)
-        self.stage = stage
-        self.reason_code = reason_code
-
-
-def _call_stage(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
-    """Run a stage as a plain call; a raise keeps its stage name and loses its message."""
-    try:
-        return stage.function(*args, **options)
-    except EvidenceError as error:
-        raise _StageRaised(stage.name, error.reason_code) from None
-    except Exception:  # noqa: BLE001 - the message may carry private content
-        raise _StageRaised(stage.name, StageFailed.reason_code) from None
-
-
-def decide_item(batch: BatchRef, item: PlannedItem) -> BatchItemRecord:
+def decide_item(
+    batch: BatchRef, item: PlannedItem, *, provider_factory: ProviderFactory | None = None
+) -> BatchItemRecord:
     """Decide one spooled item and write its decision and record; a bad item is a failed record."""
-    context = batch_context(batch)
+    context = batch_context(batch, provider_factory)
     started = time.perf_counter()
     failure: tuple[str, str | None] | None = None
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
     try:
-        raw = spooled_path(context.paths, item.item_ref).read_bytes()
+        raw = spooled_path(context.paths, "situations", item.item_ref).read_bytes()
         situation = load_contract(ReplanSituation, raw)
-        decision, _ = run_pipeline(situation, context.dependencies_for(situation), call=_call_stage)
-    except _StageRaised as error:
-        failure = (error.reason_code, error.stage)
+        decision = decide(
+            situation,
+            paths=context.paths,
+            provider_factory=context.cached_provider,
+            provider_kind=context.manifest.provider_kind,
+        ).decision
+    except StageFailed as error:
+        failure = (error.cause or error.reason_code, error.stage)
     except EvidenceError as error:
         failure = (error.reason_code, None)
     except OSError:
@@ -384,7 +362,7 @@ def run_batch_directly(
     paths: StatePaths,
     manifest_ref: str,
     *,
-    revision_reader: IndexRevisionReader = index_revision,
+    provider_factory: ProviderFactory | None = None,
     stop_after: int | None = None,
 ) -> BatchSummary:
     """Plan, decide every pending item in this thread, and summarise: no Prefect.
@@ -392,9 +370,9 @@ def run_batch_directly(
     `stop_after` decides only that many items, as a run killed half-way would.
     """
     started = time.perf_counter()
-    plan = plan_batch(paths, manifest_ref, revision_reader=revision_reader)
+    plan = plan_batch(paths, manifest_ref, provider_factory=provider_factory)
     pending = plan.pending if stop_after is None else plan.pending[:stop_after]
     for item in pending:
-        decide_item(plan.batch, item)
+        decide_item(plan.batch, item, provider_factory=provider_factory)
     stats = RunStats(len(pending), len(plan.skipped), time.perf_counter() - started)
     return report_batch(paths, manifest_ref, run=stats).summary

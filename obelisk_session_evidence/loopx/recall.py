@@ -4,7 +4,7 @@ Both LoopX adapters (the in-process `ContextProvider` and the Decision Context e
 executable) answer through `recall`. What they are handed maps onto this project as follows:
 
 - the typed situation: bound to the in-process provider, or named by the `query` as a spooled
-  situation reference `replan-situation:sha256:<64 hex>` (`state.spool_situation`). Free query
+  situation reference `replan-situation:sha256:<64 hex>` (`state.spool_document`). Free query
   text is never searched: search terms come only from the situation's canonical fields (RFC §5.1);
 - `scope_ref`: `host-session:<source>:<id>` names the invoking host session (LoopX's own
   `loopx-obelisk` uses the same normalised scope), which never counts as history; `replan-history`
@@ -16,33 +16,28 @@ executable) answer through `recall`. What they are handed maps onto this project
   from a stale or incomplete index (absence there is never "no history").
 """
 
-import dataclasses
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from contracts.decision import ReplanEvidenceDecision
 from contracts.errors import EvidenceError
-from contracts.evidence import EvidenceItem, HistoricalEvidenceResult
+from contracts.evidence import EvidenceItem
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.loopx_adapters.host_session import (
-    is_host_session,
-    without_invoking_session,
-)
-from obelisk_session_evidence.state import StatePaths, spooled_path
-from stages.pipeline import PipelineDependencies, run_pipeline
+from providers.invoking_session import is_host_session
+from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spooled_path
+from providers.factory import ProviderFactory
 
 SITUATION_REF: Final = re.compile(r"^replan-situation:(sha256:[0-9a-f]{64})$")
-"""A spooled situation, named by the digest `state.spool_situation` returned."""
+"""A spooled situation, named by the digest `state.spool_document` returned."""
 SCOPE_WITHOUT_HOST_SESSION: Final = "replan-history"
 """The scope to send when no host session is asking."""
 MAX_RECALL_ITEMS: Final = 8
 """LoopX's extension cap (`MAX_EXTENSION_CONTEXT_ITEMS`); the in-process provider keeps it too."""
 MAX_SITUATION_BYTES: Final = 1_000_000
-
-DependenciesFor = Callable[[ReplanSituation], PipelineDependencies]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +93,7 @@ def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | 
     if match is None:
         return None, "situation_ref_required"
     try:
-        with spooled_path(paths, match.group(1)).open("rb") as handle:
+        with spooled_path(paths, "situations", match.group(1)).open("rb") as handle:
             raw = handle.read(MAX_SITUATION_BYTES + 1)
     except OSError:
         return None, "situation_not_found"
@@ -113,30 +108,26 @@ def recall(
     *,
     invoking_session: str | None,
     max_results: int,
-    dependencies_for: DependenciesFor,
+    paths: StatePaths,
+    provider_factory: ProviderFactory | None = None,
 ) -> Recall:
-    """Run the pipeline for `situation` with the invoking session excluded; fail open."""
+    """Decide `situation` with the invoking session excluded; fail open."""
     named = situation.invoking_session
     if named is not None and invoking_session is not None and named != invoking_session:
         return unavailable("invoking_session_mismatch")
     bound = situation.model_copy(update={"invoking_session": named or invoking_session})
     try:
-        dependencies = dependencies_for(bound)
-        # Whoever built the dependencies, the invoking session never reaches the comparison.
-        dependencies = dataclasses.replace(
-            dependencies,
-            provider=without_invoking_session(dependencies.provider, bound.invoking_session),
-        )
-        decision, values = run_pipeline(bound, dependencies)
+        run = decide(bound, paths=paths, provider_factory=provider_factory)
     except EvidenceError as error:
         return unavailable(error.reason_code)
     except Exception:  # noqa: BLE001 - fail open: a host never sees an adapter fault as an error
         return unavailable("pipeline_failed")
+    decision, result = run.decision, run.private_result
     if not decision.admission.admitted:
         return unavailable(decision.admission.reason_code, decision=decision)
     if decision.retrieval.reason_code != "retrieved":
         return unavailable(decision.retrieval.reason_code, search_performed=True, decision=decision)
-    result: HistoricalEvidenceResult = values["capped"].result
+    assert result is not None  # admitted and retrieved: the capped result exists
     items = tuple(_recalled(item, result.freshness) for item in result.items[:max_results])
     if not items and result.freshness != "fresh":
         return unavailable(f"index_{result.freshness}", search_performed=True, decision=decision)

@@ -2,33 +2,33 @@ import json
 
 import pytest
 
-from contracts.config import AdmissionPolicy
 from contracts.errors import ProviderUnavailable
-from obelisk_session_evidence.loopx_adapters.recall import (
+from obelisk_session_evidence.loopx.recall import (
     MAX_RECALL_ITEMS,
     bounded_max_results,
     invoking_session_of,
     recall,
     spooled_situation,
 )
-from obelisk_session_evidence.state import StatePaths, spool_situation
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spool_document
 from fixtures.situations import situation
-from tests.loopx_adapters.helpers import (
+from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
     FAILED_RUN,
-    dependencies_for,
+    backend,
 )
 from tests.stages.helpers import situation_model
 
 
 def test_recall_current_session_records_never_count_as_prior_evidence(encoder):
     """Issue 10 §4: the same failure counts when it is history, not when it is this session."""
-    history = dependencies_for(encoder, lambda request: [CURRENT_SESSION_FAILURE])
-    as_history = recall(situation_model(), invoking_session=None, max_results=8, dependencies_for=history)
+    history = backend(lambda request: [CURRENT_SESSION_FAILURE])
+    as_history = recall(situation_model(), invoking_session=None, max_results=8, **history)
     as_current = recall(
-        situation_model(), invoking_session=CURRENT_SESSION, max_results=8, dependencies_for=history
+        situation_model(), invoking_session=CURRENT_SESSION, max_results=8, **history
     )
     assert as_history.decision.comparison.verdict == "repeats_prior_failure"
     assert as_history.decision.semantic_delta.outcomes == []
@@ -43,8 +43,7 @@ def test_recall_situation_may_name_the_invoking_session_itself(encoder):
         named,
         invoking_session=None,
         max_results=8,
-        dependencies_for=dependencies_for(
-            encoder, lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
         ),
     )
     assert [item.resource_ref for item in outcome.items] == [EARLIER_SESSION_FAILURE.message_ref]
@@ -57,7 +56,7 @@ def test_recall_refuses_a_scope_naming_another_invoking_session(encoder):
         named,
         invoking_session="host-session:codex:other-thread",
         max_results=8,
-        dependencies_for=dependencies_for(encoder, lambda request: [EARLIER_SESSION_FAILURE]),
+        **backend(lambda request: [EARLIER_SESSION_FAILURE]),
     )
     assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
         "unavailable", "invoking_session_mismatch", False,
@@ -69,8 +68,7 @@ def test_recall_completed_items_are_bounded_and_summaries_content_free(encoder):
         situation_model(),
         invoking_session=None,
         max_results=1,
-        dependencies_for=dependencies_for(
-            encoder, lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]
+        **backend(lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]
         ),
     )
     assert (outcome.status, outcome.reason_code) == ("completed", None)
@@ -98,7 +96,7 @@ def test_recall_status_and_honesty_flags(encoder, history, freshness, status, re
         situation_model(),
         invoking_session=None,
         max_results=8,
-        dependencies_for=dependencies_for(encoder, history, freshness=freshness),
+        **backend(history, freshness=freshness),
     )
     assert (outcome.status, outcome.reason_code) == (status, reason_code)
     assert (outcome.search_performed, outcome.read_performed) == (searched, read)
@@ -107,23 +105,21 @@ def test_recall_status_and_honesty_flags(encoder, history, freshness, status, re
 
 
 def test_recall_not_admitted_searches_nothing(encoder):
-    policy = AdmissionPolicy(config=None, load_reason_code="config_absent")
     outcome = recall(
         situation_model(),
         invoking_session=None,
         max_results=8,
-        dependencies_for=dependencies_for(encoder, lambda request: [EARLIER_SESSION_FAILURE], policy=policy),
+        **backend(lambda request: [EARLIER_SESSION_FAILURE], enabled=False),
     )
     assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
         "unavailable", "not_enabled", False,
     )
 
 
-def test_recall_fails_open_when_the_dependencies_cannot_be_built():
-    def broken(situation):
-        raise OSError("disk gone")
-
-    outcome = recall(situation_model(), invoking_session=None, max_results=8, dependencies_for=broken)
+def test_recall_fails_open_when_the_state_cannot_be_used(tmp_path):
+    not_a_folder = tmp_path / "state"
+    not_a_folder.write_bytes(b"")  # the salt cannot be created under a regular file
+    outcome = recall(situation_model(), invoking_session=None, max_results=8, paths=StatePaths(not_a_folder))
     assert (outcome.status, outcome.reason_code) == ("unavailable", "pipeline_failed")
 
 
@@ -142,7 +138,7 @@ def test_invoking_session_of_table(scope_ref, expected):
 
 def test_spooled_situation_reads_the_spool_by_reference(tmp_path):
     paths = StatePaths(tmp_path)
-    reference = spool_situation(paths, json.dumps(situation()).encode())
+    reference = spool_document(paths, "situations", json.dumps(situation()).encode())
     loaded, error = spooled_situation(paths, f"replan-situation:{reference}")
     assert error is None and loaded.situation_id == "situation-1"
     assert spooled_situation(paths, "what failed before?") == (None, "situation_ref_required")

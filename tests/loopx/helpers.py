@@ -2,15 +2,15 @@
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
-from contracts.config import AdmissionPolicy
+from contracts.config import Enablement
 from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
-from contracts.situation import ReplanSituation
 from contracts.snippets import tool_snippet
-from contracts.thresholds import RouteThresholds
-from providers.native.index.results import session_ref as native_session_ref
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.state.private_files import write_private
 from providers.base import HandlerProvider
-from stages.pipeline import PipelineDependencies
+from providers.native.index.results import session_ref as native_session_ref
 from tests.stages.helpers import enabled_policy, result_for
 
 CURRENT_SESSION = "host-session:codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -35,24 +35,20 @@ CURRENT_SESSION_FAILURE = failure_in(native_session_ref("codex", CURRENT_SESSION
 EARLIER_SESSION_FAILURE = failure_in("session:" + "ab" * 32, message=2)
 
 
-def dependencies_for(
-    encoder,
+def backend(
     history: History,
     *,
-    policy: AdmissionPolicy | None = None,
+    enabled: bool = True,
     freshness: str = "fresh",
-) -> Callable[[ReplanSituation], PipelineDependencies]:
-    """A factory the adapters call instead of the owner's wiring."""
+    paths: StatePaths | None = None,
+) -> dict[str, Any]:
+    """The state (the fixture scope enabled, unless not) and a provider answering `history`: the
+    keyword arguments the adapters take instead of the owner's real backends."""
+    paths = paths or state_paths()
+    if enabled:
+        write_private(paths.config_file, enabled_policy().config.model_dump_json().encode())
 
-    def build(situation: ReplanSituation) -> PipelineDependencies:
-        return PipelineDependencies(
-            policy=policy or enabled_policy(),
-            provider=HandlerProvider(
-                lambda request: result_for(request, history(request), freshness=freshness)
-            ),
-            encoder=encoder,
-            thresholds=RouteThresholds(),
-            digest_salt="adapter-salt",
-        )
+    def build(enablement: Enablement, kind: str) -> HandlerProvider:
+        return HandlerProvider(lambda request: result_for(request, history(request), freshness=freshness))
 
-    return build
+    return {"paths": paths, "provider_factory": build}

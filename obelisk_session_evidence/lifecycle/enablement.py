@@ -32,13 +32,16 @@ from contracts.lifecycle import (
     ProviderHealth,
     ScopeStatus,
 )
-from obelisk_session_evidence import __version__
-from obelisk_session_evidence.health import index_health, provider_health
-from obelisk_session_evidence.scope_guard import repository_shared_scopes
-from obelisk_session_evidence.state import StatePaths, private_dir, read_config, write_private
+from providers.version import PACKAGE_VERSION
+from providers.health import index_health, provider_health
+from obelisk_session_evidence.lifecycle.scope_guard import repository_shared_scopes
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import private_dir, write_private
+from obelisk_session_evidence.lifecycle.policy import load_config
 
-ProviderProbe = Callable[[StatePaths, Enablement], ProviderHealth]
-IndexProbe = Callable[[StatePaths, Enablement], IndexHealth]
+ProviderProbe = Callable[[Path, Enablement], ProviderHealth]
+"""Probes a backend given the native index folder."""
+IndexProbe = Callable[[Path, Enablement], IndexHealth]
 CONFIG_HINT: Final = "fix or remove config.json; admission stays off until then"
 _HISTORICAL_HINT: Final = "declare a worktree that is gone with --historical-repo-root"
 _OPAQUE_ID: Final = TypeAdapter(OpaqueId)
@@ -89,7 +92,7 @@ def enable(
             else:
                 enablements[position] = candidate
             _save(paths, _config_of(enablements))
-    return EnableOutcome(change=change, enablement=recorded, provider=probe(paths, recorded))
+    return EnableOutcome(change=change, enablement=recorded, provider=probe(paths.index_dir, recorded))
 
 
 def disable(project_id: str, *, agent_id: str | None = None, paths: StatePaths) -> DisableOutcome:
@@ -121,13 +124,13 @@ def status(
     """Configuration, provider and index health, and allowed and denied scope for a project."""
     _check_ids(project_id=project_id, agent_id=agent_id)
     report = {
-        "version": __version__,
+        "version": PACKAGE_VERSION,
         "project_id": project_id,
         "agent_id": agent_id,
         "denied_scopes": [DeniedScope(scope=scope) for scope in DENIED_SCOPES],
     }
     try:
-        config = read_config(paths)
+        config = load_config(paths)
     except ConfigInvalid as error:
         return LifecycleStatus(
             **report,
@@ -180,8 +183,8 @@ def allowed_scope(enablement: Enablement) -> AllowedScope:
 def _scope_status(
     paths: StatePaths, enablement: Enablement, probe: ProviderProbe, index_probe: IndexProbe
 ) -> ScopeStatus:
-    provider = probe(paths, enablement)
-    index = index_probe(paths, enablement)
+    provider = probe(paths.index_dir, enablement)
+    index = index_probe(paths.index_dir, enablement)
     if provider.state != "available":
         reason_code = provider.reason_code
     elif not index.usable:
@@ -310,7 +313,7 @@ def _locked_config(paths: StatePaths) -> Iterator[EnablementConfig | None]:
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         try:
-            current = read_config(paths)
+            current = load_config(paths)
         except ConfigInvalid as error:
             raise ConfigInvalid(f"{error.detail}; {CONFIG_HINT}") from None
         yield current

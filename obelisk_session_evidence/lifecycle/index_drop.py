@@ -6,7 +6,7 @@ folder, is refused; and a refresh in progress (the index's writer lock) is waite
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
@@ -14,8 +14,8 @@ from typing import Final
 from contracts.config import Enablement
 from contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
 from contracts.lifecycle import IndexDropOutcome
-from obelisk_session_evidence.health import protected_roots
-from obelisk_session_evidence.state import StatePaths, read_config
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.lifecycle.policy import load_config
 
 INDEX_LOCK_WAIT_S: Final = 2.0
 """How long `index drop` waits for a running refresh before giving up."""
@@ -79,7 +79,7 @@ def _index_writer_lock(index_dir: Path) -> Iterator[None]:
 
 def _enablements_for_guard(paths: StatePaths) -> list[Enablement]:
     try:
-        config = read_config(paths)
+        config = load_config(paths)
     except ConfigInvalid:
         return []
     return list(config.enablements) if config else []
@@ -87,3 +87,19 @@ def _enablements_for_guard(paths: StatePaths) -> list[Enablement]:
 
 def _overlaps(one: Path, other: Path) -> bool:
     return one == other or one.is_relative_to(other) or other.is_relative_to(one)
+
+
+def protected_roots(enablements: Iterable[Enablement]) -> list[Path]:
+    """Folders `index drop` must never reach into: agents' session homes and Obelisk's data."""
+    home = Path.home()
+    roots = [
+        home / ".claude",
+        home / ".codex",
+        Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code"),
+        Path(os.environ.get("PI_CODING_AGENT_SESSION_DIR") or home / ".pi"),
+        home / ".dsh",
+        Path(os.environ.get("OBELISK_HOME") or home / ".obelisk"),
+    ]
+    for enablement in enablements:
+        roots.extend(Path(root) for root in enablement.source_roots.values())
+    return [Path(os.path.abspath(root)) for root in roots]

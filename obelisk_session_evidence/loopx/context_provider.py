@@ -18,9 +18,8 @@ from typing import Any
 
 from contracts.base import PROVIDER_ID
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence import __version__
-from obelisk_session_evidence.loopx_adapters.recall import (
-    DependenciesFor,
+from providers.version import PACKAGE_VERSION
+from obelisk_session_evidence.loopx.recall import (
     Recall,
     bounded_max_results,
     invoking_session_of,
@@ -28,7 +27,8 @@ from obelisk_session_evidence.loopx_adapters.recall import (
     spooled_situation,
     unavailable,
 )
-from obelisk_session_evidence.state import StatePaths, state_paths
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from providers.factory import ProviderFactory
 
 
 class SessionEvidenceContextProvider:
@@ -41,11 +41,11 @@ class SessionEvidenceContextProvider:
         *,
         situation: ReplanSituation | None = None,
         paths: StatePaths | None = None,
-        dependencies_for: DependenciesFor | None = None,
+        provider_factory: ProviderFactory | None = None,
     ) -> None:
         self._situation = situation
         self._paths = paths or state_paths()
-        self._dependencies_for = dependencies_for or self._wired_dependencies
+        self._provider_factory = provider_factory
 
     def retrieve(
         self,
@@ -86,7 +86,7 @@ class SessionEvidenceContextProvider:
                 for item in outcome.items
             ),
             reason_code=outcome.reason_code,
-            provider_version=__version__,
+            provider_version=PACKAGE_VERSION,
             latency_ms=int((time.monotonic() - started) * 1000),
             requested_limit=limit,
             visibility="private",
@@ -116,7 +116,7 @@ class SessionEvidenceContextProvider:
             requested_count=len(resources),
             completed_count=0,
             reason_code="read_only_provider",
-            provider_version=__version__,
+            provider_version=PACKAGE_VERSION,
         )
 
     def _recall(self, *, scope_ref: str, query: str, max_results: int) -> Recall:
@@ -132,10 +132,6 @@ class SessionEvidenceContextProvider:
             situation,
             invoking_session=invoking_session,
             max_results=max_results,
-            dependencies_for=self._dependencies_for,
+            paths=self._paths,
+            provider_factory=self._provider_factory,
         )
-
-    def _wired_dependencies(self, situation: ReplanSituation):
-        from obelisk_session_evidence.wiring import pipeline_dependencies
-
-        return pipeline_dependencies(self._paths, situation)

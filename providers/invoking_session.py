@@ -62,6 +62,10 @@ class WithoutInvokingSession:
             return answer
         return ProviderAnswer(result=result.model_copy(update={"items": kept}), prior_calls=calls)
 
+    def index_revision(self) -> str | None:
+        """The wrapped provider's."""
+        return self._provider.index_revision()
+
 
 def without_invoking_session(
     provider: EvidenceProvider | None, invoking_session: str | None

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Final
 
 from contracts.errors import PrefectServerFailed
-from obelisk_session_evidence.state import StatePaths, private_dir
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import private_dir
 
 LOOPBACK: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 4200

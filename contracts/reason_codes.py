@@ -1,0 +1,156 @@
+"""Every stable reason code, as data: one `Literal` family per field that carries one.
+
+The public schemas list these values, so LoopX and other callers can rely on them; a code the code
+emits but this module does not declare fails validation where it is produced
+(`tests/contracts/test_reason_codes.py` also finds every literal code in the source and checks it
+is declared). Families may share a code when it means the same thing in both places (the
+admission and the lifecycle both say `not_enabled`).
+"""
+
+from typing import Final, Literal, get_args
+
+ErrorCode = Literal[
+    "evidence_error",
+    "invalid_input",
+    "config_invalid",
+    "scope_broadening_not_qualified",
+    "stage_failed",
+    "prefect_api_not_configured",
+    "prefect_server_failed",
+    "provider_error",
+    "provider_unavailable",
+    "provider_timeout",
+    "provider_failed",
+    "provider_output_too_large",
+    "provider_output_malformed",
+    "unsupported_option",
+    "index_unavailable",
+    "scope_violation",
+]
+"""`EvidenceError.reason_code` of each class of the one error tree (`contracts/errors.py`)."""
+
+StageFailureCode = Literal[ErrorCode, "stage_crashed"]
+"""What a failing stage raised: one of the tree's codes, or `stage_crashed` for a bug."""
+
+GapCode = Literal["gap_classified", "prior_session_coverage_known", "work_not_identified", "no_history_gap"]
+"""classify-gap: a trigger applies, or why none does."""
+
+DenialCode = Literal[
+    GapCode,
+    "not_enabled",
+    "config_invalid",
+    "scope_incomplete",
+    "trigger_not_enabled",
+    "no_query_terms",
+    "cross_agent_denied",
+    "cross_project_denied",
+    "cross_repository_denied",
+]
+"""admit: why a lookup is not allowed (a gap code when no trigger applies)."""
+
+AdmissionCode = Literal["admitted", DenialCode]
+"""admit: `admitted`, or why not."""
+
+ProviderFaultCode = Literal["provider_crashed", ErrorCode]
+"""retrieve: why the provider gave no answer (`provider_crashed` for anything it raised that is
+not one of the tree's errors)."""
+
+RetrievalCode = Literal["retrieved", "not_admitted", ProviderFaultCode]
+"""retrieve: the provider answered, was not asked, or failed."""
+
+DeltaReasonCode = Literal[
+    "semantic_advance",
+    "unchanged_never_advances",
+    "evidence_required",
+    "same_route_new_evidence_only",
+    "blocker_id_required",
+    "blocker_repeated",
+    "coverage_scope_required",
+    "terminal_coverage_repeated",
+    "coverage_incomplete",
+    "no_followup_vision_path_inconsistent",
+    "progress_observation_replayed",
+    "progress_identity_without_new_evidence",
+    "outcomes_not_required",
+    "acceptance_hold_widened",
+    "route_repeats_prior_failure",
+    "route_repeats_prior_attempt",
+    "blocker_already_evidenced",
+    "hypothesis_already_tried",
+]
+"""A semantic delta's reason: LoopX's exact-id rules, then the four history removals."""
+
+ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combined"]
+"""The dimensions a comparison scores (novelty 0–100 each)."""
+
+ThresholdName = Literal[
+    "command_repeat", "hypothesis_repeat", "blocker_repeat", "changed_since_penalty", "min_text_words"
+]
+"""The thresholds a comparison reports (`contracts.thresholds.RouteThresholds`)."""
+
+ProviderHealthCode = Literal["provider_available", "provider_probe_failed", "provider_status_unknown", ErrorCode]
+"""A backend's probe: available, or why not."""
+
+IndexHealthCode = Literal[
+    "index_fresh",
+    "index_stale",
+    "index_incomplete",
+    "index_not_refreshed",
+    "index_absent",
+    "index_status_unknown",
+    "index_probe_failed",
+    "index_freshness_per_lookup",
+    ErrorCode,
+]
+"""An index's health as `status` reports it."""
+
+StatusCode = Literal["healthy", "not_enabled", "config_invalid", ProviderHealthCode, IndexHealthCode]
+"""`status`: healthy, or the first reason a scope is not."""
+
+BatchItemCode = Literal["decided", StageFailureCode]
+"""A batch item's record: decided, or why it failed."""
+
+RecallCode = Literal[
+    "situation_ref_required",
+    "situation_not_found",
+    "scope_ref_unsupported",
+    "invoking_session_mismatch",
+    "pipeline_failed",
+    "read_only_provider",
+    "index_stale",
+    "index_incomplete",
+    "index_unknown",
+    AdmissionCode,
+    RetrievalCode,
+]
+"""Why a LoopX recall came back unavailable."""
+
+FAMILIES: Final = {
+    "error": ErrorCode,
+    "stage_failure": StageFailureCode,
+    "gap": GapCode,
+    "denial": DenialCode,
+    "admission": AdmissionCode,
+    "provider_fault": ProviderFaultCode,
+    "retrieval": RetrievalCode,
+    "semantic_delta": DeltaReasonCode,
+    "comparison_dimension": ComparisonDimension,
+    "threshold": ThresholdName,
+    "provider_health": ProviderHealthCode,
+    "index_health": IndexHealthCode,
+    "status": StatusCode,
+    "batch_item": BatchItemCode,
+    "recall": RecallCode,
+}
+
+
+def codes_of(family: object) -> tuple[str, ...]:
+    """The codes of one family, nested families flattened, in declaration order."""
+    codes: list[str] = []
+    for value in get_args(family):
+        codes.extend(codes_of(value) if get_args(value) else [value])
+    return tuple(dict.fromkeys(codes))
+
+
+DECLARED_CODES: Final = frozenset(code for family in FAMILIES.values() for code in codes_of(family))
+"""Every code declared in any family."""

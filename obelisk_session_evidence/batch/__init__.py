@@ -1,0 +1,1 @@
+"""Reprocess stalled work items in bulk (no Prefect here: `flows/reprocess_stalled.py` maps it)."""

@@ -1,0 +1,92 @@
+"""The composition root: the only code that builds a decision's dependencies and runs the pipeline.
+
+The CLI, the Prefect flows, `batch` and the LoopX adapters all decide through `decide`. What a
+decision depends on comes from the owner-local state (the policy in `config.json`, the digest
+salt, the tokenizer cache) and from a provider factory: the real backends by default, a test's
+own through `provider_factory`. The invoking host session is excluded here, once, whichever
+provider answers.
+
+A program that composes this application with another backend in a process it starts (a test
+harness around the CLI, a Dask worker preload) names it once with `use_provider_factory`; code
+that calls `decide` passes `provider_factory` instead.
+"""
+
+from pathlib import Path
+
+from contracts.config import AdmissionPolicy, ProviderKind
+from contracts.situation import ReplanSituation
+from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.salt import digest_salt
+from obelisk_session_evidence.tokenizer import LazyEncoder
+from providers.base import EvidenceProvider, UnavailableProvider
+from providers.factory import ProviderFactory, default_provider_factory
+from providers.invoking_session import without_invoking_session
+from providers.version import PACKAGE_VERSION
+from stages.admit import matching_enablement
+from stages.pipeline import PipelineDependencies, PipelineRun, StageCall, call_directly, run_pipeline
+
+
+_process_provider_factory: ProviderFactory | None = None
+
+
+def use_provider_factory(factory: ProviderFactory | None) -> None:
+    """Make `factory` the backend of every decision in this process that names none (None
+    restores the real backends)."""
+    global _process_provider_factory
+    _process_provider_factory = factory
+
+
+def provider_factory_for(paths: StatePaths, factory: ProviderFactory | None = None) -> ProviderFactory:
+    """`factory`, else this process's named one, else the real backends over the state's index."""
+    return factory or _process_provider_factory or default_provider_factory(paths.index_dir)
+
+
+def decide(
+    situation: ReplanSituation,
+    *,
+    paths: StatePaths,
+    provider_factory: ProviderFactory | None = None,
+    provider_kind: ProviderKind | None = None,
+    call: StageCall = call_directly,
+) -> PipelineRun:
+    """Decide one situation under the owner's policy; `call` runs each stage (directly, or as a
+    Prefect task). A failing stage raises `StageFailed`; a provider fault is a typed empty result."""
+    policy = load_policy(paths)
+    factory = provider_factory_for(paths, provider_factory)
+    dependencies = PipelineDependencies(
+        policy=policy,
+        # The invoking host session is not history: its records never reach the comparison.
+        provider=without_invoking_session(
+            _provider_for(policy, situation, factory, provider_kind), situation.invoking_session
+        ),
+        encoder=LazyEncoder(tokenizer_cache(paths)),
+        thresholds=RouteThresholds(),
+        digest_salt=digest_salt(paths),
+    )
+    return run_pipeline(situation, dependencies, call=call)
+
+
+def tokenizer_cache(paths: StatePaths) -> Path:
+    """Where the offline BPE files are seeded."""
+    return paths.cache_dir / "tiktoken"
+
+
+def _provider_for(
+    policy: AdmissionPolicy,
+    situation: ReplanSituation,
+    factory: ProviderFactory,
+    provider_kind: ProviderKind | None,
+) -> EvidenceProvider | None:
+    """The backend the matching enablement names (or the override); None when none matches."""
+    if policy.config is None:
+        return None
+    enablement, _ = matching_enablement(policy.config.enablements, situation)
+    if enablement is None:
+        return None
+    kind = provider_kind or enablement.provider
+    try:
+        return factory(enablement, kind)
+    except Exception as error:  # noqa: BLE001 - a backend that cannot start fails open, typed
+        return UnavailableProvider(f"{PACKAGE_VERSION} {kind}", f"{kind}:{type(error).__name__}")

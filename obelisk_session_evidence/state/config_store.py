@@ -1,0 +1,32 @@
+"""`config.json`: the enablement configuration, read strictly (parsing and permissions only)."""
+
+import os
+import stat
+
+from contracts.config import EnablementConfig
+from contracts.errors import ConfigInvalid, InvalidInput
+from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.state.paths import StatePaths
+
+
+def read_config(paths: StatePaths) -> EnablementConfig | None:
+    """The configuration file, strictly read (duplicate keys reject it); None when absent.
+
+    A file that others may write is refused like a malformed one: its scope is not the owner's.
+    Whether two scopes would read the same sessions is the lifecycle's check
+    (`lifecycle.policy.load_config`), which needs the disk.
+    """
+    try:
+        with paths.config_file.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        raise ConfigInvalid("config.json cannot be read") from None
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigInvalid("config.json is writable by others; make it 0600")
+    try:
+        return load_contract(EnablementConfig, raw)
+    except InvalidInput as error:
+        raise ConfigInvalid(f"config.json: {error.detail}") from None
