@@ -241,7 +241,7 @@ def render_real_section(result: RealSetResult) -> list[str]:
     lines = [
         "## Real-transcript set (hand-labelled; never used for calibration)",
         "",
-        f"- {len(result.runs)} Replan cases on real Claude Code and pi sessions "
+        f"- {len(result.runs)} Replan cases on real {_agents(result)} sessions "
         f"({sum(r.case.variant for r in result.runs)} labelled variants of what the agent ran), "
         f"{sum(r.case.repeated_route for r in result.runs)} labelled repeats, {traps} traps; "
         "decided by arm 2 with the thresholds calibrated on the synthetic training split.",
@@ -274,6 +274,11 @@ def render_real_section(result: RealSetResult) -> list[str]:
         lines += [f"| `{r.case.case_id}` | {', '.join(r.case.categories)} | {r.case.expected_verdict} | {r.verdict} |"
                   for r in misses]  # fmt: skip
     return [*lines, ""]
+
+
+def _agents(result: RealSetResult) -> str:
+    names = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "kimi": "Kimi", "dsh": "DSH"}
+    return ", ".join(sorted({names[r.case.group.source] for r in result.runs}))
 
 
 def real_results_json(result: RealSetResult) -> dict:

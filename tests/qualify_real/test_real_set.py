@@ -78,7 +78,7 @@ def test_each_case_points_at_a_real_record_and_a_well_formed_proposal(cases) -> 
 
 def test_history_stops_before_the_replan(cases, tmp_path: Path) -> None:
     """The Replan's own record and everything stamped after it never reach the history."""
-    for case in cases[::9]:
+    for case in cases[::7]:
         home, other = tmp_path / case.case_id / "home", tmp_path / case.case_id / "other"
         written = write_history(case, home, other)
         assert written, case.case_id
@@ -86,8 +86,8 @@ def test_history_stops_before_the_replan(cases, tmp_path: Path) -> None:
         whole = {Path(e.path).name for name in case.other_repo_groups for e in repository_groups()[name].files}
         cutoff = _instant(case.cutoff)
         for path in written:
-            if path.name in whole:
-                continue  # the agent's sessions in other repositories are written whole
+            if path.name in whole or path.name == Path(case.at_file).name:
+                continue  # other repositories' sessions are whole; the Replan's own file is cut by line
             stamps = [json.loads(line).get("timestamp") for line in path.read_bytes().splitlines()]
             assert all(_instant(s) < cutoff for s in stamps if isinstance(s, str)), (case.case_id, path.name)
 
