@@ -104,3 +104,46 @@ def test_cut_at_time_keeps_only_earlier_records(tmp_path: Path) -> None:
     )
     assert cut_at_time(session, "2026-01-02T00:00:00Z").count(b"\n") == 2
     assert cut_before_line(session, 2) == b'{"timestamp": "2026-01-01T00:00:00Z"}\n'
+
+
+def _failed_commands(paths: list[Path], source: str) -> list[str]:
+    from providers.native.parsers import parse_session_file
+
+    return [call.command_text or "" for path in paths
+            for call in parse_session_file(path, source).tool_calls if call.failed]  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_every_other_agent_trap_hides_a_real_failure_of_the_proposed_program(cases, tmp_path: Path) -> None:
+    """A trap is only a trap when the other agent really failed with it and this agent never did."""
+    traps = [case for case in cases if "trap_other_agent" in case.categories]
+    assert len(traps) >= 5
+    for case in traps:
+        home, other = tmp_path / case.case_id / "home", tmp_path / case.case_id / "other"
+        written = write_history(case, home, other)
+        proposed = case.document["proposed"]["route"]["commands"][0]
+        program = proposed.split()[0] if not proposed.startswith("cd ") else proposed.split("&&")[1].split()[0]
+        theirs = _failed_commands([p for p in written if other in p.parents], case.group.source)
+        mine = _failed_commands([p for p in written if home in p.parents], case.group.source)
+        assert any(program in command for command in theirs), case.case_id
+        assert proposed not in mine, case.case_id
+
+
+def test_every_other_repository_trap_hides_a_real_failure_outside_the_repository(cases, tmp_path: Path) -> None:
+    from providers.native.parsers import parse_session_file
+    from providers.native.index.repository import under
+
+    traps = [case for case in cases if "trap_other_repo" in case.categories]
+    assert len(traps) >= 5
+    for case in traps:
+        written = write_history(case, tmp_path / case.case_id / "home", tmp_path / case.case_id / "other")
+        proposed = case.document["proposed"]["route"]["commands"][0]
+        program = proposed.split()[0]
+        inside, outside = [], []
+        for path in written:
+            source = "claude" if ".claude" in path.parts else "codex" if ".codex" in path.parts else "pi"
+            outcome = parse_session_file(path, source)  # type: ignore[arg-type]
+            cwd = next((s.cwd for s in outcome.sessions if s.cwd), "")
+            mine = any(under(cwd, root) for root in case.group.repo_roots)
+            (inside if mine else outside).extend(c.command_text or "" for c in outcome.tool_calls if c.failed)
+        assert any(program in command for command in outside), case.case_id
+        assert proposed not in inside, case.case_id
