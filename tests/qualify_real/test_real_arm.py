@@ -54,6 +54,10 @@ def test_qualify_reports_the_real_set_beside_the_synthetic_families(few, encoder
     assert summary.real_cases == len(few) and summary.real_precision == real["precision"]
     assert summary.real_recall == real["recall"] and summary.real_traps == real["traps"] == 2
     assert not summary.targets_met or summary.real_targets_met
+    # Nothing of the sessions or the proposals reaches the public outputs: ids, verdicts and counts only.
+    public = report + (tmp_path / "q" / "results.json").read_text()
+    for canary in ("has no upstream branch", "git push", "npm run check", "/home/USER/projects", "set-upstream"):
+        assert canary not in public
 
 
 def test_cli_smoke_samples_the_real_set(tmp_path: Path) -> None:
@@ -63,3 +67,4 @@ def test_cli_smoke_samples_the_real_set(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["real_cases"] == len(sample_real_cases(load_real_cases(), per_category=1))
     assert "## Real-transcript set" in (tmp_path / "q" / "report.md").read_text()
+    assert "has no upstream branch" not in result.output and "git push" not in result.output
