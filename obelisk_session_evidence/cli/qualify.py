@@ -23,10 +23,13 @@ from obelisk_session_evidence.state.paths import state_paths
               help="Where the native backend writes its synthetic sessions and index (default: OUT/native-histories).")
 @click.option("--per-family", type=click.IntRange(min=1),
               help="Smoke run: only the first N cases of each family (the report says how many ran).")
+@click.option("--real/--no-real", "real", default=None,
+              help="Run the hand-labelled real-transcript set too (default: when the real corpus is present).")
 @format_option
 def qualify(
-    out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, output_format: str
-) -> None:
+    out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, real: bool | None,
+    output_format: str,
+) -> None:  # fmt: skip
     """Run the three arms on the labelled fixtures and write the qualification report.
 
     Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise.
@@ -34,15 +37,20 @@ def qualify(
     Example: obelisk-session-evidence qualify --out qualification/
     """
     from fixtures.qualification import qualification_cases
+    from fixtures.real_cases import corpus_root, load_real_cases, sample_real_cases
     from obelisk_session_evidence.qualify import qualify as run_qualification
     from obelisk_session_evidence.tokenizer import load_encoder
 
     with reported_errors():
         encoder = load_encoder(state_paths().cache_dir / "tiktoken")
         cases = qualification_cases(seed=seed, per_family=per_family)
+        real_cases = load_real_cases() if (real if real is not None else corpus_root().is_dir()) else ()
+        if per_family is not None:
+            real_cases = sample_real_cases(real_cases, per_category=per_family)
         summary = run_qualification(
-            out_dir, seed=seed, backend=backend, encoder=encoder, workdir=workdir, cases=cases  # type: ignore[arg-type]
-        )
+            out_dir, seed=seed, backend=backend, encoder=encoder, workdir=workdir, cases=cases,  # type: ignore[arg-type]
+            real_cases=real_cases,
+        )  # fmt: skip
     if output_format == "json":
         click.echo(json.dumps(asdict(summary), sort_keys=True))
     else:

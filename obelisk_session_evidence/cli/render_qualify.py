@@ -16,6 +16,13 @@ def render_qualification(summary: QualificationSummary, console: Console) -> Non
     table.add_row("false-repeat rate", f"{summary.false_repeat_rate:.3f}")
     table.add_row("p95 private context", f"{summary.tokens_p95:.0f} tokens")
     table.add_row("thresholds", ", ".join(f"{name}={value}" for name, value in summary.thresholds.items()))
+    if summary.real_cases:
+        table.add_row(
+            "real set (hand-labelled)",
+            f"{summary.real_cases} cases: precision {summary.real_precision:.3f}, recall {summary.real_recall:.3f}, "
+            f"traps {summary.real_traps_right}/{summary.real_traps} "
+            f"({'met' if summary.real_targets_met else 'NOT met'}: >= 0.95, >= 0.85, all)",
+        )
     table.add_row("targets", "met" if summary.targets_met else "NOT met")
     table.add_row("report", summary.report_path)
     console.print(table)

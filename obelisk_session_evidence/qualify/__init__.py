@@ -13,6 +13,10 @@ latency figures change between runs.
 
 Backends: `standin` serves each case's events from memory (no files); `native` writes the cases'
 histories as real agent session files and answers through `NativeIndexProvider`.
+
+`real_cases` (the hand-labelled set of `fixtures.real_cases`) adds the real-transcript arm: real
+sessions cut at each Replan, indexed natively, decided with the thresholds calibrated on the
+synthetic training split, and reported in a section of its own with the issue's targets.
 """
 
 import json
@@ -22,6 +26,7 @@ from typing import Literal
 
 from contracts.thresholds import RouteThresholds
 from fixtures.qualification import QualificationCase, qualification_cases
+from fixtures.real_cases import RealCase
 from obelisk_session_evidence.qualify.arms import (
     ARMS,
     ArmName,
@@ -34,6 +39,12 @@ from obelisk_session_evidence.qualify.arms import (
 )
 from obelisk_session_evidence.qualify.calibrate import calibrate, rescored, sweep
 from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection
+from obelisk_session_evidence.qualify.real import (
+    RealSetResult,
+    real_results_json,
+    render_real_section,
+    run_real_arm,
+)
 from obelisk_session_evidence.qualify.report import ReportInputs, render_report, write_plots
 from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
 from stages.cap_by_tokens import TokenEncoder
@@ -66,6 +77,13 @@ class QualificationSummary:
     tokens_p95: float
     targets_met: bool
     report_path: str
+    real_cases: int = 0
+    """Hand-labelled real-transcript cases run (0: the real arm did not run)."""
+    real_precision: float | None = None
+    real_recall: float | None = None
+    real_traps_right: int | None = None
+    real_traps: int | None = None
+    real_targets_met: bool | None = None
 
 
 def qualify(
@@ -76,15 +94,21 @@ def qualify(
     encoder: TokenEncoder,
     workdir: Path | None = None,
     cases: tuple[QualificationCase, ...] | None = None,
+    real_cases: tuple[RealCase, ...] = (),
 ) -> QualificationSummary:
     """Run the three arms, calibrate on the training split, write the report; return the headline.
 
-    `cases` defaults to every case for `seed`; tests pass a subset.
+    `cases` defaults to every case for `seed`; tests pass a subset. `real_cases` run after
+    calibration, with the chosen thresholds, as the real-transcript arm.
     """
     cases = cases if cases is not None else qualification_cases(seed=seed)
     arm_results = run_arms(cases, backend=backend, encoder=encoder, workdir=workdir or out_dir / "native-histories")
     chosen = calibrated_thresholds(arm_results)
-    return write_report(out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend)
+    real = None
+    if real_cases:
+        real_workdir = (workdir or out_dir / "native-histories") / "real-cases"
+        real = run_real_arm(real_cases, encoder=encoder, thresholds=chosen, workdir=real_workdir)
+    return write_report(out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend, real=real)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +150,9 @@ def decided_with(results: ArmResults, thresholds: RouteThresholds) -> ArmResults
     return ArmResults(results.cases, runs, results.traces, thresholds, results.defaults)
 
 
-def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Backend) -> QualificationSummary:
+def write_report(
+    out_dir: Path, results: ArmResults, *, seed: int, backend: Backend, real: RealSetResult | None = None
+) -> QualificationSummary:
     """`report.md`, the plots and `results.json` for decided runs; the headline numbers."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cases, runs, chosen = results.cases, results.runs, results.thresholds
@@ -139,10 +165,21 @@ def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Back
     inputs = ReportInputs(seed, backend, cases, runs, results.defaults, chosen, tuple(points), plots_written=False)
     inputs = replace(inputs, plots_written=write_plots(out_dir, inputs))
     report_path = out_dir / "report.md"
-    report_path.write_text(render_report(inputs), encoding="utf-8")
-    (out_dir / "results.json").write_text(_results_json(cases, runs, chosen), encoding="utf-8")
+    report = render_report(inputs)
+    if real is not None:
+        head, latency = report.split("## Latency per stage", 1)
+        report = head + "\n".join(render_real_section(real)) + "\n## Latency per stage" + latency
+    report_path.write_text(report, encoding="utf-8")
+    (out_dir / "results.json").write_text(_results_json(cases, runs, chosen, real), encoding="utf-8")
     result = detection([cases[i] for i in held], [runs["admitted_retrieval"][i] for i in held])
     tokens_p95 = context_size(runs["admitted_retrieval"]).tokens_p95
+    real_fields = {}
+    if real is not None:
+        right, traps = real.traps
+        real_fields = dict(
+            real_cases=len(real.runs), real_precision=real.detection.precision, real_recall=real.detection.recall,
+            real_traps_right=right, real_traps=traps, real_targets_met=real.targets_met,
+        )  # fmt: skip
     return QualificationSummary(
         cases=len(cases),
         held_back=len(held),
@@ -152,8 +189,9 @@ def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Back
         f1=result.f1,
         false_repeat_rate=result.false_repeat_rate,
         tokens_p95=tokens_p95,
-        targets_met=_targets_met(result, tokens_p95),
+        targets_met=_targets_met(result, tokens_p95) and (real is None or real.targets_met),
         report_path=str(report_path),
+        **real_fields,  # type: ignore[arg-type]
     )
 
 
@@ -197,7 +235,10 @@ def _targets_met(result: Detection, tokens_p95: float) -> bool:
 
 
 def _results_json(
-    cases: tuple[QualificationCase, ...], runs: dict[ArmName, tuple[ArmRun, ...]], chosen: RouteThresholds
+    cases: tuple[QualificationCase, ...],
+    runs: dict[ArmName, tuple[ArmRun, ...]],
+    chosen: RouteThresholds,
+    real: RealSetResult | None = None,
 ) -> str:
     """Per case and arm: verdict, outcomes and context size (no latency, so it is reproducible)."""
     rows = []
@@ -216,4 +257,7 @@ def _results_json(
             run.pop("arm")
             row[arm] = run
         rows.append(row)
-    return json.dumps({"thresholds": chosen.report(), "cases": rows}, indent=1, sort_keys=True) + "\n"
+    document = {"thresholds": chosen.report(), "cases": rows}
+    if real is not None:
+        document["real_set"] = real_results_json(real)
+    return json.dumps(document, indent=1, sort_keys=True) + "\n"
