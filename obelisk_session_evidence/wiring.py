@@ -56,7 +56,12 @@ def build_provider(paths: StatePaths, enablement: Enablement, kind: ProviderKind
     if kind == "obelisk":
         from providers.obelisk.provider import ObeliskProvider
 
-        return ObeliskProvider(enablement, binary=enablement.obelisk_bin)
+        return ObeliskProvider(
+            enablement,
+            binary=enablement.obelisk_bin,
+            work_dir=paths.root / "obelisk-queries",
+            probe_cache_dir=paths.cache_dir,
+        )
     from providers.native.provider import NativeIndexProvider
 
     return NativeIndexProvider(paths.index_dir, enablement)
