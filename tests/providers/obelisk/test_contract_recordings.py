@@ -13,7 +13,8 @@ Deliberate differences, each checked rather than skipped:
 - Timing: the ~4.2 s identity wait is not reproduced (`identity_wait_s` = 0), and the 30 s
   refresh window is crossed by backdating `__last_build__` instead of waiting
   (test_freshness_sequence).
-- Free text (`snippet`, `text`, context rows) is compared by shape, not byte for byte.
+- Hits are compared by message, session, text or snippet, and rank (to 1e-6); their context rows
+  by count and shape only (which neighbours Obelisk picks is not reproduced).
 """
 
 import json
@@ -52,6 +53,13 @@ FOREIGN_SCRIPTS: Final = {
     "4.04-query-inside-window",
 }
 """JavaScript the stand-in refuses to run: it answers with the error envelope instead."""
+RANKS_OF_ANOTHER_INDEX: Final = {
+    "2.24-search-default-limit-full",
+    "2.29-text-after-options",
+    "2.30-two-texts",
+}
+"""Recorded after freshness steps 4.00-4.07 (README: run order), while the real index still held
+the four appended `zebraquokka` rows: the same hits, but bm25 ranks of a different index."""
 SEQUENCE: Final = {f"4.{step:02d}" for step in range(0, 12)}
 """Freshness steps: replayed in order by test_freshness_sequence."""
 
@@ -182,7 +190,8 @@ def assert_same_answer(answer: subprocess.CompletedProcess[str], recording: dict
         return
     got, expected = json.loads(answer.stdout), json.loads(expected_stdout)
     assert _shape(got) == _shape(expected)
-    assert _key_values(got) == _key_values(expected)
+    with_ranks = recording.get("name") not in RANKS_OF_ANOTHER_INDEX
+    assert _key_values(got, with_ranks) == _key_values(expected, with_ranks)
 
 
 def _framing(stdout: str, stderr: str) -> str:
@@ -214,15 +223,26 @@ def _shape(value: Any) -> Any:
     return None
 
 
-def _key_values(value: Any) -> Any:
+def _key_values(value: Any, with_ranks: bool = True) -> Any:
     """Counts, which messages/sessions/tool calls come back, and is_error."""
     if isinstance(value, list):
-        return [_key_values(item) for item in value] if value and isinstance(value[0], dict) else value
+        if value and isinstance(value[0], dict):
+            return [_key_values(item, with_ranks) for item in value]
+        return value
     if not isinstance(value, dict):
         return None
     if "message" in value and "session" in value:
-        return (value["message"]["uuid"], value["session"]["id"], len(value["context"]))
-    kept = ("id", "tool_use_id", "session_id", "is_error", "name", "tool_name", "jsonl_path", "n")
+        message = value["message"]
+        return (
+            message["uuid"],
+            value["session"]["id"],
+            message.get("snippet", message.get("text")),
+            round(value["rank"], 6) if with_ranks else None,
+            len(value["context"]),
+        )
+    kept = ("id", "tool_use_id", "session_id", "is_error", "name", "tool_name", "jsonl_path", "n",
+            "command", "cmd", "cwd", "source", "project", "project_path", "lines_processed",
+            "message_count", "input_excerpt", "result_excerpt", "error_excerpt")  # fmt: skip
     return {key: value[key] for key in kept if key in value}
 
 
