@@ -35,12 +35,6 @@ RECORDINGS = Path("/work/shared/reference/obelisk-recordings")
 ROOT = "/home/USER/projects/spotter-worktrees"
 
 
-def _ms(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"median {statistics.median(ordered) * 1000:9.2f} ms   p95 {p95 * 1000:9.2f} ms"
-
-
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -58,12 +52,8 @@ def _recorded_query_costs() -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--quick", action="store_true", help="5 calls")
-    arguments = parser.parse_args()
-    calls = 5 if arguments.quick else arguments.calls
+def measure(calls: int) -> dict[str, float | int | str]:
+    """Every figure of one run, in seconds (medians unless named p95); for `bench.run` too."""
     directory = Path(tempfile.mkdtemp(prefix="obelisk-bench-"))
     home = lay_out_home(directory / "home")
     stand_in = install_stand_in(directory / "stand-in", home=home)
@@ -106,17 +96,16 @@ def main() -> None:
     native.search(request)
     native_cold = time.perf_counter() - started
     started = time.perf_counter()
-    obelisk.search(request)
+    first = obelisk.search(request)
     obelisk_first = time.perf_counter() - started
 
     direct, adapter, adapter_cpu, cli_cpu, native_wall, native_cpu = [], [], [], [], [], []
-    answer = None
     for _ in range(calls):
         started = time.perf_counter()
         subprocess.run([str(stand_in.executable), "--query", str(script)], capture_output=True, check=True)
         direct.append(time.perf_counter() - started)
         started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-        answer = obelisk.search(request)
+        obelisk.search(request)
         adapter.append(time.perf_counter() - started)
         adapter_cpu.append(time.process_time() - cpu)
         cli_cpu.append(_children_cpu() - children)
@@ -127,21 +116,59 @@ def main() -> None:
 
     recorded_wall, recorded_cpu = _recorded_query_costs()
     own = statistics.median(a - d for a, d in zip(adapter, direct, strict=True))
-    assert answer is not None
-    print(f"calls: {calls}   items: {len(answer.result.items)}   prior calls: {len(answer.prior_calls)}"
-          f"   freshness: {answer.result.freshness}")  # fmt: skip
-    print(f"real obelisk --query (recorded, n={len(recorded_wall)})  "
-          f"wall {_ms(recorded_wall)}   cpu median {statistics.median(recorded_cpu) * 1000:7.1f} ms")
-    print(f"stand-in --query (direct)       {_ms(direct)}")
-    print(f"ObeliskProvider.search wall     {_ms(adapter)}")
-    print(f"ObeliskProvider.search cpu      {_ms(adapter_cpu)}   (adapter process)")
-    print(f"  the CLI's cpu                 {_ms(cli_cpu)}   (stand-in child)")
-    print(f"adapter's own cost (pairs)      {own * 1000:9.2f} ms")
-    print(f"projected real per-call wall    {(statistics.median(recorded_wall) + own) * 1000:9.2f} ms")
-    print(f"NativeIndexProvider.search wall {_ms(native_wall)}")
-    print(f"NativeIndexProvider.search cpu  {_ms(native_cpu)}")
-    print(f"native cold first call          {native_cold * 1000:9.2f} ms (builds its index)")
-    print(f"obelisk first call (probe)      {obelisk_first * 1000:9.2f} ms")
+    return {
+        "calls": calls,
+        "items": len(first.result.items),
+        "prior_calls": len(first.prior_calls),
+        "freshness": first.result.freshness,
+        "recorded_query_runs": len(recorded_wall),
+        "recorded_query_wall": statistics.median(recorded_wall),
+        "recorded_query_wall_p95": _p95(recorded_wall),
+        "recorded_query_cpu": statistics.median(recorded_cpu),
+        "stand_in_query_wall": statistics.median(direct),
+        "adapter_wall": statistics.median(adapter),
+        "adapter_wall_p95": _p95(adapter),
+        "adapter_cpu": statistics.median(adapter_cpu),
+        "cli_cpu": statistics.median(cli_cpu),
+        "adapter_own_wall": own,
+        "projected_real_wall": statistics.median(recorded_wall) + own,
+        "native_wall": statistics.median(native_wall),
+        "native_wall_p95": _p95(native_wall),
+        "native_cpu": statistics.median(native_cpu),
+        "native_cold_wall": native_cold,
+        "obelisk_first_wall": obelisk_first,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="5 calls")
+    arguments = parser.parse_args()
+    figures = measure(5 if arguments.quick else arguments.calls)
+    print(f"calls: {figures['calls']}   items: {figures['items']}   prior calls: "
+          f"{figures['prior_calls']}   freshness: {figures['freshness']}")  # fmt: skip
+    rows = [
+        (f"real obelisk --query (recorded, n={figures['recorded_query_runs']})", "recorded_query_wall"),
+        ("  its cpu (recorded)", "recorded_query_cpu"),
+        ("stand-in --query (direct)", "stand_in_query_wall"),
+        ("ObeliskProvider.search wall", "adapter_wall"),
+        ("ObeliskProvider.search cpu (adapter)", "adapter_cpu"),
+        ("  the CLI's cpu (stand-in child)", "cli_cpu"),
+        ("adapter's own wall (median of pairs)", "adapter_own_wall"),
+        ("projected real per-call wall", "projected_real_wall"),
+        ("NativeIndexProvider.search wall", "native_wall"),
+        ("NativeIndexProvider.search cpu", "native_cpu"),
+        ("native cold first call (builds its index)", "native_cold_wall"),
+        ("obelisk first call (with the probe)", "obelisk_first_wall"),
+    ]
+    for label, key in rows:
+        print(f"{label:<44} {float(figures[key]) * 1000:9.2f} ms")
+
+
+def _p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 if __name__ == "__main__":
