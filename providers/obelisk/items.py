@@ -100,7 +100,8 @@ def select_items(
     for session_ref, message_ref, evidence_type, snippet, timestamp, cut in candidates:
         if message_ref is not None and message_ref in seen:
             continue
-        snippet = snippet[: limits.max_snippet_chars]
+        if len(snippet) > limits.max_snippet_chars:
+            snippet, cut = snippet[: limits.max_snippet_chars - 1] + ELLIPSIS, True
         new_session = session_ref not in sessions
         if len(items) >= limits.max_items or (new_session and len(sessions) >= limits.max_sessions):
             omitted += 1
@@ -231,12 +232,18 @@ def _bounded_path(path: str | None) -> str | None:
 
 
 def _excerpt(head: str, tail: str | None, total: int) -> tuple[str, bool]:
-    """The whole output when it fits, else its head and tail around an ellipsis."""
-    if total <= MAX_CALL_OUTPUT_CHARS and tail is None:
-        return head[:MAX_CALL_OUTPUT_CHARS], total > len(head)
-    half = (MAX_CALL_OUTPUT_CHARS - 1) // 2
-    end = (tail or "")[-half:] if tail else ""
-    return head[:half] + ELLIPSIS + end, True
+    """The whole output when it fits, else its head and tail around an ellipsis.
+
+    The SQL returns the first `OUTPUT_HEAD_CHARS` and, for a longer output, its last
+    `OUTPUT_TAIL_CHARS`; the two overlap when the output is shorter than both together.
+    """
+    if tail is None:
+        return head[:MAX_CALL_OUTPUT_CHARS], len(head) > MAX_CALL_OUTPUT_CHARS
+    missing = total - len(head)
+    if 0 <= missing <= len(tail) and len(head) + missing <= MAX_CALL_OUTPUT_CHARS:
+        return head + tail[len(tail) - missing :], False
+    half = (MAX_CALL_OUTPUT_CHARS - len(ELLIPSIS)) // 2
+    return head[:half] + ELLIPSIS + tail[-half:], True
 
 
 def _call_snippet(call: PriorToolCall) -> tuple[str, bool]:

@@ -55,7 +55,7 @@ PER_TERM_CAP: Final = 50
 TEXT_CHARS: Final = 4000
 STATE_ROWS: Final = 20_000
 OUTPUT_HEAD_CHARS: Final = 1024
-OUTPUT_TAIL_CHARS: Final = 1023
+OUTPUT_TAIL_CHARS: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)

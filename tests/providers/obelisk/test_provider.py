@@ -142,3 +142,20 @@ def test_repository_cwd() -> None:
     assert repository_cwd(f"{SPOTTER_ROOT}/x", None, roots) == "x"
     assert repository_cwd("/tmp", worktree, roots) is None
     assert repository_cwd(None, worktree, roots) is None
+
+
+@pytest.mark.parametrize(
+    ("output", "expected_cut"),
+    [("short", False), ("a" * 1500, False), ("b" * 2048, False), ("c" * 1024 + "d" * 9000, True)],
+)
+def test_output_excerpts_are_whole_or_head_and_tail(output: str, expected_cut: bool) -> None:
+    from providers.obelisk.items import _excerpt
+
+    head = output[:1024]
+    tail = output[-1024:] if len(output) > 1024 else None
+    excerpt, cut = _excerpt(head, tail, len(output))
+    assert cut is expected_cut and len(excerpt) <= 2048
+    if not cut:
+        assert excerpt == output
+    else:
+        assert excerpt.startswith("c" * 100) and excerpt.endswith("d" * 100) and "…" in excerpt
