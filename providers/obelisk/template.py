@@ -100,8 +100,9 @@ CODE: Final = r"""const guarded = (query, args) => {
 };
 const objectOf = (value) => (typeof value === "object" && value !== null ? value : {});
 // A lone surrogate would be printed as a `\udXXX` escape, which strict JSON readers refuse.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const wellFormed = (text) => (typeof text.toWellFormed === "function" ? text.toWellFormed()
-  : text.replace(/[\ud800-\udfff]/g, "\ufffd"));
+  : text.replace(LONE_SURROGATE, "\ufffd"));
 const underRoot = (path) => typeof path === "string"
   && SEARCH.roots.some((root) => path === root || path.startsWith(root + "/"));
 const state = guarded(STATE_SQL, STATE_ARGS);
