@@ -18,14 +18,15 @@ session before it runs, so a lookup costs about 4.3 s wall for 0.1-0.2 s of CPU.
 
 A first lookup on an empty Obelisk index: Obelisk's `--query` would first build the whole index
 (a full read of every session file, tens of seconds on a large corpus), inside the decision's
-budget. The adapter does not start it: when `<obelisk home>/.obelisk/obelisk.sqlite` does not
-exist it answers at once with no items and freshness `incomplete` (so nothing is read as "no
+budget. The adapter does not start it: when neither `<obelisk home>/.obelisk/obelisk.sqlite` nor
+`$OBELISK_HOME/obelisk.sqlite` exists it answers at once with no items and freshness `incomplete` (so nothing is read as "no
 history"), and `build_index()` runs `--build` with its own, longer budget for an operator step.
 
 Every failure is a `ProviderError` subclass whose message is a code or a count; `retrieve` turns
 it into the typed empty result. Obelisk is AGPL-3.0: this module only runs its CLI.
 """
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -111,7 +112,7 @@ class ObeliskProvider:
         deadline = Deadline(self._timeout_s)
         probe = probe_cli(binary, deadline=deadline, cache_dir=self._probe_cache_dir)
         self.provider_version = provider_version_for(probe.version)
-        if not (self._home / INDEX_FILE).is_file():
+        if not self._index_present():
             return ProviderAnswer(result=self._result(request, [], "incomplete", UNKNOWN_REVISION))
         values = plan.template_values
         with private_script(query_script(values), self._work_dir) as path:
@@ -136,6 +137,14 @@ class ObeliskProvider:
             update={"truncated": selection.truncated, "omitted_count": selection.omitted_count}
         )
         return ProviderAnswer(result=result, prior_calls=list(selection.prior_calls))
+
+    def _index_present(self) -> bool:
+        """Obelisk's index exists: `$OBELISK_HOME/obelisk.sqlite` (newer builds) or
+        `<home>/.obelisk/obelisk.sqlite` (builds that ignore `OBELISK_HOME` follow HOME)."""
+        candidates = [self._home / INDEX_FILE]
+        if os.environ.get("OBELISK_HOME"):
+            candidates.append(Path(os.environ["OBELISK_HOME"]) / INDEX_FILE.name)
+        return any(path.is_file() for path in candidates)
 
     def build_index(self, *, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S) -> None:
         """`obelisk --build` under its own budget (an operator step, never inside a decision)."""
