@@ -21,7 +21,6 @@ A lookup the template could not finish (the tool-call SQL or a `search()` failed
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from contracts.base import Freshness
@@ -117,8 +116,3 @@ def _matches(row: StateRow, file: FileState) -> bool:
         and size == file.size
         and inode == file.inode
     )
-
-
-def root_paths(roots: Iterable[Path]) -> tuple[str, ...]:
-    """Session roots as absolute strings without a trailing slash."""
-    return tuple(os.path.normpath(os.path.abspath(root)) for root in roots)
