@@ -280,14 +280,14 @@ def _run(stand_in: StandIn, argv: list[str]) -> subprocess.CompletedProcess[str]
     )
 
 
-def _sql(stand_in: StandIn, statement: str, *args: object) -> list[dict[str, Any]]:
+def _sql(stand_in: StandIn, statement: str, *args: object, raw: bool = False) -> Any:
     script = stand_in.home / "queries" / "facts.js"
     script.parent.mkdir(parents=True, exist_ok=True)
     bound = "".join(", " + json.dumps(arg) for arg in args)
     script.write_text(f"return sql({json.dumps(statement)}{bound});", encoding="utf-8")
     answer = _run(stand_in, ["--query", str(script)])
     assert answer.returncode == 0, answer.stdout
-    return json.loads(answer.stdout)
+    return answer.stdout if raw else json.loads(answer.stdout)
 
 
 def _recorded(recordings: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -332,3 +332,27 @@ def test_a_wrong_hit_set_fails_the_contract(stand_in: StandIn) -> None:
     )
     with pytest.raises(AssertionError):
         assert_same_answer(mutant, recording)
+
+
+def test_stray_log_mode_has_the_framing_of_console_log(stand_in: StandIn, tmp_path: Path) -> None:
+    """3.18: `console.log` lines come before the pretty JSON on stdout. The stand-in runs no
+    JavaScript, so its `stray_log` mode (used by the adapter's fault tests) must frame the same."""
+    recorded = _recorded(ALL, "3.18-console-log-then-return")["stdout"]
+    stand_in.control(mode="stray_log")
+    try:
+        answer = _sql(stand_in, "SELECT COUNT(*) AS n FROM sessions", raw=True)
+    finally:
+        stand_in.control(mode="ok")
+    assert _log_lines_then_json(recorded) and _log_lines_then_json(answer)
+
+
+def _log_lines_then_json(stdout: str) -> bool:
+    lines = stdout.split("\n")
+    for start in range(1, len(lines)):
+        if lines[start] in ("{", "["):
+            try:
+                json.loads("\n".join(lines[start:]))
+            except ValueError:
+                continue
+            return all(line and not line.startswith(("{\n", "[\n")) for line in lines[:start])
+    return False
