@@ -104,10 +104,11 @@ def run_pipeline_only(paths: StatePaths, items: list[bytes]) -> dict[str, Any]:
     from contracts.json_input import load_contract
     from contracts.situation import ReplanSituation
     from obelisk_session_evidence.compose import decide
+    from obelisk_session_evidence.compose import backend_folders
     from providers.factory import default_provider_factory
 
     situations = [load_contract(ReplanSituation, raw) for raw in items]
-    build, built = default_provider_factory(paths.index_dir), {}
+    build, built = default_provider_factory(backend_folders(paths)), {}
 
     def once_per_scope(enablement, kind):  # noqa: ANN001, ANN202 - as the batch's per-scope cache
         key = (enablement.scope_key, kind)

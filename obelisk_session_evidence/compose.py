@@ -21,7 +21,7 @@ from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.salt import digest_salt
 from obelisk_session_evidence.tokenizer import LazyEncoder
 from providers.base import EvidenceProvider, UnavailableProvider
-from providers.factory import ProviderFactory, default_provider_factory
+from providers.factory import BackendFolders, ProviderFactory, default_provider_factory
 from providers.invoking_session import without_invoking_session
 from providers.version import PACKAGE_VERSION
 from stages.admit import matching_enablement
@@ -40,7 +40,7 @@ def use_provider_factory(factory: ProviderFactory | None) -> None:
 
 def provider_factory_for(paths: StatePaths, factory: ProviderFactory | None = None) -> ProviderFactory:
     """`factory`, else this process's named one, else the real backends over the state's index."""
-    return factory or _process_provider_factory or default_provider_factory(paths.index_dir)
+    return factory or _process_provider_factory or default_provider_factory(backend_folders(paths))
 
 
 def decide(
@@ -66,6 +66,13 @@ def decide(
         digest_salt=digest_salt(paths),
     )
     return run_pipeline(situation, dependencies, call=call)
+
+
+def backend_folders(paths: StatePaths) -> BackendFolders:
+    """The state's folders the real backends use."""
+    return BackendFolders(
+        index_dir=paths.index_dir, obelisk_work_dir=paths.obelisk_work_dir, cache_dir=paths.cache_dir
+    )
 
 
 def tokenizer_cache(paths: StatePaths) -> Path:

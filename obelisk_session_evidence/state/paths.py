@@ -38,6 +38,10 @@ class StatePaths:
     def salt_file(self) -> Path:
         return self.root / "digest-salt"
 
+    @property
+    def obelisk_work_dir(self) -> Path:
+        return self.root / "obelisk-queries"
+
 
 def state_at(root: str | None) -> StatePaths:
     """The state folder at `root` (a flow parameter), else this process's (`state_paths`)."""

@@ -1,12 +1,13 @@
 """Reading what the CLI printed: the template's answer, or its error framing. Strict, fail closed.
 
-Framing (obelisk-cli.md): exit 0 with one pretty-printed JSON document on stdout; exit 1 with one
-`{"error", "stack"}` line on stdout; exit 1 with empty stdout for a usage error.
+Framing, as the 0.2.3 recordings show it: exit 0 with one pretty-printed JSON document on stdout;
+exit 1 with one `{"error", "stack"}` line on stdout; exit 1 with empty stdout and usage on stderr.
+`console.log` output would come before the JSON (3.18) and a script without `return` prints
+`undefined` (3.23).
 
 Decision on stray output: the template never calls `console`, so anything on stdout besides the
-one JSON document (a log line before it, text after it) means stdout was not ours alone, and the
-answer is rejected as malformed. We do not try to find "the JSON part": a line that happens to
-parse could be a log line of the same shape, and nothing proves which document the template wrote.
+one JSON document (a log line before it, `undefined`, text after it) means stdout was not ours
+alone, and the answer is rejected as malformed. We do not look for "the JSON part".
 
 Parsing never raises inside an exception handler, so no `JSONDecodeError.doc` or
 `ValidationError` (both hold the raw text) is ever chained to the error we raise.
@@ -17,12 +18,12 @@ from typing import Annotated, Final, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from contracts.errors import ProviderFailed, ProviderOutputMalformed
-from providers.obelisk.plan import WINDOW_CAP
 from providers.obelisk.process import CliAnswer
 
-MAX_TERMS_SEEN: Final = 64
-Short = Annotated[str, StringConstraints(max_length=64)]
+MAX_ROWS: Final = 5000
 PathText = Annotated[str, StringConstraints(max_length=4096)]
+IdText = Annotated[str, StringConstraints(min_length=1, max_length=512)]
+Short = Annotated[str, StringConstraints(max_length=64)]
 
 
 class _Wire(BaseModel):
@@ -31,73 +32,67 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, hide_input_in_errors=True)
 
 
-class Marker(_Wire):
-    """One `index_state` marker row (`__last_build__`, ...)."""
+class StateRow(_Wire):
+    """One `index_state` row: a marker (`__last_build__`) or a session file."""
 
-    key: Short
+    jsonl_path: PathText
     mtime: float | int | None
+    lines_processed: int | None
+    cursor: Annotated[str, StringConstraints(max_length=256)] | None
 
 
-class Row(_Wire):
-    """One in-scope message the template kept, cut to a window around the matched term."""
+class CallRow(_Wire):
+    """One tool call with its result, as the template's SQL read it (already cut)."""
+
+    call_id: IdText
+    session_id: IdText | None
+    tool_name: Annotated[str, StringConstraints(max_length=128)] | None
+    source: Short | None
+    project_path: PathText | None
+    cwd: PathText | None
+    timestamp: Short | None
+    file_path: PathText | None
+    command: Annotated[str, StringConstraints(max_length=16 * 1024 + 1)] | None
+    command_chars: int | None
+    is_error: Literal[0, 1] | None
+    output_head: Annotated[str, StringConstraints(max_length=16 * 1024)] | None
+    output_tail: Annotated[str, StringConstraints(max_length=16 * 1024)] | None
+    output_chars: int | None
+    exit_text: Annotated[str, StringConstraints(max_length=12)] | None
+    command_hits: Annotated[int, Field(ge=0)]
+    output_hits: Annotated[int, Field(ge=0)]
+
+
+class HitRow(_Wire):
+    """One `search()` hit the script kept (decisions and summaries)."""
 
     term: Annotated[int, Field(ge=0)]
-    terms: Annotated[
-        list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=MAX_TERMS_SEEN)
-    ]
-    source: Annotated[str, StringConstraints(min_length=1, max_length=32)]
-    session_source: Annotated[str, StringConstraints(max_length=32)] | None
-    session_id: Annotated[str, StringConstraints(min_length=1, max_length=512)]
-    message_id: Annotated[str, StringConstraints(max_length=512)] | None
-    timestamp: Short | float | int | None
+    uuid: IdText | None
+    source: Short | None
     cwd: PathText | None
-    project_path: PathText | None
-    role: Annotated[str, StringConstraints(max_length=32)] | None
+    timestamp: Short | None
+    role: Short | None
     content_type: Short | None
-    is_meta: bool
-    rank: float | int | None
-    text: Annotated[str, StringConstraints(max_length=WINDOW_CAP)]
+    is_meta: Literal[0, 1] | bool | None
+    text: Annotated[str, StringConstraints(max_length=16 * 1024)] | None
     text_chars: Annotated[int, Field(ge=0)]
-    window_start: Annotated[int, Field(ge=0)]
-    tool_name: Annotated[str, StringConstraints(max_length=128)] | None
-    is_error: bool | None
-    exit_code: int | None
-
-
-class Counts(_Wire):
-    """What the template saw and dropped before printing."""
-
-    hits: Annotated[int, Field(ge=0)]
-    not_literal: Annotated[int, Field(ge=0)]
-    out_of_scope: Annotated[int, Field(ge=0)]
-    eligible: Annotated[int, Field(ge=0)]
-    returned: Annotated[int, Field(ge=0)]
-    search_errors: Annotated[int, Field(ge=0)]
-    saturated_terms: Annotated[int, Field(ge=0)]
-    marker_lookup_failed: bool
-    session_lookup_failed: bool
-
-
-class Helpers(_Wire):
-    """Which sandbox helpers the script found (`typeof ... === "function"`)."""
-
-    sql: bool
-    search: bool
-    sessions: bool
-    fileHistory: bool
-    failures: bool
-    messages: bool
+    session_id: IdText | None
+    session_source: Short | None
+    project: PathText | None
+    rank: float | int | None
 
 
 class TemplateAnswer(_Wire):
     """The template's whole return value."""
 
-    template: Literal["obelisk-session-evidence/1"]
-    helpers: Helpers
-    node: Annotated[str, StringConstraints(max_length=32)] | None
-    markers: Annotated[list[Marker], Field(max_length=256)]
-    rows: Annotated[list[Row], Field(max_length=1000)]
-    counts: Counts
+    template: Literal["obelisk-session-evidence/2"]
+    state: Annotated[list[StateRow], Field(max_length=MAX_ROWS)]
+    state_failed: bool
+    calls: Annotated[list[CallRow], Field(max_length=MAX_ROWS)]
+    calls_failed: bool
+    hits: Annotated[list[HitRow], Field(max_length=MAX_ROWS)]
+    hits_dropped: Annotated[int, Field(ge=0)]
+    search_failed: Annotated[int, Field(ge=0)]
 
 
 WireModel = TypeVar("WireModel", bound=_Wire)
@@ -108,15 +103,15 @@ class _ErrorEnvelope(_Wire):
     stack: str | None = None
 
 
-def template_answer(answer: CliAnswer, *, term_count: int, row_cap: int) -> TemplateAnswer:
+def template_answer(answer: CliAnswer, *, term_count: int, call_cap: int) -> TemplateAnswer:
     """The template's answer from a finished run; `ProviderFailed` / `ProviderOutputMalformed`."""
     if answer.exit_code != 0:
         raise ProviderFailed(_failure_code(answer))
     parsed = _validated(TemplateAnswer, answer.stdout)
     if parsed is None:
         raise ProviderOutputMalformed("stdout is not one template answer document")
-    if not _consistent(parsed, term_count=term_count, row_cap=row_cap):
-        raise ProviderOutputMalformed("template answer counts or term indexes are inconsistent")
+    if len(parsed.calls) > call_cap or any(hit.term >= term_count for hit in parsed.hits):
+        raise ProviderOutputMalformed("template answer exceeds its caps or term indexes")
     return parsed
 
 
@@ -138,15 +133,3 @@ def _validated(model: type[WireModel], raw: bytes) -> WireModel | None:
     except ValidationError:
         pass
     return None
-
-
-def _consistent(answer: TemplateAnswer, *, term_count: int, row_cap: int) -> bool:
-    counts = answer.counts
-    if counts.returned != len(answer.rows) or counts.eligible < counts.returned:
-        return False
-    if len(answer.rows) > row_cap:
-        return False
-    return all(
-        row.term < term_count and all(index < term_count for index in row.terms)
-        for row in answer.rows
-    )

@@ -11,10 +11,6 @@ The probe, for an executable not seen before:
    `--build`, no `--search` limits); `--search` with `--limit` means variant A; else `unknown`.
    The adapter only uses `--query`, so an unknown variant is recorded, not fatal.
 
-Sandbox facts (helpers present, the sandbox's Node version) arrive with the first query's answer
-and are added to the same record with `remember_sandbox`: missing `sql`/`search` or an old Node
-make the record unusable, and later lookups fail fast without starting a process.
-
 Records are keyed by the executable's identity (resolved path, inode, size, mtime, and the same
 for its Node), so an upgrade is a new key. They live in memory for the process and, when a cache
 directory is given, in one small 0600 JSON file keyed by a digest (no path is written).
@@ -25,7 +21,7 @@ import os
 import re
 import shutil
 import threading
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -41,9 +37,8 @@ PROBE_STEP_S: Final = 5.0
 """No single probe step may use more than this of the lookup's deadline."""
 USAGE_BYTES: Final = 64 * 1024
 CACHE_FILE: Final = "obelisk-cli-probes.json"
-CACHE_SCHEMA: Final = "obelisk_cli_probes_v1"
+CACHE_SCHEMA: Final = "obelisk_cli_probes_v2"
 CACHE_ENTRIES: Final = 16
-REQUIRED_HELPERS: Final = ("sql", "search")
 _SEMVER: Final = re.compile(rb"^v?(\d{1,4})\.(\d{1,4})\.(\d{1,6})(?:[-+][0-9A-Za-z.-]{1,20})?$")
 _PROBES: dict[str, "CliProbe"] = {}
 _LOCK = threading.Lock()
@@ -59,12 +54,8 @@ class CliProbe:
     """Which of the two documented command sets it speaks."""
     node: str | None = None
     """The Node version its shebang resolves to, when it is a Node script."""
-    helpers: tuple[str, ...] | None = None
-    """Sandbox helpers found by the first query; None until then."""
-    sandbox_node: str | None = None
-    """The Node version the sandbox reported, if it exposes one."""
     unusable: str | None = None
-    """Reason code when a query showed this install cannot serve the template."""
+    """Reason code when this install cannot serve the template."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,29 +91,6 @@ def probe_cli(binary: CliBinary, *, deadline: Deadline, cache_dir: Path | None =
     if known.unusable is not None:
         raise ProviderUnavailable(known.unusable)
     return known
-
-
-def remember_sandbox(
-    binary: CliBinary,
-    probe: CliProbe,
-    *,
-    helpers: dict[str, bool],
-    sandbox_node: str | None,
-    cache_dir: Path | None = None,
-) -> CliProbe:
-    """Add what the first query revealed; raise `ProviderUnavailable` when it rules the CLI out."""
-    found = tuple(sorted(name for name, present in helpers.items() if present))
-    unusable = None
-    if any(name not in found for name in REQUIRED_HELPERS):
-        unusable = "sandbox helpers sql/search missing"
-    elif sandbox_node is not None and not _node_recent_enough(sandbox_node.encode()):
-        unusable = "node older than 22.13"
-    updated = replace(probe, helpers=found, sandbox_node=sandbox_node, unusable=unusable)
-    if updated != probe:
-        _remember(binary.key, updated, cache_dir)
-    if unusable is not None:
-        raise ProviderUnavailable(unusable)
-    return updated
 
 
 def clear_probe_cache() -> None:
@@ -234,8 +202,7 @@ def _read_cache(cache_dir: Path) -> dict[str, CliProbe]:
         if document.get("schema") != CACHE_SCHEMA:
             return {}
         return {
-            key: CliProbe(**{**entry, "helpers": _tuple_or_none(entry.get("helpers"))})
-            for key, entry in document["probes"].items()
+            key: CliProbe(**entry) for key, entry in document["probes"].items()
         }
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
@@ -257,7 +224,3 @@ def _write_cache(cache_dir: Path, key: str, probe: CliProbe) -> None:
         os.replace(temporary, cache_dir / CACHE_FILE)
     except OSError:
         pass
-
-
-def _tuple_or_none(value: object) -> tuple[str, ...] | None:
-    return tuple(str(item) for item in value) if isinstance(value, list) else None

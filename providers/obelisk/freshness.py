@@ -1,65 +1,118 @@
-"""Index freshness and revision from Obelisk's `index_state` marker rows.
+"""Index freshness and revision from what the Obelisk CLI writes into `index_state`.
 
-No Obelisk output carries an index revision; the marker rows are the only evidence of when the
-index was last built and how new the sources it saw were (mtimes in epoch milliseconds). Without
-them freshness is `unknown`, never `fresh`:
+The CLI writes no `__last_source_mtime__` and no `__app_heartbeat__` (only its desktop app
+does), so freshness is read the way the recordings show the CLI keeps it: `__last_build__` plus
+one row per session file with its mtime (epoch ms), `lines_processed` and a cursor
+`<mtime ms>:<lines>:<bytes>:<mtime ms>:<inode>`. The rows come from the same `--query` that
+answers (and every `--query` refreshes first, recording 4.04), and are compared with the
+enablement's session files on disk:
 
-    no markers                                          unknown
-    markers, but no __last_build__ row                  incomplete (no build has completed)
-    __last_build__ or __last_source_mtime__ has no mtime,
-      or __last_source_mtime__ is missing, or the build
-      lies in the future                                unknown
-    newest source newer than the last build             stale
-    last build older than max_index_age_s               stale
-    otherwise                                           fresh
+    the state lookup failed, or its row cap was reached      unknown
+    no __last_build__ row (never built)                     incomplete
+    a file on disk has no row                               incomplete
+    a row's mtime, size or inode differs from the file      stale
+    a row names a file under the roots that is gone         stale
+    every file matches                                      fresh
 
-A lookup the template could not finish (a `search()` or `sessions` lookup failed) downgrades
+A lookup the template could not finish (the tool-call SQL or a `search()` failed) downgrades
 `fresh` to `incomplete`: absence from a partial lookup is not evidence either.
 """
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from contracts.base import Freshness
 from contracts.digests import canonical_digest
-from providers.obelisk.answer import Counts, Marker
+from providers.obelisk.answer import StateRow, TemplateAnswer
+from providers.obelisk.template import LAST_BUILD
 
-LAST_BUILD: Final = "__last_build__"
-LAST_SOURCE_MTIME: Final = "__last_source_mtime__"
-HEARTBEAT: Final = "__app_heartbeat__"
-CLOCK_SKEW_MS: Final = 5 * 60 * 1000
 UNKNOWN_REVISION: Final = "unknown"
+MTIME_TOLERANCE_MS: Final = 1.0
+"""Obelisk stores float ms; a filesystem may round sub-microsecond parts differently."""
+MAX_SESSION_FILES: Final = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """One session file as it is on disk now."""
+
+    path: str
+    mtime_ms: float
+    size: int
+    inode: int
+
+
+def session_files(session_roots: Sequence[str]) -> list[FileState] | None:
+    """Every `*.jsonl` under the roots (a missing root has none); None past the file cap."""
+    found: list[FileState] = []
+    for root in session_roots:
+        for directory, _, names in os.walk(root):
+            for name in names:
+                if not name.endswith(".jsonl"):
+                    continue
+                path = os.path.join(directory, name)
+                try:
+                    status = os.stat(path)
+                except OSError:
+                    continue
+                found.append(
+                    FileState(path, status.st_mtime_ns / 1_000_000, status.st_size, status.st_ino)
+                )
+                if len(found) > MAX_SESSION_FILES:
+                    return None
+    return found
 
 
 def index_freshness(
-    markers: Iterable[Marker], counts: Counts, *, now_ms: float, max_age_s: float
+    answer: TemplateAnswer, files: list[FileState] | None, *, state_cap: int
 ) -> Freshness:
-    """The index's freshness from its markers, downgraded when the lookup was partial."""
-    freshness = _marker_freshness(
-        {marker.key: marker.mtime for marker in markers}, now_ms=now_ms, max_age_s=max_age_s
-    )
-    partial = counts.search_errors > 0 or counts.session_lookup_failed
+    """Freshness of Obelisk's index for these session files (see the module docstring)."""
+    freshness = _file_freshness(answer.state, files, state_failed=answer.state_failed,
+                                state_cap=state_cap)  # fmt: skip
+    partial = answer.calls_failed or answer.search_failed > 0
     return "incomplete" if freshness == "fresh" and partial else freshness
 
 
-def index_revision(markers: Iterable[Marker]) -> str:
-    """`obelisk-index:sha256:<hex>` over the marker values (heartbeats excluded), or `unknown`."""
-    values = sorted((marker.key, marker.mtime) for marker in markers if marker.key != HEARTBEAT)
-    if not values:
+def index_revision(state: Iterable[StateRow]) -> str:
+    """`obelisk-index:sha256:<hex>` over `__last_build__` and the file cursors, or `unknown`."""
+    values = sorted((row.jsonl_path, row.mtime, row.cursor) for row in state)
+    if not any(path == LAST_BUILD for path, _, _ in values):
         return UNKNOWN_REVISION
-    return "obelisk-index:" + canonical_digest([[key, mtime] for key, mtime in values])
+    return "obelisk-index:" + canonical_digest([list(value) for value in values])
 
 
-def _marker_freshness(
-    mtimes: dict[str, float | int | None], *, now_ms: float, max_age_s: float
+def _file_freshness(
+    state: list[StateRow], files: list[FileState] | None, *, state_failed: bool, state_cap: int
 ) -> Freshness:
-    if not mtimes:
+    if state_failed or files is None or len(state) >= state_cap:
         return "unknown"
-    if LAST_BUILD not in mtimes:
+    rows = {row.jsonl_path: row for row in state}
+    if LAST_BUILD not in rows:
         return "incomplete"
-    built, newest_source = mtimes[LAST_BUILD], mtimes.get(LAST_SOURCE_MTIME)
-    if built is None or newest_source is None or built > now_ms + CLOCK_SKEW_MS:
-        return "unknown"
-    if newest_source > built or now_ms - built > max_age_s * 1000:
+    on_disk = {file.path: file for file in files}
+    if any(path not in rows for path in on_disk):
+        return "incomplete"
+    indexed = [path for path in rows if path != LAST_BUILD]
+    if any(path not in on_disk for path in indexed):
+        return "stale"
+    if any(not _matches(rows[path], file) for path, file in on_disk.items()):
         return "stale"
     return "fresh"
+
+
+def _matches(row: StateRow, file: FileState) -> bool:
+    """mtime, size and inode from the row's cursor (lines cannot be checked without reading)."""
+    parts = (row.cursor or "").split(":")
+    if len(parts) != 5 or row.mtime is None:
+        return False
+    try:
+        size, inode = int(parts[2]), int(parts[4])
+    except ValueError:
+        return False
+    return (
+        abs(float(row.mtime) - file.mtime_ms) <= MTIME_TOLERANCE_MS
+        and size == file.size
+        and inode == file.inode
+    )

@@ -1,123 +1,210 @@
-"""Turning verified rows into RFC evidence items: types, opaque refs, snippets and limits.
+"""Turning verified rows into RFC evidence items and private structured prior tool calls.
 
-Evidence types come from the row's `content_type`, role and tool fields:
+Tool-call rows (from `sql()`) become, in the template's order (most query terms in the command
+first, then failures, then the newest):
 
-    is_meta, role system, thinking/reasoning, unknown kinds     skipped (not the agent's words)
-    tool call or result that failed (is_error, exit != 0)       prior_failure
-    tool call or result of a file tool                          file_history
-    any other tool call or result                               tool_outcome
-    summary / compaction / title                                summary
-    user or assistant text                                      decision
+    a PriorToolCall       the full command (<= 16 KiB, newlines kept), tool name, exit code (Claude
+                          `Exit code N` / Codex `Process exited with code N` in the output), is_error,
+                          cwd, repository_cwd, observed_at, files, a bounded output excerpt
+    an EvidenceItem       prior_failure (nonzero exit or is_error), file_history (a file tool),
+                          else tool_outcome; the snippet is a tool snippet (`$ command`, outcome,
+                          output excerpt), the same grammar the native provider writes
 
-Tool snippets are written with `contracts.snippets.tool_snippet` (a file tool's command is its
-name and the matched text, `$ Edit src/x.py`) so comparators can read the command back; a tool
-result's command is the tool name, its output the excerpt. Refs are `session:` / `message:` +
-sha256 over LoopX-source-qualified ids: never a path. Limits are applied in rank order (most
-matched terms first, then Obelisk's rank): sessions, items, snippet length, then total length.
-`omitted_count` counts every item a limit dropped plus the rows past the template's row cap (their
-type unexamined); rows of unrequested types and near misses without the literal term are not items
-and are not counted. `truncated` is also set when a `search()` returned its full `limit` (more hits
-may exist) or a snippet was cut.
+Search hits (from `search()`) become `decision` (user/assistant text) or `summary` items; meta,
+thinking and tool rows are not evidence, nor hits whose text does not contain the term literally
+(FTS5 matches words, not substrings). Refs are `session:` / `message:` + sha256 over
+LoopX-source-qualified ids: never a path. Limits are applied in that order: sessions, items,
+snippet length, then total length; `omitted_count` counts what a limit dropped.
 """
 
 import hashlib
+import posixpath
+import re
 from dataclasses import dataclass
 from typing import Final
 
 from contracts.base import EvidenceType
 from contracts.config import SourceKind
 from contracts.evidence import EvidenceItem
+from contracts.prior_calls import (
+    MAX_CALL_COMMAND_CHARS,
+    MAX_CALL_FILES,
+    MAX_CALL_OUTPUT_CHARS,
+    MAX_CALL_PATH_CHARS,
+    MAX_PRIOR_CALLS,
+    PriorToolCall,
+)
 from contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
 from providers.native.records import FILE_TOOL_NAMES
-from providers.obelisk.answer import Row, TemplateAnswer
-from providers.obelisk.plan import OBELISK_SOURCE, QueryPlan
+from providers.obelisk.answer import CallRow, HitRow
+from providers.obelisk.plan import OBELISK_SOURCE, QueryPlan, normalised_path
 from providers.obelisk.scope import row_moment
 
-TOOL_CALL_TYPES: Final = frozenset(
-    {"tool_use", "tool_call", "tool-call", "function_call", "custom_tool_call"}
-)
-TOOL_RESULT_TYPES: Final = frozenset(
-    {"tool_result", "tool-result", "function_call_output", "custom_tool_call_output"}
-)
 SUMMARY_TYPES: Final = frozenset({"summary", "compaction", "title"})
-TEXT_TYPES: Final = frozenset({"text", "input_text", "output_text", "message"})
+TEXT_TYPES: Final = frozenset({"text"})
+CLAUDE_EXIT: Final = re.compile(r"\AExit code (-?\d{1,6})\b")
+CODEX_EXIT: Final = re.compile(r"\A(-?\d{1,6})\b")
+SNIPPET_OUTPUT_CHARS: Final = 400
 _LOOPX_SOURCE: Final[dict[str, SourceKind]] = {name: kind for kind, name in OBELISK_SOURCE.items()}
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The items kept and what the limits cut."""
+    """The items kept, the structured calls, and what the limits cut."""
 
     items: tuple[EvidenceItem, ...]
+    prior_calls: tuple[PriorToolCall, ...]
     truncated: bool
     omitted_count: int
 
 
-def select_items(answer: TemplateAnswer, plan: QueryPlan) -> Selection:
+def select_items(
+    calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, calls_capped: bool
+) -> Selection:
     """In-scope rows of the requested types, as items within the request's limits."""
     limits = plan.limits
-    typed = [
-        (row, evidence_type)
-        for row in _ranked(answer.rows)
-        if (evidence_type := row_evidence_type(row)) in plan.evidence_types
-        and _matches_literally(row, plan.terms[row.term])
-    ]
-    items: list[EvidenceItem] = []
-    sessions: set[str] = set()
-    seen_messages: set[str] = set()
-    total_chars = 0
-    omitted = answer.counts.eligible - answer.counts.returned
-    truncated = omitted > 0 or answer.counts.saturated_terms > 0
-    for row, evidence_type in typed:
-        session_ref = opaque_ref("session", row.source, row.session_id)
+    candidates: list[tuple[str, str | None, EvidenceType, str, str | None, bool]] = []
+    prior_calls: list[PriorToolCall] = []
+    for call in calls:
+        prior = prior_call(call, plan)
+        if len(prior_calls) < MAX_PRIOR_CALLS:
+            prior_calls.append(prior)
+        evidence_type = call_evidence_type(prior)
+        if evidence_type in plan.evidence_types:
+            snippet, cut = _call_snippet(prior)
+            candidates.append(
+                (prior.session_ref, prior.message_ref, evidence_type, snippet, call.timestamp, cut)
+            )
+    for hit in hits:
+        evidence_type = hit_evidence_type(hit)
+        term = plan.search_terms[hit.term] if hit.term < len(plan.search_terms) else ""
+        if evidence_type not in plan.evidence_types or not _literal(hit, term):
+            continue
+        session_ref = opaque_ref("session", hit.source or "", hit.session_id or "")
         message_ref = (
-            opaque_ref("message", row.source, row.session_id, row.message_id)
-            if row.message_id is not None
+            opaque_ref("message", hit.source or "", hit.session_id or "", hit.uuid)
+            if hit.uuid
             else None
         )
-        if message_ref is not None and message_ref in seen_messages:
+        text = " ".join((hit.text or "").split())
+        snippet, cut = _cut_around(text, term, limits.max_snippet_chars)
+        candidates.append(
+            (session_ref, message_ref, evidence_type, snippet, hit.timestamp,
+             cut or hit.text_chars > len(hit.text or ""))
+        )  # fmt: skip
+    items: list[EvidenceItem] = []
+    sessions: set[str] = set()
+    seen: set[str] = set()
+    total = omitted = 0
+    truncated = calls_capped
+    for session_ref, message_ref, evidence_type, snippet, timestamp, cut in candidates:
+        if message_ref is not None and message_ref in seen:
             continue
+        if len(snippet) > limits.max_snippet_chars:
+            snippet, cut = snippet[: limits.max_snippet_chars - 1] + ELLIPSIS, True
         new_session = session_ref not in sessions
         if len(items) >= limits.max_items or (new_session and len(sessions) >= limits.max_sessions):
             omitted += 1
             continue
-        snippet, cut = _snippet(row, evidence_type, plan.terms[row.term], limits.max_snippet_chars)
-        if total_chars + len(snippet) > limits.max_total_chars:
+        if total + len(snippet) > limits.max_total_chars:
             omitted += 1
             continue
         truncated = truncated or cut
-        total_chars += len(snippet)
+        total += len(snippet)
         sessions.add(session_ref)
         if message_ref is not None:
-            seen_messages.add(message_ref)
+            seen.add(message_ref)
         items.append(
             EvidenceItem(
                 session_ref=session_ref,
                 message_ref=message_ref,
                 evidence_type=evidence_type,
-                observed_at=row_moment(row.timestamp),
+                observed_at=row_moment(timestamp),
                 snippet=snippet,
             )
         )
-    return Selection(items=tuple(items), truncated=truncated or omitted > 0, omitted_count=omitted)
+    return Selection(
+        items=tuple(items),
+        prior_calls=tuple(prior_calls),
+        truncated=truncated or omitted > 0,
+        omitted_count=omitted,
+    )
 
 
-def row_evidence_type(row: Row) -> EvidenceType | None:
-    """The RFC evidence type of a row, or None when the row is not evidence."""
-    kind = (row.content_type or "text").lower()
-    if row.is_meta or row.role == "system":
+def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
+    """The structured record of one verified tool-call row."""
+    command = call.command or ""
+    output = call.output_head or ""
+    output_chars = call.output_chars or len(output)
+    excerpt, output_cut = _excerpt(output, call.output_tail, output_chars)
+    source = call.source or ""
+    session_id = call.session_id or ""
+    return PriorToolCall(
+        session_ref=opaque_ref("session", source, session_id),
+        message_ref=opaque_ref("message", source, session_id, call.call_id),
+        tool_name=(call.tool_name or "tool")[:64],
+        command=command[:MAX_CALL_COMMAND_CHARS],
+        command_truncated=(call.command_chars or 0) > MAX_CALL_COMMAND_CHARS,
+        exit_code=exit_code_of(call),
+        is_error=None if call.is_error is None else call.is_error == 1,
+        cwd=_bounded_path(call.cwd),
+        repository_cwd=repository_cwd(call.cwd, call.project_path, plan.roots),
+        observed_at=row_moment(call.timestamp),
+        files=_files(call, plan.roots),
+        output_excerpt=excerpt,
+        output_truncated=output_cut,
+    )
+
+
+def exit_code_of(call: CallRow) -> int | None:
+    """Codex: `Process exited with code N` (cut out by the SQL); Claude: a leading `Exit code N`."""
+    if call.exit_text is not None:
+        match = CODEX_EXIT.match(call.exit_text)
+        if match is not None:
+            return int(match[1])
+    match = CLAUDE_EXIT.match(call.output_head or "")
+    return int(match[1]) if match is not None else None
+
+
+def call_evidence_type(call: PriorToolCall) -> EvidenceType:
+    """prior_failure, file_history or tool_outcome."""
+    if call.is_error is True or (call.exit_code is not None and call.exit_code != 0):
+        return "prior_failure"
+    if call.tool_name.lower() in FILE_TOOL_NAMES:
+        return "file_history"
+    return "tool_outcome"
+
+
+def hit_evidence_type(hit: HitRow) -> EvidenceType | None:
+    """decision for user/assistant text, summary for summaries; None for anything else."""
+    kind = (hit.content_type or "").lower()
+    if hit.is_meta in (1, True) or hit.role == "system":
         return None
-    if kind in TOOL_CALL_TYPES or kind in TOOL_RESULT_TYPES:
-        if _failed(row):
-            return "prior_failure"
-        if (row.tool_name or "").lower() in FILE_TOOL_NAMES:
-            return "file_history"
-        return "tool_outcome"
     if kind in SUMMARY_TYPES:
         return "summary"
-    if kind in TEXT_TYPES and row.role in ("user", "assistant"):
+    if kind in TEXT_TYPES and hit.role in ("user", "assistant"):
         return "decision"
     return None
+
+
+def repository_cwd(cwd: str | None, project_path: str | None, roots: tuple[str, ...]) -> str | None:
+    """`cwd` relative to its checkout: the session's project path when that lies under a root
+    (a worktree under a worktree parent), else the root; None outside every root."""
+    path = normalised_path(cwd) if cwd else None
+    if path is None:
+        return None
+    bases = [root for root in roots if path == root or path.startswith(root + "/")]
+    if not bases:
+        return None
+    checkout = normalised_path(project_path) if project_path else None
+    if checkout is not None and any(checkout.startswith(base + "/") for base in bases) and (
+        path == checkout or path.startswith(checkout + "/")
+    ):
+        base = checkout
+    else:
+        base = max(bases, key=len)
+    relative = posixpath.relpath(path, base)
+    return "" if relative == "." else relative[:MAX_CALL_PATH_CHARS]
 
 
 def opaque_ref(kind: str, obelisk_source: str, *ids: str) -> str:
@@ -127,53 +214,62 @@ def opaque_ref(kind: str, obelisk_source: str, *ids: str) -> str:
     return f"{kind}:{hashlib.sha256(material).hexdigest()}"
 
 
-def _ranked(rows: list[Row]) -> list[Row]:
-    return sorted(
-        rows, key=lambda row: (-len(row.terms), row.rank if row.rank is not None else 1e308)
-    )
+def _files(call: CallRow, roots: tuple[str, ...]) -> list[str]:
+    if not call.file_path:
+        return []
+    path = normalised_path(call.file_path)
+    if path is None:
+        return []
+    for root in sorted(roots, key=len, reverse=True):
+        if path.startswith(root + "/"):
+            path = posixpath.relpath(path, root)
+            break
+    return [path[:MAX_CALL_PATH_CHARS]][:MAX_CALL_FILES]
 
 
-def _failed(row: Row) -> bool:
-    return row.is_error is True or (row.exit_code is not None and row.exit_code != 0)
+def _bounded_path(path: str | None) -> str | None:
+    return None if path is None else path[:MAX_CALL_PATH_CHARS]
 
 
-def _matches_literally(row: Row, term: str) -> bool:
-    """The window must contain the term (Obelisk's trigram index returns near misses, #76)."""
-    return term.lower() in row.text.lower()
+def _excerpt(head: str, tail: str | None, total: int) -> tuple[str, bool]:
+    """The whole output when it fits, else its head and tail around an ellipsis.
+
+    The SQL returns the first `OUTPUT_HEAD_CHARS` and, for a longer output, its last
+    `OUTPUT_TAIL_CHARS`; the two overlap when the output is shorter than both together.
+    """
+    if tail is None:
+        return head[:MAX_CALL_OUTPUT_CHARS], len(head) > MAX_CALL_OUTPUT_CHARS
+    missing = total - len(head)
+    if 0 <= missing <= len(tail) and len(head) + missing <= MAX_CALL_OUTPUT_CHARS:
+        return head + tail[len(tail) - missing :], False
+    half = (MAX_CALL_OUTPUT_CHARS - len(ELLIPSIS)) // 2
+    return head[:half] + ELLIPSIS + tail[-half:], True
 
 
-def _snippet(row: Row, evidence_type: EvidenceType, term: str, max_chars: int) -> tuple[str, bool]:
-    """The item's snippet, and whether any of the message was cut (by the template or here)."""
-    text = row.text
-    cut_before = row.window_start > 0
-    cut_after = row.window_start + len(row.text) < row.text_chars
-    text = (ELLIPSIS if cut_before else "") + text + (ELLIPSIS if cut_after else "")
-    if evidence_type in ("prior_failure", "tool_outcome", "file_history"):
-        outcome = outcome_line(exit_code=row.exit_code, is_error=row.is_error)
-        if (row.content_type or "").lower() not in TOOL_CALL_TYPES:
-            full = tool_snippet(row.tool_name or "tool", outcome, text)
-        elif evidence_type == "file_history" and row.tool_name:
-            full = tool_snippet(f"{row.tool_name} {text}", outcome, "")
-        else:
-            full = tool_snippet(text, outcome, "")
-        return _cut_end(full, max_chars), cut_before or cut_after or len(full) > max_chars
-    return _cut_around(text, term, max_chars), cut_before or cut_after or len(text) > max_chars
+def _call_snippet(call: PriorToolCall) -> tuple[str, bool]:
+    outcome = outcome_line(exit_code=call.exit_code, is_error=call.is_error)
+    output = call.output_excerpt[:SNIPPET_OUTPUT_CHARS]
+    if call.tool_name.lower() in FILE_TOOL_NAMES:
+        command = f"{call.tool_name} {' '.join(call.files) or call.command}"
+    else:
+        command = call.command or call.tool_name
+    snippet = tool_snippet(command, outcome, output)
+    cut = call.command_truncated or len(call.output_excerpt) > SNIPPET_OUTPUT_CHARS
+    return snippet, cut
 
 
-def _cut_end(text: str, max_chars: int) -> str:
-    """Keep the start (a tool snippet's `$ command` line), mark the cut."""
-    return text if len(text) <= max_chars else text[: max_chars - 1] + ELLIPSIS
+def _literal(hit: HitRow, term: str) -> bool:
+    """The text must contain the term (FTS5 matches words and operators, not substrings)."""
+    return bool(term) and term.lower() in " ".join((hit.text or "").split()).lower()
 
 
-def _cut_around(text: str, term: str, max_chars: int) -> str:
-    """Keep a window of `max_chars` around the term's first occurrence, marking both cuts."""
+def _cut_around(text: str, term: str, max_chars: int) -> tuple[str, bool]:
+    """A window of `max_chars` around the term's first occurrence, marking both cuts."""
     if len(text) <= max_chars:
-        return text
-    if max_chars < 3:
-        return text[:max_chars]
+        return text, False
     at = max(0, text.lower().find(term.lower()))
-    width = max_chars - 2
+    width = max(1, max_chars - 2)
     start = max(0, min(at - (width - len(term)) // 2, len(text) - width))
     before = ELLIPSIS if start > 0 else ""
     after = ELLIPSIS if start + width < len(text) else ""
-    return before + text[start : start + width] + after
+    return before + text[start : start + width] + after, True

@@ -8,7 +8,7 @@ embeds and the adapter verifies rows against); one that does not raises `Unsuppo
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Final
 
 from pydantic import ValidationError
@@ -18,7 +18,9 @@ from contracts.config import Enablement, SourceKind
 from contracts.errors import ScopeViolation, UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, RequestLimits
 from contracts.json_input import describe_validation_error
-from providers.obelisk.template import TemplateLimits
+from contracts.prior_calls import MAX_CALL_COMMAND_CHARS
+from providers.native.index.scope import enablement_roots
+from providers.obelisk.template import TemplateLimits, TemplateValues
 
 SUPPORTED_REQUEST_FIELDS: Final = frozenset(
     {
@@ -34,8 +36,8 @@ SUPPORTED_REQUEST_FIELDS: Final = frozenset(
     }
 )
 """Request fields this adapter understands; a set field outside it is refused."""
-SUPPORTED_OPTIONS: Final = frozenset({"after", "before", "max_index_age_s"})
-"""Provider options: an observation window and how old a build may be and still count as fresh."""
+SUPPORTED_OPTIONS: Final = frozenset[str]()
+"""Provider options: none yet; any option is refused before a process starts."""
 OBELISK_SOURCE: Final[dict[SourceKind, str]] = {
     "claude": "claude",
     "codex": "codex",
@@ -44,13 +46,16 @@ OBELISK_SOURCE: Final[dict[SourceKind, str]] = {
     "dsh": "deepseek",
 }
 """LoopX source names to the names Obelisk writes in `message.source` (DSH is `deepseek`)."""
-DEFAULT_MAX_INDEX_AGE_S: Final = 600.0
-PER_TERM_FLOOR: Final = 25
-PER_TERM_CAP: Final = 100
-ROW_CAP: Final = 200
-WINDOW_CAP: Final = 2000
-SESSION_LOOKUP_CAP: Final = 200
-MARKER_CAP: Final = 32
+SEARCHED_TYPES: Final = frozenset({"decision", "summary"})
+"""Evidence types that need `search()`; tool calls come from `sql()`."""
+CALL_FLOOR: Final = 40
+CALL_CAP: Final = 200
+PER_TERM_FLOOR: Final = 10
+PER_TERM_CAP: Final = 50
+TEXT_CHARS: Final = 4000
+STATE_ROWS: Final = 20_000
+OUTPUT_HEAD_CHARS: Final = 1024
+OUTPUT_TAIL_CHARS: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,26 +63,37 @@ class QueryPlan:
     """One checked lookup: what the template embeds and what every row is verified against."""
 
     terms: tuple[str, ...]
+    search_terms: tuple[str, ...]
+    """The terms sent to `search()`: empty unless decisions or summaries were requested."""
     sources: tuple[str, ...]
     """Obelisk source names bound to the agent."""
     roots: tuple[str, ...]
     """Normalised absolute repository roots."""
-    after: datetime | None
-    before: datetime | None
+    session_roots: tuple[str, ...]
+    """The enablement's session folders (for freshness)."""
     evidence_types: frozenset[EvidenceType]
     limits: RequestLimits
-    template_limits: TemplateLimits
-    max_index_age_s: float
 
     @property
-    def after_iso(self) -> str | None:
-        """`after` as ISO-8601 UTC with milliseconds and `Z`, as the template embeds it."""
-        return _iso(self.after)
-
-    @property
-    def before_iso(self) -> str | None:
-        """`before` as ISO-8601 UTC with milliseconds and `Z`, as the template embeds it."""
-        return _iso(self.before)
+    def template_values(self) -> TemplateValues:
+        """The values the fixed template embeds for this plan."""
+        limits = self.limits
+        return TemplateValues(
+            terms=self.terms,
+            search_terms=self.search_terms,
+            sources=self.sources,
+            roots=self.roots,
+            session_roots=self.session_roots,
+            limits=TemplateLimits(
+                calls=min(CALL_CAP, max(CALL_FLOOR, 4 * limits.max_items)),
+                command_chars=MAX_CALL_COMMAND_CHARS + 1,
+                output_head_chars=OUTPUT_HEAD_CHARS,
+                output_tail_chars=OUTPUT_TAIL_CHARS,
+                per_term=min(PER_TERM_CAP, max(PER_TERM_FLOOR, 2 * limits.max_items)),
+                text_chars=TEXT_CHARS,
+                state_rows=STATE_ROWS,
+            ),
+        )
 
 
 def query_plan(
@@ -85,38 +101,31 @@ def query_plan(
     *,
     enablement: Enablement,
     options: Mapping[str, object],
+    home: Path | None = None,
 ) -> QueryPlan:
     """The checked plan for `request`, or `UnsupportedOption` / `ScopeViolation`."""
     checked = _checked_request(request)
-    after, before, max_age = _checked_options(options)
+    unknown = set(options) - SUPPORTED_OPTIONS
+    if unknown:
+        raise UnsupportedOption(f"{len(unknown)} provider option(s) outside the allowlist")
     scope = checked.scope
-    if (scope.agent_id, scope.project_id, scope.repository_id) != (
-        enablement.agent_id,
-        enablement.project_id,
-        enablement.repository_id,
-    ):
+    if (scope.agent_id, scope.project_id, scope.repository_id) != enablement.scope_key:
         raise ScopeViolation("request scope is not the enabled scope")
     roots = repository_roots(enablement.repo_roots)
     if not roots:
         raise ScopeViolation("enablement names no repository root to verify rows against")
-    limits = checked.limits
-    longest_term = max(len(term) for term in checked.query_terms)
+    types = frozenset(checked.evidence_types)
+    session_roots = enablement_roots(enablement, home=home)
     return QueryPlan(
         terms=tuple(checked.query_terms),
+        search_terms=tuple(checked.query_terms) if types & SEARCHED_TYPES else (),
         sources=tuple(dict.fromkeys(OBELISK_SOURCE[source] for source in enablement.sources)),
         roots=roots,
-        after=after,
-        before=before,
-        evidence_types=frozenset(checked.evidence_types),
-        limits=limits,
-        template_limits=TemplateLimits(
-            per_term=min(PER_TERM_CAP, max(PER_TERM_FLOOR, 4 * limits.max_items)),
-            rows=min(ROW_CAP, max(4 * limits.max_items, 20)),
-            snippet_chars=min(WINDOW_CAP, max(limits.max_snippet_chars, longest_term + 64)),
-            sessions=SESSION_LOOKUP_CAP,
-            markers=MARKER_CAP,
+        session_roots=tuple(
+            str(path) for paths in session_roots.values() for path in paths
         ),
-        max_index_age_s=max_age,
+        evidence_types=types,
+        limits=checked.limits,
     )
 
 
@@ -159,47 +168,3 @@ def _checked_request(request: HistoricalEvidenceRequest) -> HistoricalEvidenceRe
     except ValidationError as error:
         problem = describe_validation_error(error)
     raise UnsupportedOption(f"request fails validation at {problem}")
-
-
-def _checked_options(
-    options: Mapping[str, object],
-) -> tuple[datetime | None, datetime | None, float]:
-    unknown = set(options) - SUPPORTED_OPTIONS
-    if unknown:
-        raise UnsupportedOption(f"{len(unknown)} provider option(s) outside the allowlist")
-    # Millisecond precision on both sides (the template's `Date.parse` has no more); rounding
-    # narrows the window, never widens it.
-    after = _moment(options.get("after"), "after", round_up=True)
-    before = _moment(options.get("before"), "before", round_up=False)
-    if after is not None and before is not None and after > before:
-        raise UnsupportedOption("option after is later than before")
-    max_age = options.get("max_index_age_s", DEFAULT_MAX_INDEX_AGE_S)
-    if isinstance(max_age, bool) or not isinstance(max_age, int | float) or not 0 < max_age < 10**9:
-        raise UnsupportedOption("option max_index_age_s must be a positive number of seconds")
-    return after, before, float(max_age)
-
-
-def _moment(value: object, name: str, *, round_up: bool) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        moment = None
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        value = moment
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        raise UnsupportedOption(f"option {name} must be a timezone-aware datetime")
-    moment = value.astimezone(UTC)
-    sub_ms = moment.microsecond % 1000
-    moment = moment.replace(microsecond=moment.microsecond - sub_ms)
-    if round_up and sub_ms:
-        moment += timedelta(milliseconds=1)
-    return moment
-
-
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -1,4 +1,12 @@
-"""Running the Obelisk CLI: its own deadline, a byte cap on stdout, the process group killed.
+"""Running the Obelisk CLI: its own deadline, a byte cap on stdout, everything it started killed.
+
+The CLI runs in its own session (`setsid`). On a timeout, an error, an oversize answer, or when
+the caller calls `terminate_running_queries()` (from its SIGTERM/SIGINT handler), the adapter
+SIGKILLs the session's process group, every descendant found through `/proc` (a grandchild that
+called `setsid` itself has left the group but is still a descendant), and every process that
+still carries this run's marker in its environment (a descendant orphaned before the kill).
+The query script lives in a fresh 0700 folder under the private folder the caller passes (never
+the system temp folder) and is removed on every exit path.
 
 Nothing read from the process leaves this module except the exit status, the capped stdout bytes
 (returned to the caller, never logged) and a count of stderr bytes. Foreign exceptions are mapped
@@ -7,11 +15,13 @@ where they happen and the mapped error is raised outside the handler, so no fore
 """
 
 import os
+import secrets
 import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +38,12 @@ from contracts.errors import (
 
 READ_CHUNK: Final = 64 * 1024
 SCRIPT_NAME: Final = "query.js"
+RUN_MARKER: Final = "OBELISK_SESSION_EVIDENCE_RUN"
+"""Environment variable carrying a per-run token, inherited by everything the CLI starts."""
+_RUNNING: dict[int, str] = {}
+"""Leader pid -> run token of every CLI process now running."""
+_SCRIPT_DIRS: set[Path] = set()
+_REGISTRY_LOCK = threading.Lock()
 
 
 class Deadline:
@@ -69,7 +85,10 @@ def run_cli(
     cwd: str | None = None,
 ) -> CliAnswer:
     """Run `argv` in its own process group; stop it at the deadline or past the stdout cap."""
-    process = _spawn(argv, cwd=cwd)
+    token = secrets.token_hex(16)
+    process = _spawn(argv, cwd=cwd, token=token)
+    with _REGISTRY_LOCK:
+        _RUNNING[process.pid] = token
     failure: ProviderError | None = None
     try:
         failure, stdout, stderr_bytes, stderr_head = _read_capped(
@@ -80,8 +99,10 @@ def run_cli(
             if exit_code is None:
                 failure = ProviderTimeout("no exit before the deadline")
     finally:
-        if failure is not None or process.poll() is None:
-            _kill_group(process)
+        _kill_run(process.pid, token)
+        _reap(process)
+        with _REGISTRY_LOCK:
+            _RUNNING.pop(process.pid, None)
         for pipe in (process.stdout, process.stderr):
             if pipe is not None:
                 pipe.close()
@@ -93,9 +114,12 @@ def run_cli(
 
 
 @contextmanager
-def private_script(script: str) -> Iterator[Path]:
-    """Write `script` to a new 0600 file in a new 0700 directory; remove both afterwards."""
-    directory = Path(tempfile.mkdtemp(prefix="ose-obelisk-"))
+def private_script(script: str, work_dir: Path) -> Iterator[Path]:
+    """Write `script` to a new 0600 file in a new 0700 folder under `work_dir`; remove both."""
+    work_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory = Path(tempfile.mkdtemp(prefix="query-", dir=work_dir))
+    with _REGISTRY_LOCK:
+        _SCRIPT_DIRS.add(directory)
     try:
         path = directory / SCRIPT_NAME
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -104,13 +128,30 @@ def private_script(script: str) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+        with _REGISTRY_LOCK:
+            _SCRIPT_DIRS.discard(directory)
 
 
-def _spawn(argv: Sequence[str], *, cwd: str | None) -> subprocess.Popen[bytes]:
+def terminate_running_queries() -> int:
+    """Kill every running Obelisk CLI (and all it started) and remove their query files.
+
+    For the caller's SIGTERM/SIGINT handler: no lock is taken (a handler may interrupt a thread
+    holding it) and nothing is logged. Returns how many runs were killed.
+    """
+    running = list(_RUNNING.items())
+    for pid, token in running:
+        _kill_run(pid, token)
+    for directory in list(_SCRIPT_DIRS):
+        shutil.rmtree(directory, ignore_errors=True)
+    return len(running)
+
+
+def _spawn(argv: Sequence[str], *, cwd: str | None, token: str) -> subprocess.Popen[bytes]:
     error_code = None
     try:
         return subprocess.Popen(
             list(argv),
+            env={**os.environ, RUN_MARKER: token},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -178,13 +219,63 @@ def _wait(process: subprocess.Popen[bytes], deadline: Deadline) -> int | None:
     return None
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the whole group (the CLI and anything it started), then reap the leader."""
+def _kill_run(leader: int, token: str) -> None:
+    """SIGKILL the leader's process group, its descendants, and processes carrying `token`."""
+    targets = _descendants(leader) | _marked(token)
+    for pid in targets:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(leader, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
     try:
         process.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
         pass
+
+
+def _processes() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _descendants(leader: int) -> set[int]:
+    """Every process below `leader` in the parent tree, read from `/proc/<pid>/stat`."""
+    children: dict[int, list[int]] = {}
+    for pid in _processes():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(pid)
+    found: set[int] = set()
+    pending = [leader]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            if child not in found:
+                found.add(child)
+                pending.append(child)
+    return found
+
+
+def _marked(token: str) -> set[int]:
+    """Processes of this user whose environment still carries this run's marker."""
+    needle = f"{RUN_MARKER}={token}".encode()
+    found = set()
+    for pid in _processes():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.add(pid)
+        except OSError:
+            continue
+    return found

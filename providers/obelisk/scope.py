@@ -1,10 +1,14 @@
 """Verifying every returned row against the plan: one row out of scope rejects the whole answer.
 
-The template already filters, but Obelisk's helpers may ignore options they do not know (issue
-#94) and the template's own checks run inside someone else's process, so nothing is trusted: each
-row's source, session source, paths and timestamp are checked again here. A row whose scope cannot
-be established (no path at all, a relative path, no parsable timestamp while a window is set) counts
-as out of scope.
+The template already filters (SQL predicates for tool calls, the script's own check for search
+hits), but Obelisk's helpers silently ignore options they do not know (recordings 3.16, Obelisk
+issue #94) and the checks run inside someone else's process, so nothing is trusted:
+
+    source            one of the enablement's sources (session source equal, when given)
+    session           known: an orphan row (no `sessions` row, `session` all null) has no
+                      identity and is out of scope
+    paths             cwd, and project_path when given, under a repository root; a row with
+                      no path at all cannot be placed and is out of scope
 """
 
 import math
@@ -13,35 +17,36 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from contracts.errors import ScopeViolation
-from providers.obelisk.answer import Row
+from providers.obelisk.answer import CallRow, HitRow
 from providers.obelisk.plan import QueryPlan, normalised_path
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def verify_scope(rows: Iterable[Row], plan: QueryPlan) -> None:
+def verify_scope(calls: Iterable[CallRow], hits: Iterable[HitRow], plan: QueryPlan) -> None:
     """Raise `ScopeViolation` (with a count, never a value) if any row is outside `plan`."""
-    outside = sum(1 for row in rows if not row_in_scope(row, plan))
+    outside = sum(1 for call in calls if not call_in_scope(call, plan))
+    outside += sum(1 for hit in hits if not hit_in_scope(hit, plan))
     if outside:
         raise ScopeViolation(f"{outside} returned row(s) outside the requested scope")
 
 
-def row_in_scope(row: Row, plan: QueryPlan) -> bool:
-    """True when the row's source, paths and time all lie inside the plan."""
-    if row.source not in plan.sources:
-        return False
-    if row.session_source is not None and row.session_source != row.source:
-        return False
-    paths = [path for path in (row.cwd, row.project_path) if path is not None]
-    if not paths or not all(path_under_roots(path, plan.roots) for path in paths):
-        return False
-    if plan.after is None and plan.before is None:
-        return True
-    moment = row_moment(row.timestamp)
-    if moment is None:
-        return False
-    return (plan.after is None or moment >= plan.after) and (
-        plan.before is None or moment <= plan.before
+def call_in_scope(call: CallRow, plan: QueryPlan) -> bool:
+    """A tool call of a known session of a bound source, run inside the repository."""
+    return (
+        call.source in plan.sources
+        and call.session_id is not None
+        and _paths_in_scope((call.cwd, call.project_path), plan.roots)
+    )
+
+
+def hit_in_scope(hit: HitRow, plan: QueryPlan) -> bool:
+    """A message of a known session of a bound source, written inside the repository."""
+    return (
+        hit.source in plan.sources
+        and hit.session_id is not None
+        and hit.session_source == hit.source
+        and _paths_in_scope((hit.cwd,), plan.roots)
     )
 
 
@@ -57,21 +62,24 @@ def row_moment(value: str | float | int | None) -> datetime | None:
     """A row timestamp (ISO-8601, or epoch seconds or milliseconds) as an aware UTC datetime."""
     if isinstance(value, bool) or value is None:
         return None
-    moment = None
     if isinstance(value, int | float):
         milliseconds = value if value > 100_000_000_000 else value * 1000
+        moment = None
         try:
             moment = _EPOCH + timedelta(milliseconds=math.floor(milliseconds))
         except (OverflowError, ValueError):
             pass
         return moment
+    parsed = None
     try:
-        moment = datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         pass
-    if moment is not None and moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    if moment is None:
+    if parsed is None:
         return None
-    # The template compares with `Date.parse` (milliseconds); so does this check.
-    return moment.astimezone(UTC).replace(microsecond=moment.microsecond // 1000 * 1000)
+    return (parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _paths_in_scope(paths: tuple[str | None, ...], roots: tuple[str, ...]) -> bool:
+    known = [path for path in paths if path is not None]
+    return bool(known) and all(path_under_roots(path, roots) for path in known)

@@ -1,207 +1,162 @@
-"""The one fixed, versioned Obelisk query template, and the only place its values are embedded.
+"""The one fixed, versioned Obelisk query template, built on what the 0.2.3 CLI really exposes.
 
-A query script is a data block followed by fixed code:
+What the recordings (shared/reference/obelisk-recordings) show, and what this template does:
+- Commands live in `tool_calls.input_json` (`$.command` Claude, `$.cmd` Codex), outputs and
+  `is_error` in `tool_results`; tool rows of `messages` have `text = NULL`, so `search()` never
+  finds a command or an error. Tool calls are therefore read with `sql()`: tool_calls joined to
+  sessions (an orphan subagent row has none, so it drops out) and messages (the call's cwd and
+  time), with its result; source, cwd and project_path are SQL predicates; every value is a `?`
+  binding (lists go in as one JSON array read with `json_each`).
+- Codex results have `is_error = 0`; the exit code is only the text `Process exited with code N`,
+  which the SQL cuts out (`exit_text`) for the adapter to read.
+- `search()` is used only for decisions and summaries (message text), filtered by the script
+  and verified again by the adapter.
+- Freshness: `__last_build__` and the per-file `index_state` rows under the enablement's session
+  roots, in the same `--query` (each `--query` refreshes first, so this is the index it answers
+  from).
+- Caps are applied while reading: SQL LIMITs, `substr` on command and output, `search()` limits
+  and a text slice; the adapter caps stdout bytes on top.
+
+A query script is a data block of JSON literals followed by fixed code:
 
     // -- data --
-    const TEMPLATE = "obelisk-session-evidence/1";
-    const TERMS = [...];        one line per value, each a JSON literal from `js_literal`
+    const TEMPLATE = "obelisk-session-evidence/2";
+    const STATE_SQL = "...";  ...  one line per value, each from `js_literal`
     // -- code --
-    ...                         identical for every call of this template version
+    ...                            identical for every call of this template version
 
-Values never reach the code: each one is a JSON literal assigned to a `const`, which JavaScript
-reads as data. `js_literal` additionally keeps the literal to printable ASCII (no raw line
-terminators, U+2028/U+2029 or `</script>`), so one value is always exactly one line.
-
-The code only calls Obelisk's documented sandbox helpers: `sql()` with `?` bindings and an explicit
-LIMIT (for `index_state` markers and `sessions.project_path`) and `search(text, {limit, source})`.
-The window is applied by the script itself, not passed as `after`/`before`: their value format is
-not documented, and a misread bound would silently return nothing, which reads as "no history".
-It never calls `console` (anything logged would land on stdout beside the JSON). It filters rows
-by literal match, source, window and repository root, cuts each message to a window around the
-match, replaces lone surrogates, and returns one JSON object; the adapter verifies every row again.
+The code never calls `console` (anything logged lands on stdout beside the JSON).
 """
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Final
 
-TEMPLATE_VERSION: Final = 1
+TEMPLATE_VERSION: Final = 2
 TEMPLATE_ID: Final = f"obelisk-session-evidence/{TEMPLATE_VERSION}"
 DATA_MARKER: Final = "// -- data --"
 CODE_MARKER: Final = "// -- code --"
-DATA_NAMES: Final = ("TEMPLATE", "TERMS", "SOURCES", "ROOTS", "AFTER", "BEFORE", "LIMITS")
-"""The data block's constants, in order; the code reads nothing else from outside."""
+DATA_NAMES: Final = (
+    "TEMPLATE",
+    "STATE_SQL",
+    "STATE_ARGS",
+    "CALLS_SQL",
+    "CALLS_ARGS",
+    "TERMS",
+    "SEARCH",
+)
+LAST_BUILD: Final = "__last_build__"
+EXIT_TEXT: Final = "Process exited with code "
 
 _JS_UNSAFE: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
-CODE: Final = r"""const MARKER_SQL = "SELECT jsonl_path AS key, mtime FROM index_state"
-  + " WHERE substr(jsonl_path, 1, 2) = ? AND substr(jsonl_path, -2) = ?"
-  + " ORDER BY jsonl_path LIMIT ?";
-const SESSION_SQL_HEAD = "SELECT id, project_path FROM sessions WHERE id IN (";
-const SESSION_SQL_TAIL = ") LIMIT ?";
-const SESSION_CHUNK = 100;
-const helpersFound = {
-  sql: typeof sql === "function",
-  search: typeof search === "function",
-  sessions: typeof sessions === "function",
-  fileHistory: typeof fileHistory === "function",
-  failures: typeof failures === "function",
-  messages: typeof messages === "function",
+_UNDER_ROOTS: Final = (
+    "EXISTS (SELECT 1 FROM json_each(?) r WHERE {column} = r.value"
+    " OR substr({column}, 1, length(r.value) + 1) = r.value || '/')"
+)
+STATE_SQL: Final = (
+    "SELECT jsonl_path, mtime, lines_processed, cursor FROM index_state"
+    " WHERE jsonl_path = ? OR " + _UNDER_ROOTS.format(column="jsonl_path")
+    + " ORDER BY jsonl_path LIMIT ?"
+)
+CALLS_SQL: Final = (
+    "WITH calls AS (SELECT tc.id AS call_id, tc.session_id, tc.name AS tool_name, s.source,"
+    " s.project_path, m.cwd, m.timestamp, tc.file_path,"
+    " COALESCE(json_extract(tc.input_json, '$.command'), json_extract(tc.input_json, '$.cmd'),"
+    " json_extract(tc.input_json, '$.file_path'), json_extract(tc.input_json, '$.pattern'),"
+    " json_extract(tc.input_json, '$.input'), '') AS command_text,"
+    " tr.is_error, tr.content AS output"
+    " FROM tool_calls tc JOIN sessions s ON s.id = tc.session_id"
+    " JOIN messages m ON m.uuid = tc.message_uuid"
+    " LEFT JOIN tool_results tr ON tr.tool_use_id = tc.id"
+    " WHERE s.source IN (SELECT value FROM json_each(?))"
+    " AND " + _UNDER_ROOTS.format(column="s.project_path")
+    + " AND " + _UNDER_ROOTS.format(column="m.cwd")
+    + "), scored AS (SELECT *,"
+    " (SELECT COUNT(*) FROM json_each(?) t WHERE instr(lower(command_text), lower(t.value)) > 0)"
+    " AS command_hits,"
+    " (SELECT COUNT(*) FROM json_each(?) t"
+    " WHERE instr(lower(COALESCE(output, '')), lower(t.value)) > 0) AS output_hits,"
+    " CASE WHEN instr(output, ?) > 0 THEN substr(output, instr(output, ?) + ?, 12) END AS exit_text"
+    " FROM calls)"
+    " SELECT call_id, session_id, tool_name, source, project_path, cwd, timestamp, file_path,"
+    " substr(command_text, 1, ?) AS command, length(command_text) AS command_chars, is_error,"
+    " substr(output, 1, ?) AS output_head,"
+    " CASE WHEN length(output) > ? THEN substr(output, -?) END AS output_tail,"
+    " length(output) AS output_chars, exit_text, command_hits, output_hits"
+    " FROM scored WHERE command_hits + output_hits > 0"
+    " ORDER BY command_hits DESC,"
+    " (is_error = 1 OR (exit_text IS NOT NULL AND exit_text NOT LIKE '0%')) DESC,"
+    " output_hits DESC, timestamp DESC LIMIT ?"
+)
+
+CODE: Final = r"""const guarded = (query, args) => {
+  try {
+    const rows = sql(query, ...args);
+    return { rows: Array.isArray(rows) ? rows : [], failed: false };
+  } catch (error) {
+    return { rows: [], failed: true };
+  }
 };
-const nodeFound = typeof process === "object" && process !== null
-  && typeof process.versions === "object" && process.versions !== null
-  && typeof process.versions.node === "string" ? process.versions.node.slice(0, 32) : null;
-const counts = {
-  hits: 0, not_literal: 0, out_of_scope: 0, eligible: 0, returned: 0,
-  search_errors: 0, saturated_terms: 0, marker_lookup_failed: false, session_lookup_failed: false,
-};
-const answer = {
-  template: TEMPLATE, helpers: helpersFound, node: nodeFound, markers: [], rows: [], counts: counts,
-};
-if (!helpersFound.sql || !helpersFound.search) {
-  return answer;
-}
-const asArray = (value) => (Array.isArray(value) ? value : []);
 const objectOf = (value) => (typeof value === "object" && value !== null ? value : {});
 // A lone surrogate would be printed as a `\udXXX` escape, which strict JSON readers refuse.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const wellFormed = (value) => (typeof value.toWellFormed === "function" ? value.toWellFormed()
-  : value.replace(LONE_SURROGATE, "\ufffd"));
-const textOf = (value, max) => (typeof value === "string" ? wellFormed(value.slice(0, max)) : null);
-const numberOf = (value) => (typeof value === "bigint" ? Number(value)
-  : typeof value === "number" && Number.isFinite(value) ? value : null);
-const idOf = (value) => (typeof value === "string" || typeof value === "number"
-  || typeof value === "bigint" ? wellFormed(String(value).slice(0, 512)) : null);
-const epochMs = (value) => {
-  const number = numberOf(value);
-  if (number !== null) return number > 100000000000 ? number : number * 1000;
-  if (typeof value !== "string") return null;
-  const parsed = Date.parse(value);
-  return Number.isNaN(parsed) ? null : parsed;
-};
-const afterMs = AFTER === null ? null : Date.parse(AFTER);
-const beforeMs = BEFORE === null ? null : Date.parse(BEFORE);
-const inWindow = (value) => {
-  if (afterMs === null && beforeMs === null) return true;
-  const moment = epochMs(value);
-  return moment !== null && (afterMs === null || moment >= afterMs)
-    && (beforeMs === null || moment <= beforeMs);
-};
+const wellFormed = (text) => (typeof text.toWellFormed === "function" ? text.toWellFormed()
+  : text.replace(LONE_SURROGATE, "\ufffd"));
 const underRoot = (path) => typeof path === "string"
-  && ROOTS.some((root) => path === root || path.startsWith(root + "/"));
-const rankOf = (row) => (row.rank === null ? 1e308 : row.rank);
-const isHigh = (code) => code >= 0xd800 && code <= 0xdbff;
-const isLow = (code) => code >= 0xdc00 && code <= 0xdfff;
-
-try {
-  for (const row of asArray(sql(MARKER_SQL, "__", "__", LIMITS.markers))) {
-    const key = textOf(objectOf(row).key, 64);
-    if (key !== null) answer.markers.push({ key: key, mtime: numberOf(objectOf(row).mtime) });
-  }
-} catch (error) {
-  counts.marker_lookup_failed = true;
-}
-
-const candidates = new Map();
-TERMS.forEach((term, termIndex) => {
-  const options = { limit: LIMITS.per_term };
-  if (SOURCES.length === 1) options.source = SOURCES[0];
-  let hits;
+  && SEARCH.roots.some((root) => path === root || path.startsWith(root + "/"));
+const state = guarded(STATE_SQL, STATE_ARGS);
+const calls = guarded(CALLS_SQL, CALLS_ARGS);
+const hits = [];
+let dropped = 0;
+let searchFailed = 0;
+const options = SEARCH.source === null ? { limit: SEARCH.limit }
+  : { limit: SEARCH.limit, source: SEARCH.source };
+for (let termIndex = 0; termIndex < TERMS.length; termIndex += 1) {
+  let found = [];
   try {
-    hits = asArray(search(term, options));
+    found = search(TERMS[termIndex], options);
   } catch (error) {
-    counts.search_errors += 1;
-    return;
+    searchFailed += 1;
   }
-  if (hits.length >= LIMITS.per_term) counts.saturated_terms += 1;
-  const needle = term.toLowerCase();
-  for (const hit of hits) {
-    counts.hits += 1;
+  for (const hit of Array.isArray(found) ? found : []) {
     const message = objectOf(objectOf(hit).message);
     const session = objectOf(objectOf(hit).session);
-    const text = typeof message.text === "string" ? message.text
-      : typeof message.snippet === "string" ? message.snippet : "";
-    const at = text.toLowerCase().indexOf(needle);
-    if (at < 0) {
-      counts.not_literal += 1;
+    if (!SEARCH.sources.includes(message.source) || session.id === null
+      || session.id === undefined || session.source !== message.source
+      || !underRoot(message.cwd)) {
+      dropped += 1;
       continue;
     }
-    const source = textOf(message.source, 32) ?? textOf(session.source, 32);
-    const sessionSource = textOf(session.source, 32);
-    const sessionId = idOf(session.id) ?? idOf(message.session_id);
-    if (source === null || !SOURCES.includes(source) || sessionId === null
-      || (sessionSource !== null && sessionSource !== source) || !inWindow(message.timestamp)) {
-      counts.out_of_scope += 1;
-      continue;
-    }
-    const messageId = idOf(message.uuid);
-    const key = source + "\u0000" + sessionId + "\u0000"
-      + (messageId ?? "#" + termIndex + ":" + at + ":" + text.length);
-    const known = candidates.get(key);
-    if (known !== undefined) {
-      if (!known.terms.includes(termIndex)) known.terms.push(termIndex);
-      continue;
-    }
-    const width = LIMITS.snippet_chars;
-    const centred = at - Math.floor((width - needle.length) / 2);
-    let start = Math.max(0, Math.min(centred, text.length - width));
-    if (start > 0 && isLow(text.charCodeAt(start))) start -= 1;
-    let end = Math.min(text.length, start + width);
-    if (end < text.length && isHigh(text.charCodeAt(end - 1))) end -= 1;
-    const timestamp = numberOf(message.timestamp) ?? textOf(message.timestamp, 64);
-    const exitCode = numberOf(message.exit_code);
-    candidates.set(key, {
+    const text = typeof message.text === "string" ? message.text : null;
+    hits.push({
       term: termIndex,
-      terms: [termIndex],
-      source: source,
-      session_source: sessionSource,
-      session_id: sessionId,
-      message_id: messageId,
-      timestamp: timestamp,
-      cwd: textOf(message.cwd, 4096),
-      project_path: null,
-      role: textOf(message.role, 32),
-      content_type: textOf(message.content_type, 64),
-      is_meta: message.is_meta === true || message.is_meta === 1,
-      rank: numberOf(objectOf(hit).rank),
-      text: wellFormed(text.slice(start, end)),
-      text_chars: text.length,
-      window_start: start,
-      tool_name: textOf(message.tool_name, 128),
-      is_error: typeof message.is_error === "boolean" ? message.is_error : null,
-      exit_code: Number.isInteger(exitCode) ? exitCode : null,
+      uuid: message.uuid ?? null,
+      source: message.source,
+      cwd: message.cwd,
+      timestamp: message.timestamp ?? null,
+      role: message.role ?? null,
+      content_type: message.content_type ?? null,
+      is_meta: message.is_meta ?? null,
+      text: text === null ? null : wellFormed(text.slice(0, SEARCH.text_chars)),
+      text_chars: text === null ? 0 : text.length,
+      session_id: session.id,
+      session_source: session.source,
+      project: session.project ?? null,
+      rank: typeof objectOf(hit).rank === "number" ? hit.rank : null,
     });
   }
-});
-
-const ordered = [...candidates.values()].sort(
-  (a, b) => (b.terms.length - a.terms.length) || (rankOf(a) - rankOf(b)));
-const sessionIds = [...new Set(ordered.map((row) => row.session_id))].slice(0, LIMITS.sessions);
-const projectPaths = new Map();
-for (let offset = 0; offset < sessionIds.length; offset += SESSION_CHUNK) {
-  const chunk = sessionIds.slice(offset, offset + SESSION_CHUNK);
-  const query = SESSION_SQL_HEAD + chunk.map(() => "?").join(", ") + SESSION_SQL_TAIL;
-  try {
-    for (const row of asArray(sql(query, ...chunk, chunk.length))) {
-      const id = idOf(objectOf(row).id);
-      if (id !== null) projectPaths.set(id, textOf(objectOf(row).project_path, 4096));
-    }
-  } catch (error) {
-    counts.session_lookup_failed = true;
-  }
 }
-for (const row of ordered) {
-  row.project_path = projectPaths.has(row.session_id) ? projectPaths.get(row.session_id) : null;
-  const paths = [row.cwd, row.project_path].filter((path) => path !== null);
-  if (paths.length === 0 || !paths.every(underRoot)) {
-    counts.out_of_scope += 1;
-    continue;
-  }
-  counts.eligible += 1;
-  if (answer.rows.length < LIMITS.rows) answer.rows.push(row);
-}
-counts.returned = answer.rows.length;
-return answer;
+return {
+  template: TEMPLATE,
+  state: state.rows,
+  state_failed: state.failed,
+  calls: calls.rows,
+  calls_failed: calls.failed,
+  hits: hits,
+  hits_dropped: dropped,
+  search_failed: searchFailed,
+};
 """
 
 
@@ -209,24 +164,41 @@ return answer;
 class TemplateLimits:
     """The bounds the script applies inside Obelisk, before anything is printed."""
 
+    calls: int
+    """Most tool-call rows read."""
+    command_chars: int
+    """Longest command text read (one more than kept, so a cut is visible)."""
+    output_head_chars: int
+    """Head of each output read."""
+    output_tail_chars: int
+    """Tail of each output read, when the output is longer than the head."""
     per_term: int
     """`limit` passed to each `search()` call."""
-    rows: int
-    """Most rows the script returns."""
-    snippet_chars: int
-    """Width of the window cut around each match."""
-    sessions: int
-    """Most sessions whose `project_path` is looked up."""
-    markers: int
-    """Most `index_state` marker rows read."""
+    text_chars: int
+    """Longest message text kept per search hit."""
+    state_rows: int
+    """Most `index_state` rows read."""
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateValues:
+    """Everything a lookup embeds; each value becomes a JSON literal in the data block."""
+
+    terms: tuple[str, ...]
+    """Terms for the tool-call match (every lookup)."""
+    search_terms: tuple[str, ...]
+    """Terms sent to `search()`: empty unless decisions or summaries were requested."""
+    sources: tuple[str, ...]
+    roots: tuple[str, ...]
+    session_roots: tuple[str, ...]
+    limits: TemplateLimits
 
 
 def js_literal(value: object) -> str:
     """`value` as one line of JSON that is also inert JavaScript source.
 
-    `json.dumps` with `ensure_ascii` escapes every non-ASCII character (U+2028 and U+2029
-    included) and every control character (NUL, newlines); `<`, `>` and `&` are escaped too, so
-    no `</script>` or `<!--` survives. NaN and infinities are refused.
+    `ensure_ascii` escapes every non-ASCII character (U+2028 and U+2029 included) and every
+    control character; `<`, `>` and `&` are escaped too. NaN and infinities are refused.
     """
     text = json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
     for unsafe, escaped in _JS_UNSAFE.items():
@@ -234,25 +206,39 @@ def js_literal(value: object) -> str:
     return text
 
 
-def query_script(
-    *,
-    terms: tuple[str, ...],
-    sources: tuple[str, ...],
-    roots: tuple[str, ...],
-    after: str | None,
-    before: str | None,
-    limits: TemplateLimits,
-) -> str:
+def query_script(values: TemplateValues) -> str:
     """The query script for one lookup: the data block, then the fixed code."""
-    values = {
+    limits = values.limits
+    roots, terms = json.dumps(list(values.roots)), json.dumps(list(values.terms))
+    constants = {
         "TEMPLATE": TEMPLATE_ID,
-        "TERMS": list(terms),
-        "SOURCES": list(sources),
-        "ROOTS": list(roots),
-        "AFTER": after,
-        "BEFORE": before,
-        "LIMITS": asdict(limits),
+        "STATE_SQL": STATE_SQL,
+        "STATE_ARGS": [LAST_BUILD, json.dumps(list(values.session_roots)), limits.state_rows],
+        "CALLS_SQL": CALLS_SQL,
+        "CALLS_ARGS": [
+            json.dumps(list(values.sources)),
+            roots,
+            roots,
+            terms,
+            terms,
+            EXIT_TEXT,
+            EXIT_TEXT,
+            len(EXIT_TEXT),
+            limits.command_chars,
+            limits.output_head_chars,
+            limits.output_head_chars,
+            limits.output_tail_chars,
+            limits.calls,
+        ],
+        "TERMS": list(values.search_terms),
+        "SEARCH": {
+            "limit": limits.per_term,
+            "text_chars": limits.text_chars,
+            "source": values.sources[0] if len(values.sources) == 1 else None,
+            "sources": list(values.sources),
+            "roots": list(values.roots),
+        },
     }
-    data = "\n".join(f"const {name} = {js_literal(values[name])};" for name in DATA_NAMES)
+    data = "\n".join(f"const {name} = {js_literal(constants[name])};" for name in DATA_NAMES)
     header = f"// {TEMPLATE_ID}: fixed code; values are JSON literals."
     return f"{header}\n{DATA_MARKER}\n{data}\n{CODE_MARKER}\n{CODE}"

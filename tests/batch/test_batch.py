@@ -15,6 +15,7 @@ from contracts.errors import InvalidInput
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from obelisk_session_evidence.batch.run import decide_item, index_revision, plan_batch, run_batch_directly
+from obelisk_session_evidence.compose import backend_folders
 from providers.factory import default_provider_factory
 from obelisk_session_evidence.batch.manifest import (
     load_manifest,
@@ -241,7 +242,7 @@ def test_index_revision_is_the_providers_and_unknown_on_a_fault(enabled):
     from contracts.config import EnablementConfig
 
     enablement = EnablementConfig.model_validate_json(enabled.config_file.read_bytes()).enablements[0]
-    real = default_provider_factory(enabled.index_dir)
+    real = default_provider_factory(backend_folders(enabled))
     # No native index yet, and Obelisk reports its revision only with a lookup: never skipped.
     assert index_revision(real, enablement, "native") is None
     assert index_revision(real, enablement, "obelisk") is None

@@ -42,7 +42,7 @@ def _enablement(**overrides):
 def test_provider_health_obelisk_available_names_cli_version(tmp_path):
     health = provider_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_bin=_stand_in(tmp_path)))
     assert (health.state, health.reason_code) == ("available", "provider_available")
-    assert health.provider_version.endswith("obelisk-cli/0.2.3 template/1")
+    assert health.provider_version.endswith("obelisk-cli/0.2.3 template/2")
 
 
 @pytest.mark.parametrize(

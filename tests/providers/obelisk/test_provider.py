@@ -1,396 +1,161 @@
-"""ObeliskProvider end to end against the stand-in: answers, typed failures, scope, privacy."""
+"""The adapter over the stand-in and the real corpus: tool calls, exit codes, scope, prior calls."""
 
 import json
-import logging
-import os
-import time
-import tracemalloc
+import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from contracts.errors import (
-    EvidenceError,
-    ProviderFailed,
-    ProviderOutputMalformed,
-    ProviderOutputTooLarge,
-    ProviderTimeout,
-    ProviderUnavailable,
-    ScopeViolation,
-    UnsupportedOption,
+from contracts.errors import ScopeViolation, UnsupportedOption
+from fixtures.obelisk_stand_in import StandIn
+from providers.obelisk.items import repository_cwd
+from providers.obelisk.plan import query_plan
+from providers.obelisk.template import CALLS_SQL, CODE, query_script
+from tests.providers.obelisk.conftest import (
+    CODEX_ROOT,
+    SPOTTER_ROOT,
+    enablement_for,
+    provider_for,
+    request_for,
 )
-from contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
-from contracts.stage_values import Admitted
-from fixtures.obelisk_stand_in import CANARY, StandIn, install_stand_in, stand_in_data
-from providers.base import EvidenceProvider
-from providers.obelisk import ObeliskProvider
-from stages.retrieve import retrieve
 
-TIMEOUT_S = 2.0
-WINDOW = {"after": "2026-08-01T09:01:30+00:00", "before": "2026-08-30T00:00:00+00:00"}
-
-FAILURES = [
-    pytest.param({"mode": "hang"}, {}, ProviderTimeout, id="hang"),
-    pytest.param({"mode": "hang_with_child"}, {}, ProviderTimeout, id="hang-with-child"),
-    pytest.param({"mode": "orphan_holds_pipe"}, {}, ProviderTimeout, id="orphan-holds-stdout"),
-    pytest.param({"mode": "slow", "delay_s": 30}, {}, ProviderTimeout, id="slow"),
-    pytest.param({"mode": "huge"}, {}, ProviderOutputTooLarge, id="100MB"),
-    pytest.param({"mode": "malformed"}, {}, ProviderOutputMalformed, id="malformed"),
-    pytest.param({"mode": "stray_log"}, {}, ProviderOutputMalformed, id="stray-log-line"),
-    pytest.param({"mode": "trailing_log"}, {}, ProviderOutputMalformed, id="trailing-log-line"),
-    pytest.param({"mode": "error"}, {}, ProviderFailed, id="error-envelope"),
-    pytest.param({"mode": "crash"}, {}, ProviderFailed, id="crash"),
-    pytest.param({"mode": "signal"}, {}, ProviderFailed, id="killed"),
-    pytest.param({"mode": "leak_source"}, {}, ScopeViolation, id="row-from-another-source"),
-    pytest.param({"mode": "leak_repo"}, {}, ScopeViolation, id="row-from-another-repository"),
-    pytest.param(
-        {"mode": "leak_session_source"}, {}, ScopeViolation, id="row-session-of-another-source"
-    ),
-    pytest.param({"mode": "leak_window"}, WINDOW, ScopeViolation, id="row-outside-window"),
-    pytest.param({"missing_helpers": ["sql"]}, {}, ProviderUnavailable, id="no-sql-helper"),
-    pytest.param({"node": "20.11.1"}, {}, ProviderUnavailable, id="sandbox-node-too-old"),
-    pytest.param({"version_mode": "hang"}, {}, ProviderUnavailable, id="version-probe-hangs"),
-    pytest.param({"version_mode": "garbage"}, {}, ProviderUnavailable, id="version-probe-garbage"),
-]
+BUILD = "node assets/build.js"
+ORPHAN_ONLY = "tree /home/USER/projects/spotter-worktrees/spotter-0rt/lib"
+"""A command that only the orphan subagent (6c2214d7…, no main session file) ran."""
 
 
-def _search_timed(
-    provider: ObeliskProvider, request: HistoricalEvidenceRequest
-) -> tuple[Any, float]:
-    started = time.monotonic()
+def _spotter(stand_in: StandIn, tmp_path: Path, **kwargs):
+    enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"])
+    return provider_for(stand_in, enablement, tmp_path / "work", **kwargs)
+
+
+def test_a_claude_failure_comes_back_as_a_prior_call_and_a_prior_failure(
+    built: StandIn, tmp_path: Path
+) -> None:
+    answer = _spotter(built, tmp_path).search(request_for(BUILD))
+    failures = [item for item in answer.result.items if item.evidence_type == "prior_failure"]
+    assert failures and failures[0].snippet.startswith(f"$ {BUILD} 2>&1\nexit 1\n")
+    call = next(call for call in answer.prior_calls if call.command == f"{BUILD} 2>&1")
+    assert (call.tool_name, call.exit_code, call.is_error) == ("Bash", 1, True)
+    assert call.cwd == f"{SPOTTER_ROOT}/spotter-fum"
+    assert call.repository_cwd == ""  # the session's checkout: a worktree's root
+    assert 'Could not resolve "js/app.js"' in call.output_excerpt
+    assert call.observed_at is not None and call.observed_at.tzinfo is not None
+    assert answer.result.freshness == "fresh"
+    assert answer.result.index_revision.startswith("obelisk-index:sha256:")
+
+
+def test_a_codex_failure_is_read_from_its_exit_text(built: StandIn, tmp_path: Path) -> None:
+    """Codex results have is_error = 0; `Process exited with code 2` is the only failure sign."""
+    enablement = enablement_for(built.home, roots=[CODEX_ROOT], sources=["codex"])
+    provider = provider_for(built, enablement, tmp_path / "work")
+    answer = provider.search(request_for("node_modules/opencode-ai"))
+    call = next(call for call in answer.prior_calls if call.exit_code == 2)
+    assert call.is_error is False and call.tool_name == "write_stdin"
+    assert call.cwd == CODEX_ROOT and call.repository_cwd == ""
+    assert any(item.evidence_type == "prior_failure" for item in answer.result.items)
+
+
+def test_full_commands_keep_their_newlines(built: StandIn, tmp_path: Path) -> None:
+    answer = _spotter(built, tmp_path).search(request_for("git commit"))
+    multi_line = [call for call in answer.prior_calls if "\n" in call.command]
+    assert multi_line, "heredoc commits are multi-line in the corpus"
+    assert all(len(call.command) <= 16 * 1024 for call in answer.prior_calls)
+
+
+def test_decisions_come_from_search_and_only_when_asked(built: StandIn, tmp_path: Path) -> None:
+    provider = _spotter(built, tmp_path)
+    with_text = provider.search(request_for("Phoenix", types=["decision"]))
+    assert with_text.result.items and {i.evidence_type for i in with_text.result.items} == {"decision"}
+    assert all("phoenix" in item.snippet.lower() for item in with_text.result.items)
+    calls_only = provider.search(request_for("Phoenix", types=["prior_failure", "tool_outcome"]))
+    assert {i.evidence_type for i in calls_only.result.items} <= {"prior_failure", "tool_outcome"}
+
+
+def test_other_repositories_and_sources_stay_out(built: StandIn, tmp_path: Path) -> None:
+    enablement = enablement_for(built.home, roots=["/Users/user/repo"], sources=["claude"])
+    answer = provider_for(built, enablement, tmp_path / "work").search(request_for(BUILD))
+    assert answer.prior_calls == [] and answer.result.items == []
+    codex_only = enablement_for(built.home, roots=[SPOTTER_ROOT], sources=["codex"])
+    answer = provider_for(built, codex_only, tmp_path / "work").search(request_for(BUILD))
+    assert answer.prior_calls == []
+
+
+def test_orphan_tool_calls_are_out_of_scope(built: StandIn, tmp_path: Path) -> None:
+    """The orphan's call is in Obelisk's tool_calls, but it has no session: not returned."""
+    script = tmp_path / "facts.js"
+    script.write_text(
+        "return sql(" + json.dumps("SELECT session_id FROM tool_calls WHERE"
+                                   " instr(json_extract(input_json, '$.command'), ?) > 0")
+        + ", " + json.dumps(ORPHAN_ONLY) + ");"
+    )  # fmt: skip
+    found = subprocess.run([str(built.executable), "--query", str(script)], capture_output=True, text=True)
+    assert [row["session_id"][:8] for row in json.loads(found.stdout)] == ["6c2214d7"]
+    answer = _spotter(built, tmp_path).search(request_for(ORPHAN_ONLY))
+    assert answer.prior_calls == [] and answer.result.items == []
+
+
+@pytest.mark.parametrize("mode", ["orphan_row", "foreign_row"])
+def test_one_row_out_of_scope_rejects_the_answer(built: StandIn, tmp_path: Path, mode: str) -> None:
+    built.control(mode=mode)
     try:
-        outcome: Any = provider.search(request).result
-    except EvidenceError as error:
-        outcome = error
-    return outcome, time.monotonic() - started
-
-
-def _chain(error: BaseException) -> list[BaseException]:
-    chain, seen = [], set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _public_text(result: Any) -> str:
-    """Everything in a result except the private snippets."""
-    document = result.model_dump(mode="json")
-    for item in document["items"]:
-        item.pop("snippet")
-    return repr(document)
-
-
-def test_obelisk_provider_implements_the_protocol(make_provider) -> None:
-    provider = make_provider()
-    assert isinstance(provider, EvidenceProvider)
-    assert provider.provider_version == "0.1.0 obelisk-cli/unprobed template/1"
-
-
-def test_search_returns_in_scope_items(make_provider, make_request, stand_in: StandIn) -> None:
-    provider = make_provider()
-    result = provider.search(make_request()).result
-    assert (
-        provider.provider_version == result.provider_version == "0.1.0 obelisk-cli/0.2.3 template/1"
-    )
-    assert result.freshness == "fresh"
-    assert result.index_revision.startswith("obelisk-index:sha256:")
-    assert {item.evidence_type for item in result.items} == {
-        "decision",
-        "prior_failure",
-        "tool_outcome",
-        "summary",
-        "file_history",
-    }
-    snippets = "\n".join(item.snippet for item in result.items)
-    assert (
-        "Other repository" not in snippets
-        and "Kimi" not in snippets
-        and "system-reminder" not in snippets
-    )
-    assert "$ pytest -x tests/unit\nexit 1" in snippets
-    assert (result.truncated, result.omitted_count) == (False, 0)
-    (query,) = stand_in.queries()
-    assert query["script_mode"] == "0o600"
-    assert not Path(query["script_path"]).parent.exists()
-
-
-def test_search_probes_once_per_process(make_provider, make_request, stand_in: StandIn) -> None:
-    make_provider().search(make_request())
-    make_provider().search(make_request())
-    assert [entry["verb"] for entry in stand_in.reports()] == [
-        "--version",
-        "usage",
-        "--query",
-        "--query",
-    ]
-
-
-def test_search_finds_obelisk_on_path_through_node(
-    tmp_path: Path, repo_root: str, enablement, make_request, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stand_in = install_stand_in(tmp_path / "npm", data=stand_in_data(repo_root), node="22.14.0")
-    monkeypatch.setenv("PATH", f"{stand_in.bin_dir}{os.pathsep}{os.environ['PATH']}")
-    result = ObeliskProvider(enablement).search(make_request()).result
-    assert result.items
-
-
-@pytest.mark.parametrize(("control", "options", "error"), FAILURES)
-def test_search_failure_is_typed_within_the_deadline(
-    control: dict,
-    options: dict,
-    error: type[EvidenceError],
-    stand_in: StandIn,
-    make_provider,
-    make_request,
-) -> None:
-    stand_in.control(**control)
-    provider = make_provider(timeout_s=TIMEOUT_S, options=options)
-    outcome, elapsed = _search_timed(provider, make_request())
-    assert type(outcome) is error
-    assert elapsed < TIMEOUT_S + 1.0
-    for query in stand_in.queries():
-        assert not Path(query["script_path"]).parent.exists()
-
-
-def test_search_oversize_output_is_not_buffered(
-    stand_in: StandIn, make_provider, make_request
-) -> None:
-    stand_in.control(mode="huge", huge_bytes=100_000_000)
-    cap = 4 * 1024 * 1024
-    provider = make_provider(max_output_bytes=cap)
-    tracemalloc.start()
-    try:
-        outcome, _ = _search_timed(provider, make_request())
-        _, peak = tracemalloc.get_traced_memory()
+        with pytest.raises(ScopeViolation):
+            _spotter(built, tmp_path).search(request_for("Phoenix"))
     finally:
-        tracemalloc.stop()
-    assert isinstance(outcome, ProviderOutputTooLarge)
-    assert peak < 3 * cap
+        built.control(mode="ok")
 
 
-@pytest.mark.parametrize(
-    "control",
-    [
-        {"mode": "slow", "delay_s": 0.3},
-        {"mode": "stderr_flood"},
-        {"variant": "B"},
-        {"version": "0.3.2"},
-        {"version": "9999.9999.999999-abcdefghij.klmnopqrs"},
-    ],
-)
-def test_search_tolerates(control: dict, stand_in: StandIn, make_provider, make_request) -> None:
-    stand_in.control(**control)
-    assert make_provider().search(make_request()).result.items
+def test_every_value_is_a_json_literal_in_the_data_block(built: StandIn, tmp_path: Path) -> None:
+    hostile = 'x"); process.exit(1); ("\u2028`${1}`\'; DROP TABLE messages; --'
+    provider = _spotter(built, tmp_path)
+    answer = provider.search(request_for(hostile))
+    assert answer.prior_calls == []
+    plan = query_plan(request_for(hostile), enablement=provider._enablement, options={})
+    plan_script = query_script(plan.template_values)
+    code = plan_script.split("// -- code --\n", 1)[1]
+    assert code == CODE and hostile not in plan_script
+    assert "\u2028" not in plan_script and CALLS_SQL.count("?") > 0
 
 
-@pytest.mark.parametrize(
-    "term",
-    [
-        'say "hi"',
-        "it's",
-        "run `rm -rf /`",
-        "${process.exit(1)}",
-        "*/ process.exit(1); /*",
-        "line one\nline two",
-        "</script><script>alert(1)</script>",
-        "a\u2028b\u2029c",
-        "nul\x00byte",
-        "back\\slash",
-        '"]; process.exit(1); const X = ["',
-        "x" * 256,
-    ],
-)
-def test_search_terms_stay_data(term: str, stand_in: StandIn, make_provider, make_request) -> None:
-    make_provider().search(make_request(query_terms=["retry"]))
-    make_provider().search(make_request(query_terms=[term, "retry"]))
-    benign, hostile = stand_in.queries()
-    assert hostile["data_block_ok"] is True
-    assert hostile["consts"]["TERMS"] == [term, "retry"]
-    assert hostile["code_sha256"] == benign["code_sha256"]
-
-
-def test_search_matches_terms_literally(stand_in: StandIn, make_provider, make_request) -> None:
-    result = make_provider().search(make_request(query_terms=["ab", "wq"])).result
-    assert result.items == []
-
-
-def _spawned(stand_in: StandIn) -> bool:
-    return stand_in.report_path.exists()
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "request_overrides", "error"),
-    [
-        pytest.param(
-            {"options": {"cross_agent": True}}, {}, UnsupportedOption, id="unknown-option"
-        ),
-        pytest.param(
-            {"options": {"after": "not a date"}}, {}, UnsupportedOption, id="bad-option-value"
-        ),
-        pytest.param({"timeout_s": 0}, {}, UnsupportedOption, id="zero-timeout"),
-        pytest.param(
-            {},
-            {
-                "scope": RequestScope(
-                    agent_id="agent-2", project_id="proj-1", repository_id="repo-1"
-                )
-            },
-            ScopeViolation,
-            id="other-agent",
-        ),
-    ],
-)
-def test_search_rejects_before_any_process(
-    kwargs: dict,
-    request_overrides: dict,
-    error: type[EvidenceError],
-    stand_in: StandIn,
-    make_provider,
-    make_request,
-) -> None:
-    with pytest.raises(error):
-        make_provider(**kwargs).search(make_request(**request_overrides))
-    assert not _spawned(stand_in)
-
-
-def test_search_rejects_unvalidated_request_before_any_process(
-    stand_in: StandIn, make_provider, make_request
-) -> None:
-    huge = HistoricalEvidenceRequest.model_construct(
-        **{**dict(make_request()), "query_terms": ["x" * 1024 * 1024]}
-    )
+def test_unknown_options_are_refused_before_any_process(built: StandIn, tmp_path: Path) -> None:
+    before = len(built.reports())
     with pytest.raises(UnsupportedOption):
-        make_provider().search(huge)
-    assert not _spawned(stand_in)
+        _spotter(built, tmp_path, options={"repository": "x"}).search(request_for(BUILD))
+    assert len(built.reports()) == before
 
 
-def test_search_without_repository_roots_rejects_before_any_process(
-    stand_in: StandIn, enablement, make_request
-) -> None:
-    provider = ObeliskProvider(
-        enablement.model_copy(update={"repo_roots": []}), binary=str(stand_in.executable)
-    )
-    with pytest.raises(ScopeViolation):
-        provider.search(make_request())
-    assert not _spawned(stand_in)
+def test_one_query_per_decision_and_the_probe_is_cached(built: StandIn, tmp_path: Path) -> None:
+    provider = _spotter(built, tmp_path, probe_cache_dir=tmp_path / "cache")
+    before = len(built.reports())
+    provider.search(request_for(BUILD))
+    provider.search(request_for(BUILD))
+    verbs = [entry["argv"][0] for entry in built.reports()[before:] if entry.get("argv")]
+    assert verbs.count("--query") == 2
+    assert verbs.count("--version") == 1  # the second lookup reuses the probe
 
 
-def test_search_without_obelisk_on_path_is_unavailable(
-    enablement, make_request, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(ProviderUnavailable):
-        ObeliskProvider(enablement).search(make_request())
-
-
-def _admission(request: HistoricalEvidenceRequest) -> Admitted:
-    return Admitted(trigger=request.trigger, request=request, token_budget=2000)
-
-
-def test_retrieve_without_obelisk_is_a_typed_empty_result(
-    enablement, make_request, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    retrieval = retrieve(_admission(make_request()), provider=ObeliskProvider(enablement))
-    assert retrieval.reason_code == "provider_unavailable"
-    assert retrieval.result is not None
-    assert (retrieval.result.items, retrieval.result.freshness) == ([], "unknown")
-
-
-def test_retrieve_accepts_the_obelisk_answer(make_provider, make_request) -> None:
-    retrieval = retrieve(_admission(make_request()), provider=make_provider())
-    assert retrieval.reason_code == "retrieved"
-    assert retrieval.result is not None and retrieval.result.items
+def test_repository_cwd() -> None:
+    roots = (SPOTTER_ROOT,)
+    worktree = f"{SPOTTER_ROOT}/spotter-fum"
+    assert repository_cwd(f"{worktree}/assets", worktree, roots) == "assets"
+    assert repository_cwd(worktree, worktree, roots) == ""
+    assert repository_cwd(f"{SPOTTER_ROOT}/x", None, roots) == "x"
+    assert repository_cwd("/tmp", worktree, roots) is None
+    assert repository_cwd(None, worktree, roots) is None
 
 
 @pytest.mark.parametrize(
-    ("markers", "freshness", "revision"),
-    [("stale", "stale", True), ("none", "unknown", False), ("incomplete", "incomplete", False)],
+    ("output", "expected_cut"),
+    [("short", False), ("a" * 1500, False), ("b" * 2048, False), ("c" * 1024 + "d" * 9000, True)],
 )
-def test_search_reports_freshness_from_markers(
-    markers: str,
-    freshness: str,
-    revision: bool,
-    stand_in: StandIn,
-    repo_root: str,
-    make_provider,
-    make_request,
-) -> None:
-    stand_in.data_path.write_text(json.dumps(stand_in_data(repo_root, markers=markers)))
-    result = make_provider().search(make_request()).result
-    assert result.freshness == freshness
-    assert result.index_revision.startswith("obelisk-index:") is revision
+def test_output_excerpts_are_whole_or_head_and_tail(output: str, expected_cut: bool) -> None:
+    from providers.obelisk.items import _excerpt
 
-
-def test_search_applies_window(make_provider, make_request) -> None:
-    result = make_provider(options=WINDOW).search(make_request()).result
-    assert result.items
-    assert all(
-        item.observed_at is not None and item.observed_at.isoformat() >= "2026-08-01T09:01:30"
-        for item in result.items
-    )
-
-
-def test_search_applies_limits_honestly(make_provider, make_request) -> None:
-    limits = RequestLimits(max_sessions=1, max_items=2, max_snippet_chars=30, max_total_chars=50)
-    result = make_provider().search(make_request(limits=limits)).result
-    assert len(result.items) <= 2
-    assert len({item.session_ref for item in result.items}) == 1
-    assert all(len(item.snippet) <= 30 for item in result.items)
-    assert sum(len(item.snippet) for item in result.items) <= 50
-    assert result.truncated is True and result.omitted_count > 0
-
-
-@pytest.mark.parametrize(
-    "control",
-    [
-        {"mode": "ok"},
-        {"mode": "error"},
-        {"mode": "malformed"},
-        {"mode": "stray_log"},
-        {"mode": "trailing_log"},
-        {"mode": "leak_repo"},
-        {"mode": "huge", "huge_bytes": 8_000_000},
-        {"mode": "crash"},
-        {"mode": "stderr_flood"},
-        {"version_mode": "garbage"},
-        {"version_mode": "fail"},
-    ],
-)
-def test_search_never_leaks_raw_output(
-    control: dict,
-    stand_in: StandIn,
-    make_provider,
-    make_request,
-    caplog: pytest.LogCaptureFixture,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    stand_in.control(error_text=CANARY, log_text=CANARY, **control)
-    caplog.set_level(logging.DEBUG)
-    provider = make_provider()
-    outcome, _ = _search_timed(provider, make_request())
-    retrieval = retrieve(_admission(make_request()), provider=make_provider())
-    texts = [_public_text(retrieval.result), provider.provider_version]
-    if isinstance(outcome, EvidenceError):
-        for error in _chain(outcome):
-            texts += [str(error), repr(error), repr(error.args), repr(vars(error))]
+    head = output[:1024]
+    tail = output[-1024:] if len(output) > 1024 else None
+    excerpt, cut = _excerpt(head, tail, len(output))
+    assert cut is expected_cut and len(excerpt) <= 2048
+    if not cut:
+        assert excerpt == output
     else:
-        texts.append(_public_text(outcome))
-        assert any(CANARY in item.snippet for item in outcome.items)
-    captured = capsys.readouterr()
-    texts += [caplog.text, captured.out, captured.err]
-    assert not any(CANARY in text for text in texts)
-
-
-def test_search_survives_lone_surrogates_in_history(
-    stand_in: StandIn, make_provider, make_request
-) -> None:
-    data = json.loads(stand_in.data_path.read_text())
-    data["messages"][0]["text"] = "retry \ud83d alone"
-    stand_in.data_path.write_text(json.dumps(data))
-    result = make_provider().search(make_request(query_terms=["retry"])).result
-    assert any(item.snippet == "retry \ufffd alone" for item in result.items)
+        assert excerpt.startswith("c" * 100) and excerpt.endswith("d" * 100) and "…" in excerpt
