@@ -6,6 +6,7 @@ from typing import Annotated, Final, Literal, Self
 from pydantic import AwareDatetime, Field, StringConstraints, model_validator
 
 from contracts.base import TRIGGERS, ContractModel, OpaqueId, Trigger
+from contracts.reason_codes import ConfigLoadCode
 
 SourceKind = Literal["claude", "codex", "kimi", "pi", "dsh"]
 SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude", "codex", "kimi", "pi", "dsh")
@@ -125,5 +126,5 @@ class AdmissionPolicy(ContractModel):
 
     config: EnablementConfig | None
     """The configuration; None when absent or invalid (admission is then off)."""
-    load_reason_code: Literal["config_loaded", "config_absent", "config_invalid"]
+    load_reason_code: ConfigLoadCode
     """How loading went."""

@@ -107,6 +107,12 @@ IndexHealthCode = Literal[
 StatusCode = Literal["healthy", "not_enabled", "config_invalid", ProviderHealthCode, IndexHealthCode]
 """`status`: healthy, or the first reason a scope is not."""
 
+ConfigLoadCode = Literal["config_loaded", "config_absent", "config_invalid"]
+"""How reading `config.json` went (the admission policy's)."""
+
+LifecycleOutcomeCode = Literal["enabled", "disabled", "not_enabled", "index_dropped", "index_absent"]
+"""What `enable`, `disable` and `index drop` did."""
+
 BatchItemCode = Literal["decided", StageFailureCode]
 """A batch item's record: decided, or why it failed."""
 
@@ -139,6 +145,8 @@ FAMILIES: Final = {
     "provider_health": ProviderHealthCode,
     "index_health": IndexHealthCode,
     "status": StatusCode,
+    "config_load": ConfigLoadCode,
+    "lifecycle_outcome": LifecycleOutcomeCode,
     "batch_item": BatchItemCode,
     "recall": RecallCode,
 }
