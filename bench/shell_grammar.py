@@ -86,7 +86,7 @@ def main() -> None:
         "shlex (today)": _shlex,
         "bashlex": _bashlex(),
         "tree-sitter-bash": _tree_sitter(),
-        # "comparators.shell": _project_reader(),
+        "comparators.shell": _project_reader(),
     }
     print(f"{'parser':<20}{'failures':>9}{'share':>8}{'heredoc fail':>14}{'us/cmd':>9}")
     for name, parse in parsers.items():
