@@ -3,7 +3,8 @@
 A chain's exit code belongs to the whole chain; the comparator needs the segment. The failing
 segment is the one whose program's own error the output shows (`git: fatal:`, `ls: cannot
 access`, a Python traceback, `foo: command not found`); without one, the first segment of an
-`&&` chain that can fail at all (not `echo`), or the last segment of a `;` list. Segments after
+`&&` chain that can fail at all (not `echo`), or the last segment of a `;` list or of a chain
+that printed nothing. Segments after
 a failed `&&` never ran. When `| head`, `|| true` or `; echo` hid the status (exit 0), the output
 is read for the program's own failure signals (`bench/masked_failures.py` measures how often
 that flags a call that in fact succeeded). The output also names the meaning-bearing arguments
@@ -85,7 +86,7 @@ def attribute(
     elif not shapes:
         return Attribution(True, None, frozenset(), False, exit_code == 127, _culprits(text))
     else:
-        failing = signalled if signalled is not None else _unsignalled_failure(shapes)
+        failing = signalled if signalled is not None else _unsignalled_failure(shapes, text)
     skipped = set()
     for index in range(failing + 1, len(shapes)):
         if shapes[index].joined_by != "&&":
@@ -146,9 +147,14 @@ def _signalled(shapes: Sequence[CommandShape], text: str) -> int | None:
     return None
 
 
-def _unsignalled_failure(shapes: Sequence[CommandShape]) -> int:
-    """Without a signal: the first shape of an `&&` chain that can fail, else the last shape."""
-    if all(shape.joined_by in ("", "&&", "|", "|&") for shape in shapes):
+def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
+    """Without a signal: the first shape of an `&&` chain that can fail, else the last shape.
+
+    A chain that printed nothing at all is blamed on its last shape: every program that ran
+    stayed silent, as a chain's closing predicate does (`test -f`, `grep -q`, `diff -q`), and a
+    program failing earlier would have said why.
+    """
+    if text.strip() and all(shape.joined_by in ("", "&&", "|", "|&") for shape in shapes):
         for index, shape in enumerate(shapes):
             if shape.program not in NEVER_FAIL and shape.next_op not in ("|", "|&"):
                 return index

@@ -156,11 +156,18 @@ def test_route_match_segment_before_the_one_that_failed_is_an_attempt() -> None:
 
 
 def test_route_match_unattributed_chain_failure_is_its_first_segment_that_can_fail() -> None:
-    # Nothing in the output names a segment: the first one that can fail is blamed, and what
-    # followed it never ran.
-    result = match([call("echo start && make build && make test")], commands=["make build"])
-    assert result.repeats_failure
-    assert not match([call("echo start && make build && make test")], commands=["make test"]).command_items
+    # Output that names no segment: the first one that can fail is blamed, and what followed it
+    # never ran.
+    items = [call("echo start && make build && make test", output="start\nbuilding")]
+    assert match(items, commands=["make build"]).repeats_failure
+    assert not match(items, commands=["make test"]).command_items
+
+
+def test_route_match_silent_chain_failure_is_its_last_segment() -> None:
+    # Nothing printed: the closing predicate failed silently; the steps before it ran fine.
+    items = [call("cd web && test -f dist/index.html")]
+    assert match(items, commands=["test -f web/dist/index.html"]).repeats_failure
+    assert match([call("make build && make test")], commands=["make build"]).repeats_attempt
 
 
 def test_route_match_no_commands_has_no_command_score() -> None:
