@@ -36,6 +36,21 @@ _NOT_FOUND: Final = re.compile(
     r"^(?:\S+: )?(?:line \d+: )?(?P<a>[^\s:]+): (?:command )?not found$|command not found: (?P<b>\S+)$", re.M
 )
 _PREFIX: Final = re.compile(r"^(?:\S*/)?(?P<name>[\w.+-]+): ", re.M)
+_PROGRAM_SIGNALS: Final = {
+    "git commit": re.compile(r"[Pp]re-commit|\bhook\b|nothing to commit|no changes added to commit|Author identity unknown"),
+    "git add": re.compile(r"ignored by one of your \.gitignore|pathspec '[^']*' did not match"),
+    "git push": re.compile(r"\[rejected\]|failed to push|non-fast-forward"),
+}
+"""A subcommand's own failure text, read before its program's (`git add` before `git commit`)."""
+_TEST_SUMMARY: Final = re.compile(
+    r"\b\d+ (?:failed|failing|failures?|errors?)\b|^(?:FAILED|FAIL|ERROR)\b|^Tests?: .*\bfailed", re.M
+)
+"""A test runner's summary of failing tests: it belongs to the segment that ran the tests."""
+_TEST_RUNNERS: Final = frozenset(
+    {"pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox", "nox", "unittest"}
+)
+_TASK_RUNNERS: Final = frozenset({"make", "just", "rake", "task", "invoke"})
+"""Programs whose target names the task (`make test`)."""
 _FAMILY_SIGNALS: Final = {
     "git": re.compile(r"^(?:fatal|error): |^The following paths are ignored by one of your", re.M),
     "python": re.compile(r"^Traceback \(most recent call last\)|^\w+(?:Error|Exception): ", re.M),
@@ -51,6 +66,13 @@ _CULPRITS: Final = (
     re.compile(r"^[\w.+-]+: (?:cannot access )?([^:\s]+): No such file or directory", re.M),
 )
 _IGNORED_HEADER: Final = "The following paths are ignored by one of your .gitignore files:"
+_AGENT_FRAMING: Final = re.compile(
+    r"^(?:Exit code -?\d+|Process exited with code -?\d+|Command exited with code -?\d+|Chunk ID: \S+"
+    r"|Wall time: .*|Original token count: \d+|Output:|Process running with session ID \d+"
+    r"|<system>.*</system>)\s*$",
+    re.M,
+)
+"""Lines the agent, not the program, writes around an output (Claude, Codex, pi, kimi)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +159,14 @@ def _signalled(shapes: Sequence[CommandShape], text: str) -> int | None:
         for index, shape in enumerate(shapes):
             if name in _names(shape):
                 return index
+    for index, shape in enumerate(shapes):
+        own = _PROGRAM_SIGNALS.get(shape.program)
+        if own is not None and own.search(text):
+            return index
+    if _TEST_SUMMARY.search(text):
+        for index, shape in enumerate(shapes):
+            if _runs_tests(shape):
+                return index
     named = {match["name"] for match in _PREFIX.finditer(text)}
     for index, shape in enumerate(shapes):
         if _names(shape) & named and FAILURE_SIGNAL.search(text):
@@ -147,6 +177,13 @@ def _signalled(shapes: Sequence[CommandShape], text: str) -> int | None:
     return None
 
 
+def _runs_tests(shape: CommandShape) -> bool:
+    words = shape.program.split(" ")
+    if words[0] in _TASK_RUNNERS:
+        return any(target.startswith("test") for target in shape.targets)
+    return words[0] in _TEST_RUNNERS or "test" in words[1:] or words[-1].startswith("test")
+
+
 def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
     """Without a signal: the first shape of an `&&` chain that can fail, else the last shape.
 
@@ -154,7 +191,7 @@ def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
     stayed silent, as a chain's closing predicate does (`test -f`, `grep -q`, `diff -q`), and a
     program failing earlier would have said why.
     """
-    if text.strip() and all(shape.joined_by in ("", "&&", "|", "|&") for shape in shapes):
+    if _AGENT_FRAMING.sub("", text).strip() and all(shape.joined_by in ("", "&&", "|", "|&") for shape in shapes):
         for index, shape in enumerate(shapes):
             if shape.program not in NEVER_FAIL and shape.next_op not in ("|", "|&"):
                 return index

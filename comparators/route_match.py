@@ -203,16 +203,19 @@ def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
 
 
 def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...]) -> bool:
-    """True when `unit` runs the failing program with every argument its failure named."""
-    if not culprits or unit.program != failing.program:
+    """True when `unit` runs the failing program with every argument its failure named, and
+    adds no flag (`git add -f` is the fix the hint names, not the failure)."""
+    if not culprits or unit.program != failing.program or not set(unit.flags) <= set(failing.flags):
         return False
     named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
     return bool(named) and all(c in unit.flags or _in_targets(c, unit.targets) for c in named)
 
 
 def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:
-    path = repository_path(culprit)
-    return any(target == culprit or same_file(target, path) for target in targets)
+    path = repository_path(culprit).rstrip("/")
+    return any(
+        target == culprit or same_file(target, path) or target.startswith(path + "/") for target in targets
+    )
 
 
 def _changed_since(

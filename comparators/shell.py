@@ -172,9 +172,7 @@ def _word(node: Any) -> str:
     if kind == "raw_string":
         return _text(node)[1:-1]
     if kind == "string":
-        return "".join(_word(child) for child in node.named_children) if node.named_children else ""
-    if kind == "string_content":
-        return re.sub(r"\\([\\\"$`])", r"\1", _text(node))
+        return _double_quoted(node)
     if kind == "word":
         return re.sub(r"\\(.)", r"\1", _text(node))
     if kind == "concatenation":
@@ -184,6 +182,25 @@ def _word(node: Any) -> str:
     if kind == "ansi_c_string":
         return _text(node)[2:-1]
     return _text(node)
+
+
+def _double_quoted(node: Any) -> str:
+    """A `"…"` word: its text between the quotes (newlines kept), substitutions expanded."""
+    raw, base = node.text, node.start_byte
+    parts: list[str] = []
+    position = 1
+    for child in node.named_children:
+        if child.type == "string_content":
+            continue
+        parts.append(_unescape_double(raw[position : child.start_byte - base]))
+        parts.append(_word(child))
+        position = child.end_byte - base
+    parts.append(_unescape_double(raw[position : max(position, len(raw) - 1)]))
+    return "".join(parts)
+
+
+def _unescape_double(raw: bytes) -> str:
+    return re.sub(r"\\([\\\"$`])", r"\1", raw.decode("utf-8", "replace"))
 
 
 def _substituted_heredoc(node: Any) -> str | None:

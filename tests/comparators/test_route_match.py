@@ -168,6 +168,9 @@ def test_route_match_silent_chain_failure_is_its_last_segment() -> None:
     items = [call("cd web && test -f dist/index.html")]
     assert match(items, commands=["test -f web/dist/index.html"]).repeats_failure
     assert match([call("make build && make test")], commands=["make build"]).repeats_attempt
+    # The agent's own framing of an output (Claude's `Exit code 2`) is not the program speaking.
+    framed = [call("make build && make test", output="Exit code 2")]
+    assert match(framed, commands=["make build"]).repeats_attempt
 
 
 def test_route_match_no_commands_has_no_command_score() -> None:
