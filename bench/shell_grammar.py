@@ -61,10 +61,10 @@ def _tree_sitter() -> Callable[[str], bool] | None:
 
 
 def _project_reader() -> Callable[[str], bool]:
-    from comparators.shell import _parse_cached
+    from comparators.shell import _parse
 
     # Uncached, so the time is the reader's own, not a cache hit.
-    return lambda command: not _parse_cached.__wrapped__(command).fallback
+    return lambda command: not _parse(command).fallback
 
 
 def main() -> None:

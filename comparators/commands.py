@@ -32,6 +32,7 @@ _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _TARGET_MATCH_CUTOFF: Final = 97
 """Two targets are the same when `fuzz.ratio` reaches this (absorbs a cut snippet's last char)."""
 _MAX_DEPTH: Final = 4
+MAX_TARGET_CHARS: Final = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,7 +500,11 @@ def _commit_words(rest: list[str], stdin: str | None) -> list[str]:
 
 
 def _target(word: str, roots: tuple[str, ...], cwd: str | None) -> str:
-    """A positional argument: repository-relative when it is a path; volatile parts masked."""
+    """A positional argument: repository-relative when it is a path; volatile parts masked.
+
+    Only its first `MAX_TARGET_CHARS` are compared (a bound on the masking work).
+    """
+    word = word[:MAX_TARGET_CHARS]
     if looks_like_path(word) and not word.startswith(("http:", "https:")):
         return mask_volatile(_path_target(word, roots, cwd))
     return mask_volatile(" ".join(word.split()))

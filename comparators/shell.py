@@ -23,6 +23,8 @@ MAX_SCRIPT_CHARS: Final = 64 * 1024
 MAX_SEGMENTS: Final = 256
 MAX_WORDS: Final = 512
 """Words kept per simple command (a long `git add` list is still compared by its head)."""
+MAX_WORD_PARTS: Final = 256
+"""Quoted pieces and expansions read one by one in a word; a longer word is read as written."""
 OPERATORS: Final = frozenset({"&&", "||", ";", "&", "|", "|&", ";;"})
 _REDIRECTS: Final = frozenset({">", ">>", "<", ">&", "&>", "&>>", ">|", "<>", "<<<", "<&"})
 _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -58,12 +60,17 @@ class ParsedScript:
 
 
 def parse_script(script: str) -> ParsedScript:
-    """The simple commands of `script`; never raises."""
+    """The simple commands of `script`; never raises (cached: a decision reads each command
+    more than once)."""
     return _parse_cached(script)
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=512)
 def _parse_cached(script: str) -> ParsedScript:
+    return _parse(script)
+
+
+def _parse(script: str) -> ParsedScript:
     truncated = len(script) > MAX_SCRIPT_CHARS
     text = script[:MAX_SCRIPT_CHARS]
     parser = _parser()
@@ -74,8 +81,12 @@ def _parse_cached(script: str) -> ParsedScript:
             root = None
         if root is not None and not root.has_error:
             reader = _TreeReader()
-            reader.statement(root, "")
-            return ParsedScript(tuple(reader.segments), fallback=False, truncated=truncated or reader.truncated)
+            try:
+                reader.statement(root, "")
+            except RecursionError:
+                pass  # nested past Python's stack: read by words instead
+            else:
+                return ParsedScript(tuple(reader.segments), fallback=False, truncated=truncated or reader.truncated)
     segments, cut = _token_segments(text)
     return ParsedScript(segments, fallback=True, truncated=truncated or cut)
 
@@ -176,6 +187,8 @@ def _word(node: Any) -> str:
     if kind == "word":
         return re.sub(r"\\(.)", r"\1", _text(node))
     if kind == "concatenation":
+        if node.named_child_count > MAX_WORD_PARTS:
+            return _text(node)  # a bound on the work; the raw text still compares equal to itself
         return "".join(_word(child) for child in node.named_children)
     if kind == "command_substitution":
         return _substituted_heredoc(node) or _text(node)
@@ -187,6 +200,8 @@ def _word(node: Any) -> str:
 def _double_quoted(node: Any) -> str:
     """A `"…"` word: its text between the quotes (newlines kept), substitutions expanded."""
     raw, base = node.text, node.start_byte
+    if node.named_child_count > MAX_WORD_PARTS:
+        return _unescape_double(raw[1:-1])
     parts: list[str] = []
     position = 1
     for child in node.named_children:
