@@ -98,16 +98,16 @@ def attribute(
 ) -> Attribution:
     """The attribution of a call with these shapes, this output and this recorded outcome."""
     text = _bounded(output)
-    signalled = _signalled(shapes, text)
     masked = False
     if failed is not True:
-        masked_index = _masked_failure(shapes, text, signalled)
+        masked_index = _masked_failure(shapes, text)
         if masked_index is None:
-            return Attribution(False, None, frozenset(), False, False, ())
+            return _SUCCEEDED
         failing, masked = masked_index, True
     elif not shapes:
         return Attribution(True, None, frozenset(), False, exit_code == 127, _culprits(text))
     else:
+        signalled = _signalled(shapes, text, signal=FAILURE_SIGNAL.search(text) is not None)
         failing = signalled if signalled is not None else _unsignalled_failure(shapes, text)
     skipped = set()
     for index in range(failing + 1, len(shapes)):
@@ -122,6 +122,9 @@ def attribute(
         not_found=exit_code == 127 or _not_found(shapes[failing], text),
         culprits=_culprits(text),
     )
+
+
+_SUCCEEDED: Final = Attribution(False, None, frozenset(), False, False, ())
 
 
 def has_failure_signal(output: str) -> bool:
@@ -150,8 +153,8 @@ def _family(shape: CommandShape) -> str:
     return first
 
 
-def _signalled(shapes: Sequence[CommandShape], text: str) -> int | None:
-    """The first shape whose own error the output shows."""
+def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> int | None:
+    """The first shape whose own error the output shows (`signal`: a generic one is there)."""
     if not text or not shapes:
         return None
     for match in _NOT_FOUND.finditer(text):
@@ -167,9 +170,9 @@ def _signalled(shapes: Sequence[CommandShape], text: str) -> int | None:
         for index, shape in enumerate(shapes):
             if _runs_tests(shape):
                 return index
-    named = {match["name"] for match in _PREFIX.finditer(text)}
+    named = {match["name"] for match in _PREFIX.finditer(text)} if signal else set()
     for index, shape in enumerate(shapes):
-        if _names(shape) & named and FAILURE_SIGNAL.search(text):
+        if _names(shape) & named:
             return index
         pattern = _FAMILY_SIGNALS.get(_family(shape))
         if pattern is not None and pattern.search(text):
@@ -198,11 +201,12 @@ def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
     return len(shapes) - 1
 
 
-def _masked_failure(shapes: Sequence[CommandShape], text: str, signalled: int | None) -> int | None:
+def _masked_failure(shapes: Sequence[CommandShape], text: str) -> int | None:
     """The shape whose failure a pipe, `|| true` or a later `;` command hid, when the output shows it."""
-    masked = [index for index, shape in enumerate(shapes) if _status_hidden(shapes, index)]
-    if not masked or not has_failure_signal(text):
+    masked = [index for index in range(len(shapes)) if _status_hidden(shapes, index)]
+    if not masked or FAILURE_SIGNAL.search(text) is None:
         return None
+    signalled = _signalled(shapes, text, signal=True)
     if signalled is not None:
         return signalled if signalled in masked else None
     return masked[0] if len(masked) == 1 else None
