@@ -234,4 +234,4 @@ def _culprits(text: str) -> tuple[str, ...]:
             found.append(line.strip())
     for pattern in _CULPRITS:
         found.extend(match.group(1) for match in pattern.finditer(text))
-    return tuple(dict.fromkeys(found))[:16]
+    return tuple(dict.fromkeys(word.strip("'\"‘’`") for word in found))[:16]

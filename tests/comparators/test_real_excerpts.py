@@ -231,3 +231,29 @@ def test_unreadable_command_falls_back_to_tokens_and_is_counted() -> None:
     assert [shape.program for shape in parsed.shapes] == ["echo", "pytest"]
     result = match([prior("pytest tests/test_a.py", "1 failed", exit_code=1)], "echo 'unbalanced")
     assert result.token_fallbacks == 1
+
+
+# claude-spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl: `|| echo` hid a failed `ls`.
+OR_ECHO = 'ls /home/USER/projects/spotter-worktrees/spotter-a0y/priv/scripts/ 2>&1 || echo "directory does not exist"'
+OR_ECHO_OUTPUT = (
+    "ls: cannot access '/home/USER/projects/spotter-worktrees/spotter-a0y/priv/scripts/': No such file or directory\n"
+    "directory does not exist"
+)
+
+
+def test_or_echo_masked_failure_names_the_missing_path() -> None:
+    calls = [prior(OR_ECHO, OR_ECHO_OUTPUT, is_error=False, cwd="/home/USER/projects/spotter-worktrees/spotter-a0y")]
+    step = prior_steps_from_calls(calls, [])[0]
+    assert step.result == "failed" and step.masked and step.failing == 0
+    assert step.culprits == ("/home/USER/projects/spotter-worktrees/spotter-a0y/priv/scripts/",)
+    assert match(calls, "ls priv/scripts").repeats_failure
+
+
+def test_same_unknown_flag_repeats_the_failure_behind_a_pipe() -> None:
+    # The issue's example (not in the corpus): `cmd --yes | head` printed the error, exited 0.
+    calls = [prior("npx shadcn add button --yes | head", "error: unknown option '--yes'", is_error=False)]
+    step = prior_steps_from_calls(calls, [])[0]
+    assert step.masked and step.culprits == ("--yes",)
+    assert match(calls, "npx shadcn add card --yes").repeats_failure
+    assert not match(calls, "npx shadcn add card").repeats_failure
+    assert not match(calls, "npx shadcn add card --yes --overwrite").repeats_failure
