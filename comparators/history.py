@@ -128,11 +128,10 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
     failed = bool(call.is_error) or (call.exit_code is not None and call.exit_code != 0)
     recorded = failed if (call.is_error is not None or call.exit_code is not None) else None
     if _is_file_tool(tool, call.command.split()):
-        targets = files or (repository_path(call.command, roots=roots),) if call.command.strip() else files
-        parsed = ParsedCommand(
-            (CommandShape(program=tool, flags=(), targets=tuple(sorted(targets))),), fallback=False, truncated=False
-        )
-        files = files or targets
+        if not files and call.command.strip():
+            files = (repository_path(call.command, roots=roots),)  # a file tool's command is its target
+        shape = CommandShape(program=tool, flags=(), targets=tuple(sorted(files)))
+        parsed = ParsedCommand((shape,), fallback=False, truncated=False)
     else:
         parsed = parse_command(call.command, roots=roots, cwd=_start_cwd(call))
         files = tuple(dict.fromkeys((*files, *(path for shape in parsed.shapes for path in shape.paths))))
