@@ -24,7 +24,7 @@ from typing import Final
 from rapidfuzz import fuzz
 
 from comparators import command_tables as tables
-from comparators.inline_scripts import commit_subject, javascript_signature, python_signature
+from comparators.inline_scripts import commit_subject, javascript_signature, python_signature, same_commit_subject
 from comparators.paths import looks_like_path, mask_temp_paths, mask_volatile, repository_path
 from comparators.shell import Segment, parse_script
 
@@ -143,20 +143,25 @@ def command_similarity(proposed: CommandShape, historical: CommandShape) -> int:
     if proposed.program != historical.program:
         return 0
     flag_score = _jaccard(set(proposed.flags), set(historical.flags))
-    target_score = _target_agreement(proposed.targets, historical.targets)
+    target_score = _target_agreement(
+        proposed.targets, historical.targets, commit_message=proposed.program == "git commit"
+    )
     return min(flag_score, target_score)
 
 
-def _target_agreement(proposed: tuple[str, ...], historical: tuple[str, ...]) -> int:
-    """100 × targets matched one to one / all distinct targets (`fuzz.ratio`, no processor)."""
+def _target_agreement(proposed: tuple[str, ...], historical: tuple[str, ...], *, commit_message: bool) -> int:
+    """100 × targets matched one to one / all distinct targets (`fuzz.ratio`, no processor;
+    a commit's subject also by `same_commit_subject`)."""
     if not proposed and not historical:
         return 100
     remaining = list(historical)
     matched = 0
     for target in proposed:
         for index, candidate in enumerate(remaining):
-            if target == candidate or fuzz.ratio(
-                target, candidate, processor=None, score_cutoff=_TARGET_MATCH_CUTOFF
+            if (
+                target == candidate
+                or fuzz.ratio(target, candidate, processor=None, score_cutoff=_TARGET_MATCH_CUTOFF)
+                or (commit_message and same_commit_subject(target, candidate))
             ):
                 matched += 1
                 del remaining[index]
@@ -483,6 +488,9 @@ def _commit_words(rest: list[str], stdin: str | None) -> list[str]:
         value: str | None = None
         if word in ("-m", "--message") and index < len(rest):
             value, index = rest[index], index + 1
+            if value.lstrip('"') == "$(cat":
+                # Split by word reading (a snippet cut inside the message): the rest is the message.
+                value, index = " ".join(["$(cat", *rest[index:]]), len(rest)
         elif word.startswith("--message="):
             value = word.partition("=")[2]
         elif word.startswith("-m") and len(word) > 2 and not word.startswith("--"):
@@ -495,8 +503,6 @@ def _commit_words(rest: list[str], stdin: str | None) -> list[str]:
             words.extend(("-m", commit_subject(value)))
             subject_seen = True  # later `-m` paragraphs are the body
     return words
-
-
 
 
 def _target(word: str, roots: tuple[str, ...], cwd: str | None) -> str:

@@ -51,12 +51,44 @@ def javascript_signature(body: str) -> tuple[str, ...]:
     return _regex_signature(body, python=False)
 
 
+COLLAPSED_MARK: Final = " …"
+"""Ends the key of a message whose line breaks a snippet collapsed: compared by prefix."""
+_COLLAPSED_HEREDOC: Final = re.compile(
+    r"""^\$\(cat(?:\s+<<-?\s*['"]?(?P<tag>\w+)['"]?)?\s+(?P<body>.*?)(?:\s+(?P=tag)\s*\)?\s*)?(?:…)?$""", re.S
+)
+
+
 def commit_subject(message: str) -> str:
-    """The first non-blank line of a commit message, whitespace folded."""
+    """The first non-blank line of a commit message, whitespace folded.
+
+    A `$(cat <<'EOF' … EOF)` message whose line breaks a snippet collapsed has no line to cut
+    at: its key is the whole text, marked with `COLLAPSED_MARK`, and compares by prefix.
+    """
+    collapsed = _COLLAPSED_HEREDOC.match(message) if "\n" not in message else None
+    if collapsed is not None:
+        body = " ".join(collapsed["body"].split())
+        return body + COLLAPSED_MARK if body else ""
     for line in message.splitlines():
         if line.strip():
             return " ".join(line.split())
     return ""
+
+
+def same_commit_subject(a: str, b: str) -> bool:
+    """True when two subject keys name one message: equal, or a collapsed one starts with the other."""
+    if a == b:
+        return True
+    for collapsed, other in ((a, b), (b, a)):
+        if not collapsed.endswith(COLLAPSED_MARK):
+            continue
+        text, plain = collapsed.removesuffix(COLLAPSED_MARK), other.removesuffix(COLLAPSED_MARK)
+        if len(text) <= len(plain):
+            # The collapsed message was cut (a snippet window): any long enough prefix.
+            if len(text) >= 24 and plain.startswith(text):
+                return True
+        elif len(plain) >= 16 and text.startswith(plain + " "):
+            return True  # the subject, then the collapsed body
+    return False
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -8,12 +8,14 @@ over (`PriorToolCall`); proposals are what the agent could plausibly have run ne
 from datetime import datetime, timedelta, timezone
 
 from comparators.attribution import attribute
-from comparators.commands import parse_command
-from comparators.history import prior_steps_from_calls
+from comparators.commands import command_similarity, parse_command
+from comparators.history import prior_steps, prior_steps_from_calls
 from comparators.route_match import route_match
 from comparators.shell import parse_script
+from contracts.evidence import EvidenceItem
 from contracts.prior_calls import PriorToolCall
 from contracts.situation import Revision, RouteProposal
+from contracts.snippets import parse_tool_snippet, tool_snippet
 from contracts.thresholds import RouteThresholds
 
 T0 = datetime(2026, 2, 11, 20, 0, tzinfo=timezone.utc)
@@ -67,6 +69,23 @@ def test_heredoc_commit_repeated_with_another_body_repeats_the_failure() -> None
     # The hook rejected the commit, not `git add`: another subject is another commit.
     other = HEREDOC_COMMIT.replace("feat: unified", "fix: unified")
     assert not match(calls, other).repeats_failure
+
+
+def test_heredoc_commit_in_a_collapsed_snippet_still_repeats() -> None:
+    # A provider with no structured calls (the Obelisk CLI) hands over snippets: newlines
+    # collapsed, and possibly cut by the window. The subject is still found by prefix.
+    item = EvidenceItem(
+        session_ref="session:" + "a" * 16, evidence_type="prior_failure", observed_at=T0,
+        snippet=tool_snippet(HEREDOC_COMMIT, "error", HOOK_OUTPUT),
+    )  # fmt: skip
+    route = RouteProposal(action_kind="shell", commands=[HEREDOC_COMMIT])
+    result = route_match(route, prior_steps([item]), thresholds=RouteThresholds(), revision=None)
+    assert result.repeats_failure
+    collapsed = parse_tool_snippet(item.snippet).command
+    (proposed_commit, cut_commit) = (parse_command(HEREDOC_COMMIT).shapes[1], parse_command(collapsed[:150]).shapes[1])
+    assert command_similarity(proposed_commit, cut_commit) == 100
+    other = parse_command(HEREDOC_COMMIT.replace("feat: unified", "fix: unified")).shapes[1]
+    assert command_similarity(other, cut_commit) == 0
 
 
 # claude-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl: `-m "subject\n\nbody"` failed three
