@@ -6,44 +6,29 @@ renaming a local or changing a printed label does not make it a new route. A com
 compared by its subject line (Claude Code writes every body through a heredoc).
 """
 
-import ast
 import re
 from typing import Final
 
 MAX_SIGNATURE_TERMS: Final = 256
 _JS_IMPORT: Final = re.compile(r"""require\(\s*['"]([^'"]+)['"]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]""")
-_CALL: Final = re.compile(r"([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*\(")
-_PY_IMPORT_LINE: Final = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
+_MAX_CALL_NAME: Final = 200
+_NAMES: Final = r"(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*[\w.]+(?:\s+as\s+\w+)?"
+_PY_FROM: Final = re.compile(rf"\bfrom\s+([\w.]+)\s+import\s+\(?\s*({_NAMES})")
+_PY_IMPORT: Final = re.compile(rf"(?<![\w.])import\s+({_NAMES})")
 _KEYWORDS: Final = frozenset(
     {"if", "for", "while", "switch", "catch", "function", "return", "typeof", "new", "await", "elif",
-     "and", "or", "not", "in", "with", "print", "lambda", "def", "class", "except"}
+     "and", "or", "not", "in", "with", "lambda", "def", "class", "except"}
 )  # fmt: skip
 _PATH_LITERAL: Final = re.compile(r"^[\w.~-]*(?:/[\w.@-]+)+/?$|^[\w-]+\.(?:py|json|toml|ya?ml|txt|md|csv|js|ts|cfg|ini)$")
 
 
 def python_signature(body: str) -> tuple[str, ...]:
-    """Sorted `import:` / `call:` / `file:` terms of a Python body; a regex reading if it does not parse."""
-    try:
-        tree = ast.parse(body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _regex_signature(body, python=True)
-    terms: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            terms.update(f"import:{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            terms.update(f"import:{module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name:
-                terms.add(f"call:{name}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _PATH_LITERAL.match(node.value):
-                terms.add(f"file:{node.value}")
-        if len(terms) >= MAX_SIGNATURE_TERMS:
-            break
-    return tuple(sorted(terms))
+    """Sorted `import:` / `call:` / `file:` terms of a Python body.
+
+    Read by pattern, not by `ast`: a snippet collapses a script's newlines, and the collapsed
+    script (no longer valid Python) must read the same as the one the agent proposes.
+    """
+    return _regex_signature(body, python=True)
 
 
 def javascript_signature(body: str) -> tuple[str, ...]:
@@ -91,30 +76,37 @@ def same_commit_subject(a: str, b: str) -> bool:
     return False
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif parts:
-        parts.append("")  # a method of a call result or literal: `.attr`
-    else:
-        return None
-    return ".".join(reversed(parts))
+def _called_names(body: str) -> list[str]:
+    """The dotted name before each `(`, read backwards (linear: a regex here backtracks
+    quadratically on long identifiers)."""
+    names = []
+    for opening in re.finditer(r"\(", body):
+        end = opening.start()
+        while end > 0 and body[end - 1] in " \t":
+            end -= 1
+        start = end
+        while start > 0 and end - start < _MAX_CALL_NAME and (body[start - 1].isalnum() or body[start - 1] in "_$."):
+            start -= 1
+        name = body[start:end].strip(".")
+        if name and (name[0].isalpha() or name[0] in "_$") and ".." not in name:
+            names.append(name)
+    return names
+
+
+def _bound(name: str) -> str:
+    return name.split(" as ")[0].strip()
 
 
 def _regex_signature(body: str, *, python: bool) -> tuple[str, ...]:
     terms: set[str] = set()
     if python:
-        for module_from, modules in _PY_IMPORT_LINE.findall(body):
-            names = [module_from] if module_from else [m.split(" as ")[0].strip() for m in modules.split(",")]
-            terms.update(f"import:{name}" for name in names if name)
+        for module, names in _PY_FROM.findall(body):
+            terms.update(f"import:{module}.{_bound(name)}" for name in names.split(","))
+        for names in _PY_IMPORT.findall(_PY_FROM.sub(" ", body)):
+            terms.update(f"import:{_bound(name)}" for name in names.split(","))
     else:
         terms.update(f"import:{next(g for g in groups if g)}" for groups in _JS_IMPORT.findall(body))
-    for name in _CALL.findall(body):
-        name = re.sub(r"\s+", "", name)
+    for name in _called_names(body):
         if name.split(".")[0] not in _KEYWORDS and name not in ("require", "import"):
             terms.add(f"call:{name}")
     for literal in re.findall(r"""['"]([^'"\s]{3,200})['"]""", body):

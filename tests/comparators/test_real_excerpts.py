@@ -235,6 +235,12 @@ with open('test/fixtures/transcripts/subagent.jsonl') as f:
     assert not match(calls, other).command_items
 
 
+def test_inline_python_collapsed_into_a_snippet_reads_the_same() -> None:
+    collapsed = parse_tool_snippet(tool_snippet(INLINE, "exit 1", INLINE_OUTPUT)).command
+    assert "\n" not in collapsed
+    assert parse_command(collapsed).shapes[1] == parse_command(INLINE).shapes[1]
+
+
 def test_every_real_command_parses_without_raising_and_fallbacks_are_counted() -> None:
     from bench._shell_corpus import real_shell_calls
 

@@ -44,3 +44,7 @@ def test_pathological_commands_are_bounded_and_never_raise() -> None:
     assert parse_command("true && " * 400 + "make test").truncated
     long_word = parse_command("echo " + 'a"b"' * 15000)
     assert len(long_word.shapes) == 1 and not long_word.fallback
+    # Inline bodies that make naive patterns backtrack (long identifiers, dotted chains).
+    for body in ("import " + "a" * 60000, "a." * 30000 + "(", "a(" * 30000):
+        (shape,) = parse_command(f"python3 -c '{body}'").shapes
+        assert shape.program == "python -c"
