@@ -1,20 +1,26 @@
-"""Retrieved evidence items read back as prior steps: what ran, how it ended, what it touched.
+"""Prior tool calls and retrieved evidence read back as prior steps: what ran, how it ended.
 
-The result of a tool snippet comes from its outcome line (see `contracts.snippets`) and its
-evidence type; a `prior_failure` item is a failure even when its outcome line was cut off.
-Items that are not tool calls (decisions, summaries, failure prose) carry only text.
+The provider's structured prior calls (`contracts.prior_calls.PriorToolCall`) are read first:
+the full command, its exit code, where it ran and its output. Without them (a provider that
+gives none) the capped tool snippets are read instead: the result comes from the outcome line
+(see `contracts.snippets`) and the evidence type; a `prior_failure` item is a failure even when
+its outcome line was cut off. Either way the outcome is attributed to one simple command
+(`comparators.attribution`). Items that are not tool calls (decisions, summaries, failure
+prose) carry only text.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
-from comparators.commands import CommandShape, cd_roots, command_shapes
-from comparators.paths import looks_like_path, repository_path
+from comparators.attribution import attribute
+from comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
+from comparators.paths import looks_like_path, mask_temp_paths, repository_path
 from contracts.base import EvidenceType
 from contracts.evidence import EvidenceItem
+from contracts.prior_calls import PriorToolCall
 from contracts.snippets import parse_tool_snippet
 
 StepResult = Literal["failed", "succeeded", "unknown"]
@@ -24,6 +30,7 @@ EDIT_TOOLS: Final = frozenset(
      "str_replace", "create", "replace", "insert"}
 )  # fmt: skip
 """Lower-cased file tools that change the files they name."""
+FILE_READ_TOOLS: Final = frozenset({"read", "readfile", "view"})
 _SHELL_EDITS: Final = re.compile(
     r"^(?:sed -i|perl -i|patch|git apply|git checkout --|git restore|git stash pop|tee|cp|mv|"
     r"truncate|touch|rm)\b"
@@ -52,6 +59,20 @@ class PriorStep:
     """When it happened, when known."""
     revision_ref: str | None
     """The revision it ran at, when known."""
+    failing: int | None = None
+    """Index in `shapes` of the simple command that failed; None unless it failed."""
+    skipped: frozenset[int] = frozenset()
+    """Shapes that never ran (after the failing one, joined by `&&`)."""
+    not_found: bool = False
+    """True when the failing program was not found (exit 127, `command not found`)."""
+    culprits: tuple[str, ...] = ()
+    """Arguments its failure names (an ignored path, an unknown flag)."""
+    masked: bool = False
+    """True when its exit code hid the failure and the output showed it."""
+    fallback: bool = False
+    """True when the shell grammar could not read its command (token comparison)."""
+    truncated: bool = False
+    """True when its command was compared in part (cut by the provider or the work bounds)."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -60,10 +81,74 @@ class PriorStep:
 
 
 def prior_steps(items: Iterable[EvidenceItem], *, roots: Iterable[str] = ()) -> tuple[PriorStep, ...]:
-    """Every item as a `PriorStep`, in result order."""
+    """Every item as a `PriorStep`, in result order (the snippet reading)."""
     items = list(items)
     all_roots = (*roots, *_cd_roots_of(items))
     return tuple(_prior_step(index, item, all_roots) for index, item in enumerate(items))
+
+
+def prior_steps_from_calls(
+    calls: Sequence[PriorToolCall], items: Iterable[EvidenceItem], *, roots: Iterable[str] = ()
+) -> tuple[PriorStep, ...]:
+    """The structured calls as steps (ranks 0..n-1), then the items that are not tool calls."""
+    call_roots = (*roots, *call_repository_roots(calls))
+    steps = [_call_step(index, call, call_roots) for index, call in enumerate(calls)]
+    prose = [item for item in items if parse_tool_snippet(item.snippet) is None]
+    steps.extend(_prior_step(len(steps) + offset, item, call_roots) for offset, item in enumerate(prose))
+    return tuple(steps)
+
+
+def call_repository_roots(calls: Iterable[PriorToolCall]) -> tuple[str, ...]:
+    """The checkout folders the calls ran in: `cwd` without its `repository_cwd` tail."""
+    roots: list[str] = []
+    for call in calls:
+        if call.cwd is None or call.repository_cwd is None or not call.cwd.startswith("/"):
+            continue
+        cwd = call.cwd.rstrip("/") or "/"
+        tail = call.repository_cwd.strip("/")
+        if not tail:
+            roots.append(cwd)
+        elif cwd.endswith("/" + tail):
+            roots.append(cwd[: -len(tail) - 1] or "/")
+    return tuple(dict.fromkeys(roots))
+
+
+def _start_cwd(call: PriorToolCall) -> str | None:
+    """Where the call started, relative to the repository; absolute outside it; None unknown."""
+    if call.repository_cwd is not None:
+        return call.repository_cwd.strip("/")
+    if call.cwd is not None and call.cwd.startswith("/"):
+        return mask_temp_paths(call.cwd.rstrip("/") or "/")
+    return None
+
+
+def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> PriorStep:
+    tool = call.tool_name.lower()
+    files = tuple(repository_path(path, roots=roots) for path in call.files)
+    failed = bool(call.is_error) or (call.exit_code is not None and call.exit_code != 0)
+    recorded = failed if (call.is_error is not None or call.exit_code is not None) else None
+    if _is_file_tool(tool, call.command.split()):
+        if not files and call.command.strip():
+            files = (repository_path(call.command, roots=roots),)  # a file tool's command is its target
+        shape = CommandShape(program=tool, flags=(), targets=tuple(sorted(files)))
+        parsed = ParsedCommand((shape,), fallback=False, truncated=False)
+    else:
+        parsed = parse_command(call.command, roots=roots, cwd=_start_cwd(call))
+        files = tuple(dict.fromkeys((*files, *(path for shape in parsed.shapes for path in shape.paths))))
+    return _step(
+        index=index,
+        evidence_type="prior_failure" if failed else ("file_history" if tool in EDIT_TOOLS else "tool_outcome"),
+        parsed=parsed,
+        recorded=recorded,
+        exit_code=call.exit_code,
+        output=call.output_excerpt,
+        command=call.command,
+        tool=tool,
+        files=files,
+        observed_at=call.observed_at,
+        revision_ref=call.revision_ref,
+        truncated=call.command_truncated,
+    )
 
 
 def _cd_roots_of(items: list[EvidenceItem]) -> list[str]:
@@ -73,6 +158,12 @@ def _cd_roots_of(items: list[EvidenceItem]) -> list[str]:
         if snippet is not None:
             roots.extend(cd_roots(snippet.command))
     return roots
+
+
+def _is_file_tool(tool: str, words: list[str]) -> bool:
+    return (tool in EDIT_TOOLS or tool in FILE_READ_TOOLS) and not any(
+        word.startswith("-") or word in ("<", ">", "|", "&&") for word in words[1:]
+    )
 
 
 def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> PriorStep:
@@ -91,37 +182,76 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
         )
     words = snippet.command.split()
     tool = words[0].lower() if words else ""
-    is_file_tool = (tool in EDIT_TOOLS or tool in {"read", "readfile", "view"}) and not any(
-        word.startswith("-") or word in ("<", ">", "|", "&&") for word in words[1:]
-    )
-    if is_file_tool and len(words) > 1:
+    if _is_file_tool(tool, words) and len(words) > 1:
         files = tuple(repository_path(word, roots=roots) for word in words[1:])
-        shapes: tuple[CommandShape, ...] = (
-            CommandShape(program=tool, flags=(), targets=tuple(sorted(files))),
+        parsed = ParsedCommand(
+            (CommandShape(program=tool, flags=(), targets=tuple(sorted(files))),), fallback=False, truncated=False
         )
     else:
-        shapes = command_shapes(snippet.command, roots=roots)
-        files = tuple(dict.fromkeys(path for shape in shapes for path in shape.paths))
-    failed = snippet.failed
-    if item.evidence_type == "prior_failure" or failed is True:
+        parsed = parse_command(snippet.command, roots=roots)
+        files = tuple(dict.fromkeys(path for shape in parsed.shapes for path in shape.paths))
+    recorded = True if item.evidence_type == "prior_failure" else snippet.failed
+    if recorded is None and item.evidence_type in ("tool_outcome", "file_history"):
+        recorded = False
+    return _step(
+        index=index,
+        evidence_type=item.evidence_type,
+        parsed=parsed,
+        recorded=recorded,
+        exit_code=snippet.exit_code,
+        output=snippet.output_excerpt,
+        command=snippet.command,
+        tool=tool,
+        files=files,
+        observed_at=item.observed_at,
+        revision_ref=item.revision_ref,
+        truncated=snippet.command_truncated,
+    )
+
+
+def _step(
+    *,
+    index: int,
+    evidence_type: EvidenceType,
+    parsed: ParsedCommand,
+    recorded: bool | None,
+    exit_code: int | None,
+    output: str,
+    command: str,
+    tool: str,
+    files: tuple[str, ...],
+    observed_at: datetime | None,
+    revision_ref: str | None,
+    truncated: bool,
+) -> PriorStep:
+    """A tool-call step: its outcome attributed to the simple command that failed."""
+    attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code)
+    if attribution.failed:
         result: StepResult = "failed"
-    elif failed is False or item.evidence_type in ("tool_outcome", "file_history"):
+    elif recorded is False:
         result = "succeeded"
     else:
         result = "unknown"
     is_edit = (tool in EDIT_TOOLS and result != "failed") or bool(
-        _SHELL_EDITS.match(snippet.command) and result == "succeeded"
+        _SHELL_EDITS.match(command) and result == "succeeded"
     )
     return PriorStep(
         index=index,
-        evidence_type=item.evidence_type,
-        shapes=shapes,
+        evidence_type=evidence_type,
+        shapes=parsed.shapes,
         result=result,
         files=files,
         is_edit=is_edit,
-        text=snippet.output_excerpt,
-        observed_at=item.observed_at,
-        revision_ref=item.revision_ref,
+        text=output,
+        observed_at=observed_at,
+        revision_ref=revision_ref,
+        failing=attribution.failing,
+        skipped=attribution.skipped,
+        not_found=attribution.not_found,
+        culprits=attribution.culprits,
+        masked=attribution.masked,
+        fallback=parsed.fallback,
+        truncated=truncated or parsed.truncated,
     )
 
 

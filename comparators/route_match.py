@@ -1,6 +1,12 @@
 """How closely a proposed route repeats the retrieved history, per dimension, outcome-aware.
 
-Commands: each proposed simple command against each prior tool call (`command_similarity`).
+Commands: each proposed simple command against each simple command a prior tool call ran
+(`command_similarity`, in the same place: `same_place`). A failure belongs to the simple
+command it is attributed to; commands after a failed `&&` never ran and match nothing. A
+proposed command that repeats the failing command, or names the same culprit (the ignored
+path, the unknown flag), repeats the failure when everything the route runs before it repeats
+history too, whatever follows it. After a `command not found`, a command run in another
+environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route.
 A prior failure later followed by a success of the same command was resolved, so it counts as
 an attempt, not a dead end. A prior call whose files changed after it ran (an edit later in the
 history, an edit at the current revision when it ran at another, or an edit the route itself
@@ -13,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from comparators.commands import CommandShape, cd_roots, command_shapes, command_similarity
+from comparators.commands import CommandShape, cd_roots, command_similarity, parse_command, same_place
 from comparators.history import PriorStep
 from comparators.paths import related_files, repository_path, same_file
 from comparators.text import text_similarity, text_tokens
@@ -26,6 +32,8 @@ EDIT_ACTION_KINDS: Final = frozenset(
 )  # fmt: skip
 """`action_kind`s whose route changes the files it names before running its commands."""
 _HYPOTHESIS_SOURCES: Final = frozenset({"decision", "summary", "prior_failure"})
+MAX_ROUTE_UNITS: Final = 256
+"""Simple commands of a route compared (a bound on the work: units × prior commands)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,10 @@ class RouteMatch:
     """Best match of the claimed blocker; None without one (or too short)."""
     blocker_items: frozenset[int]
     """Ranks of prior steps at or above the blocker threshold."""
+    token_fallbacks: int = 0
+    """Commands (proposed and prior) the shell grammar could not read: compared by tokens."""
+    truncated: int = 0
+    """Commands (proposed and prior) compared in part: cut, or past the work bounds."""
 
 
 @dataclass(slots=True)
@@ -72,7 +84,8 @@ def route_match(
 ) -> RouteMatch:
     """Score `route` against `steps` on every dimension the route states."""
     route_roots = (*roots, *(root for command in route.commands for root in cd_roots(command)))
-    units = [shape for command in route.commands for shape in command_shapes(command, roots=route_roots)]
+    parsed = [parse_command(command, roots=route_roots) for command in route.commands]
+    units = [shape for command in parsed for shape in command.shapes][:MAX_ROUTE_UNITS]
     route_files = [repository_path(path, roots=route_roots) for path in route.files]
     route_edits = route_files if (route.action_kind or "") in EDIT_ACTION_KINDS else []
     command = _command_match(units, steps, route_edits, thresholds=thresholds, revision=revision)
@@ -85,8 +98,13 @@ def route_match(
     blocker, blocker_items = _text_match(
         route.blocker, steps, threshold=thresholds.blocker_repeat, min_words=thresholds.min_text_words
     )
+    calls = [step for step in steps if step.is_tool_call]
     return RouteMatch(
         **command,
+        token_fallbacks=sum(c.fallback for c in parsed) + sum(step.fallback for step in calls),
+        truncated=sum(c.truncated for c in parsed)
+        + sum(step.truncated for step in calls)
+        + (sum(len(c.shapes) for c in parsed) > MAX_ROUTE_UNITS),
         file_similarity=_file_similarity(route_files, steps),
         hypothesis_similarity=hypothesis,
         hypothesis_items=hypothesis_items,
@@ -111,16 +129,17 @@ def _command_match(
     calls = [step for step in steps if step.is_tool_call]
     for unit, score in zip(units, scores):
         for step in calls:
-            similarity, shape = _best_shape(unit, step)
-            if similarity == 0 or shape is None:
+            similarity, position = _best_shape(unit, step)
+            if similarity == 0 or position is None:
                 continue
+            shape = step.shapes[position]
             if _changed_since(step, shape, steps, route_edits, revision):
                 if unit.is_check or shape.is_check:
                     superseded.add(step.index)
                     continue
                 similarity = max(0, similarity - thresholds.changed_since_penalty)
                 superseded.add(step.index)
-            failed = step.result == "failed" and shape == step.shapes[-1]
+            failed = step.result == "failed" and position == step.failing
             if failed and _resolved_later(step, shape, calls, threshold):
                 resolved.add(step.index)
                 failed = False
@@ -142,6 +161,11 @@ def _command_match(
     route_similarity = min(max(score.failure, score.attempt) for score in scores)
     repeats = route_similarity >= threshold
     repeats_failure = repeats and any(score.failure >= threshold for score in scores)
+    prefix = _failing_prefix(scores, threshold)
+    if not repeats and prefix is not None:
+        # The route re-runs a dead end before anything new: what follows never changes it.
+        repeats = repeats_failure = True
+        route_similarity = min(max(score.failure, score.attempt) for score in scores[: prefix + 1])
     return {
         "command_similarity": route_similarity,
         "repeats_failure": repeats_failure,
@@ -152,13 +176,46 @@ def _command_match(
     }
 
 
-def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, CommandShape | None]:
-    best, best_shape = 0, None
-    for shape in step.shapes:
+def _failing_prefix(scores: list[_UnitScore], threshold: int) -> int | None:
+    """The first unit that repeats a failure when every unit before it repeats history."""
+    for index, score in enumerate(scores):
+        if score.failure >= threshold:
+            return index
+        if score.attempt < threshold:
+            return None
+    return None
+
+
+def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
+    """The best match of `unit` among the shapes `step` ran: (similarity, its index)."""
+    best, best_index = 0, None
+    for index, shape in enumerate(step.shapes):
+        if index in step.skipped or not same_place(unit, shape):
+            continue
+        if step.not_found and index == step.failing and unit.runner != shape.runner:
+            continue  # not found there; another environment is another route
         similarity = command_similarity(unit, shape)
+        if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits):
+            similarity = 100
         if similarity > best:
-            best, best_shape = similarity, shape
-    return best, best_shape
+            best, best_index = similarity, index
+    return best, best_index
+
+
+def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...]) -> bool:
+    """True when `unit` runs the failing program with every argument its failure named, and
+    adds no flag (`git add -f` is the fix the hint names, not the failure)."""
+    if not culprits or unit.program != failing.program or not set(unit.flags) <= set(failing.flags):
+        return False
+    named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
+    return bool(named) and all(c in unit.flags or _in_targets(c, unit.targets) for c in named)
+
+
+def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:
+    path = repository_path(culprit).rstrip("/")
+    return any(
+        target == culprit or same_file(target, path) or target.startswith(path + "/") for target in targets
+    )
 
 
 def _changed_since(

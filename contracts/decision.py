@@ -55,6 +55,11 @@ class Comparison(ContractModel):
     """The thresholds the verdict used."""
     matched_items: Annotated[int, Field(ge=0)] = 0
     """How many historical items matched the route."""
+    truncated_commands: Annotated[int, Field(ge=0)] = 0
+    """How many commands (proposed or prior) were compared only in part: cut at their length
+    bound or past the comparator's work bounds. 0 when every command was compared whole."""
+    token_fallback_commands: Annotated[int, Field(ge=0)] = 0
+    """How many commands the shell grammar could not read, so were compared by shell words."""
 
 
 class SemanticDelta(ContractModel):

@@ -14,7 +14,9 @@ MAX_RECENT_OBSERVATIONS: Final = 64
 MAX_PROGRESS_WINDOW: Final = 64
 """Most typed claims an obligation's `progress_window` may carry."""
 
-CommandText = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+MAX_COMMAND_CHARS: Final = 64 * 1024
+"""Longest proposed command accepted: real heredoc commits and inline scripts run this long."""
+CommandText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_COMMAND_CHARS)]
 FilePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 RouteText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 RevisionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]

@@ -10,13 +10,17 @@ Rules, in the order their reason codes win:
    holds loses a claimed `new_hypothesis`: `hypothesis_already_tried`.
 The verdict names the first rule that fires, whether or not the observation claimed the outcome
 it would remove (an `unchanged` result claims nothing, yet may still repeat a dead end).
+History is the provider's structured prior calls when it gives them (full commands, exit
+codes, cwd, output), else the capped snippets read back (`comparators.history`). The decision
+counts, never shows, the commands compared in part (`truncated_commands`) and those the shell
+grammar could not read (`token_fallback_commands`).
 A hit is evidence however stale the index is. Without a hit, only a fresh index lets the verdict
 say `novel`; otherwise it is `novelty_unverified`. Either way the delta is LoopX's own: absence
 of history never adds, keeps or explains an outcome.
 """
 
 from comparators.exact_ids import delta_with, exact_id_delta
-from comparators.history import prior_steps
+from comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
 from comparators.route_match import RouteMatch, route_match
 from contracts.decision import Comparison, SemanticDelta, Verdict
 from contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
@@ -40,8 +44,12 @@ def compare_route(
             comparison=Comparison(verdict="not_compared", thresholds=thresholds.report()),
             semantic_delta=claimed,
         )
-    steps = prior_steps(capped.result.items)
-    match = route_match(proposed.route, steps, thresholds=thresholds, revision=situation.revision)
+    if capped.prior_calls:
+        steps = prior_steps_from_calls(capped.prior_calls, capped.result.items)
+        roots = call_repository_roots(capped.prior_calls)
+    else:
+        steps, roots = prior_steps(capped.result.items), ()
+    match = route_match(proposed.route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
     removals = _removals(situation, gap, match)
     verdict: Verdict
     if removals:
@@ -56,6 +64,8 @@ def compare_route(
             scores=_novelty_scores(match, situation, gap, removals),
             thresholds=thresholds.report(),
             matched_items=len(frozenset().union(*(items for _, _, _, items in removals))),
+            truncated_commands=match.truncated,
+            token_fallback_commands=match.token_fallbacks,
         ),
         semantic_delta=_narrowed(situation, claimed, removals),
     )

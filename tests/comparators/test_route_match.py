@@ -149,9 +149,28 @@ def test_route_match_every_command_must_repeat() -> None:
     assert result.command_similarity == 0 and not result.repeats_failure
 
 
-def test_route_match_earlier_segment_of_failed_chain_is_an_attempt() -> None:
-    result = match([call("make build && make test")], commands=["make build"])
-    assert result.repeats_attempt and not result.repeats_failure
+def test_route_match_segment_before_the_one_that_failed_is_an_attempt() -> None:
+    # The output names the failing segment (`make test`'s test runner), so `make build` ran fine.
+    items = [call("make build && pytest tests/test_a.py", output="E   AssertionError\nTraceback (most recent call last)")]
+    assert match(items, commands=["make build"]).repeats_attempt
+
+
+def test_route_match_unattributed_chain_failure_is_its_first_segment_that_can_fail() -> None:
+    # Output that names no segment: the first one that can fail is blamed, and what followed it
+    # never ran.
+    items = [call("echo start && make build && make test", output="start\nbuilding")]
+    assert match(items, commands=["make build"]).repeats_failure
+    assert not match(items, commands=["make test"]).command_items
+
+
+def test_route_match_silent_chain_failure_is_its_last_segment() -> None:
+    # Nothing printed: the closing predicate failed silently; the steps before it ran fine.
+    items = [call("cd web && test -f dist/index.html")]
+    assert match(items, commands=["test -f web/dist/index.html"]).repeats_failure
+    assert match([call("make build && make test")], commands=["make build"]).repeats_attempt
+    # The agent's own framing of an output (Claude's `Exit code 2`) is not the program speaking.
+    framed = [call("make build && make test", output="Exit code 2")]
+    assert match(framed, commands=["make build"]).repeats_attempt
 
 
 def test_route_match_no_commands_has_no_command_score() -> None:

@@ -53,7 +53,7 @@ def test_load_contract_round_trips_receipt():
         ({**situation(), "schema_version": "replan_situation_v1"}, "schema_version: Input should be"),
         ({**situation(), "situation_id": "has spaces"}, "situation_id: String should match pattern"),
         ({**situation(), "operator_request": {"requested": "yes"}}, "operator_request.requested:"),
-        (situation(commands=["x" * 5000]), "proposed.route.commands.0: String should have at most"),
+        (situation(commands=["x" * (64 * 1024 + 1)]), "proposed.route.commands.0: String should have at most"),
     ],
 )
 def test_load_contract_rejects_with_field_name(document, field):

@@ -98,7 +98,7 @@ def _mutation(draw, kind: str, documents: tuple[str, ...] = tuple(sorted(DOCUMEN
     if kind == "huge_string":
         string_paths = [p for p in leaves if isinstance(_get(document, p), str)]
         path = draw(st.sampled_from(string_paths))
-        return model, json.dumps(_set(document, path, "x" * draw(st.integers(4097, 1_200_000)))).encode()
+        return model, json.dumps(_set(document, path, "x" * draw(st.integers(64 * 1024 + 1, 1_200_000)))).encode()
     if kind == "non_finite":
         number = draw(st.sampled_from(["NaN", "Infinity", "-Infinity"]))
         return model, json.dumps(_set(document, path, math.nan)).replace("NaN", number).encode()

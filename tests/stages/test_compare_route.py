@@ -226,3 +226,77 @@ def test_compare_route_does_not_mutate_inputs() -> None:
     before = (situation.model_dump_json(), evidence.model_dump_json())
     _compare(situation, evidence, thresholds=THRESHOLDS)
     assert (situation.model_dump_json(), evidence.model_dump_json()) == before
+
+
+# --- the provider's structured prior calls (contracts.prior_calls) ---------------------------
+
+CANARY = "canary-7f3a91-do-not-leak"
+
+
+def _prior_call(command: str, output: str, *, exit_code: int | None, is_error: bool | None = None,
+                cwd: str = "/home/dev/repo", truncated: bool = False):
+    from contracts.prior_calls import PriorToolCall
+
+    return PriorToolCall(
+        session_ref="session:" + "c" * 16, tool_name="Bash", command=command, command_truncated=truncated,
+        exit_code=exit_code, is_error=is_error, cwd=cwd, repository_cwd="",
+        observed_at=datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc), output_excerpt=output,
+    )  # fmt: skip
+
+
+def _with_calls(evidence: CappedEvidence, *calls) -> CappedEvidence:
+    return evidence.model_copy(update={"prior_calls": list(calls)})
+
+
+def test_compare_route_reads_prior_calls_before_snippets() -> None:
+    # The snippet says the run passed; the structured call, which the provider read whole, says
+    # it failed. The structured call is the comparator's history.
+    command = "pytest tests/test_auth.py -x"
+    evidence = _with_calls(capped(PASSED_RUN), _prior_call(command, "1 failed", exit_code=1))
+    compared = _compare(situation_model(commands=[command]), evidence, thresholds=THRESHOLDS)
+    assert compared.comparison.verdict == "repeats_prior_failure"
+    assert compared.comparison.matched_items == 1
+
+
+def test_compare_route_without_prior_calls_reads_the_snippets() -> None:
+    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN),
+                        thresholds=THRESHOLDS)  # fmt: skip
+    assert compared.comparison.verdict == "repeats_prior_attempt"
+
+
+def test_compare_route_long_command_beyond_the_snippet_window_is_compared_whole() -> None:
+    # A heredoc commit longer than a snippet's window: the structured call holds all of it.
+    body = "\n".join(f"- change {n}: adjust the {n}th module" for n in range(400))
+    command = f"git add -A && git commit -m \"$(cat <<'EOF'\nfeat: the long one\n\n{body}\nEOF\n)\""
+    assert len(command) > 4096
+    call = _prior_call(command, "Pre-commit validation failed:\n[FORMAT] Code is not formatted.", exit_code=1)
+    evidence = _with_calls(capped(tool_snippet(command[:600], "exit 1", "")), call)
+    compared = _compare(situation_model(commands=[command]), evidence, thresholds=THRESHOLDS)
+    assert compared.comparison.verdict == "repeats_prior_failure"
+    assert compared.comparison.truncated_commands == 0
+
+
+def test_compare_route_says_how_many_commands_were_compared_in_part() -> None:
+    call = _prior_call("pytest tests/test_auth.py -x", "1 failed", exit_code=1, truncated=True)
+    evidence = _with_calls(capped(), call)
+    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]), evidence, thresholds=THRESHOLDS)
+    assert compared.comparison.truncated_commands == 1
+    unreadable = _compare(situation_model(commands=["echo 'unbalanced"]), evidence, thresholds=THRESHOLDS)
+    assert unreadable.comparison.token_fallback_commands == 1
+
+
+def test_compare_route_accepts_a_64_kib_command() -> None:
+    command = "python3 -c \"\nimport json\n" + "x = json.dumps({})\n" * 3300 + "\""
+    assert 60 * 1024 < len(command) <= 64 * 1024
+    compared = _compare(situation_model(commands=[command]), capped(FAILED_RUN), thresholds=THRESHOLDS)
+    assert compared.comparison.verdict == "novel"
+
+
+def test_compare_route_prior_call_content_never_reaches_the_comparison() -> None:
+    call = _prior_call(f"pytest tests/test_auth.py -k {CANARY}", f"error: {CANARY}\n1 failed", exit_code=1,
+                       cwd=f"/home/dev/{CANARY}")  # fmt: skip
+    evidence = _with_calls(capped(), call)
+    compared = _compare(situation_model(commands=[f"pytest tests/test_auth.py -k {CANARY}"]), evidence,
+                        thresholds=THRESHOLDS)  # fmt: skip
+    assert compared.comparison.verdict == "repeats_prior_failure"
+    assert CANARY not in compared.model_dump_json()

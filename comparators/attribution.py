@@ -1,0 +1,237 @@
+"""Which simple command of a call failed, what made it fail, and failures a pipe hid.
+
+A chain's exit code belongs to the whole chain; the comparator needs the segment. The failing
+segment is the one whose program's own error the output shows (`git: fatal:`, `ls: cannot
+access`, a Python traceback, `foo: command not found`); without one, the first segment of an
+`&&` chain that can fail at all (not `echo`), or the last segment of a `;` list or of a chain
+that printed nothing. Segments after
+a failed `&&` never ran. When `| head`, `|| true` or `; echo` hid the status (exit 0), the output
+is read for the program's own failure signals (`bench/masked_failures.py` measures how often
+that flags a call that in fact succeeded). The output also names the meaning-bearing arguments
+of a failure: the ignored path, the unknown flag, the missing file.
+"""
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from comparators.commands import CommandShape
+
+MAX_SCANNED_CHARS: Final = 8192
+"""Output read for signals (excerpts are bounded already; this bounds the work)."""
+NEVER_FAIL: Final = frozenset({"echo", "printf", "true", ":", "pwd", "date", "sleep", "clear"})
+FAILURE_SIGNAL: Final = re.compile(
+    r"^\s*(?:[\w.+/-]+: )*(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?:"
+    r"|Traceback \(most recent call last\)"
+    r"|command not found|: not found$"
+    r"|No such file or directory"
+    r"|\b(?:unknown|unrecognized|invalid) (?:option|flag|argument)s?\b"
+    r"|^npm ERR!|^npm error ",
+    re.M,
+)
+"""A program's own failure signals, as a masked exit code leaves them in the output."""
+_NOT_FOUND: Final = re.compile(
+    r"^(?:\S+: )?(?:line \d+: )?(?P<a>[^\s:]+): (?:command )?not found$|command not found: (?P<b>\S+)$", re.M
+)
+_PREFIX: Final = re.compile(r"^(?:\S*/)?(?P<name>[\w.+-]+): ", re.M)
+_PROGRAM_SIGNALS: Final = {
+    "git commit": re.compile(r"[Pp]re-commit|\bhook\b|nothing to commit|no changes added to commit|Author identity unknown"),
+    "git add": re.compile(r"ignored by one of your \.gitignore|pathspec '[^']*' did not match"),
+    "git push": re.compile(r"\[rejected\]|failed to push|non-fast-forward"),
+}
+"""A subcommand's own failure text, read before its program's (`git add` before `git commit`)."""
+_TEST_SUMMARY: Final = re.compile(
+    r"\b\d+ (?:failed|failing|failures?|errors?)\b|^(?:FAILED|FAIL|ERROR)\b|^Tests?: .*\bfailed", re.M
+)
+"""A test runner's summary of failing tests: it belongs to the segment that ran the tests."""
+_TEST_RUNNERS: Final = frozenset(
+    {"pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox", "nox", "unittest"}
+)
+_TASK_RUNNERS: Final = frozenset({"make", "just", "rake", "task", "invoke"})
+"""Programs whose target names the task (`make test`)."""
+_FAMILY_SIGNALS: Final = {
+    "git": re.compile(r"^(?:fatal|error): |^The following paths are ignored by one of your", re.M),
+    "python": re.compile(r"^Traceback \(most recent call last\)|^\w+(?:Error|Exception): ", re.M),
+    "npm": re.compile(r"^npm (?:ERR!|error) ", re.M),
+    "node": re.compile(r"^node:internal|^Error: Cannot find module", re.M),
+    "cargo": re.compile(r"^error(?:\[E\d+\])?: ", re.M),
+}
+_CULPRITS: Final = (
+    re.compile(r"(?:unknown|unrecognized|invalid|unexpected) (?:option|flag|argument)s?:?\s*['\"‘`]?(-{1,2}[\w-]+)"),
+    re.compile(r"no such option:?\s*['\"]?(-{1,2}[\w-]+)"),
+    re.compile(r"pathspec '([^']+)' did not match"),
+    re.compile(r"(?:cannot access|can't open file|cannot open|cannot stat) ['‘\"]([^'’\"]+)['’\"]"),
+    re.compile(r"^[\w.+-]+: (?:cannot access )?([^:\s]+): No such file or directory", re.M),
+)
+_IGNORED_HEADER: Final = "The following paths are ignored by one of your .gitignore files:"
+_AGENT_FRAMING: Final = re.compile(
+    r"^(?:Exit code -?\d+|Process exited with code -?\d+|Command exited with code -?\d+|Chunk ID: \S+"
+    r"|Wall time: .*|Original token count: \d+|Output:|Process running with session ID \d+"
+    r"|<system>.*</system>)\s*$",
+    re.M,
+)
+"""Lines the agent, not the program, writes around an output (Claude, Codex, pi, kimi)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """How a call's simple commands ended."""
+
+    failed: bool
+    """True when the call failed, its exit code or a masked failure signal says so."""
+    failing: int | None
+    """Index of the failing shape; None when the call did not fail (or has no shapes)."""
+    skipped: frozenset[int]
+    """Shapes that never ran: after the failing one, joined by `&&`."""
+    masked: bool
+    """True when the exit code hid the failure and the output showed it."""
+    not_found: bool
+    """True when the failing program was not found (`command not found`, exit 127)."""
+    culprits: tuple[str, ...]
+    """Arguments the failure names: flags (`--yes`) and paths (ignored, missing)."""
+
+
+def attribute(
+    shapes: Sequence[CommandShape], output: str, *, failed: bool | None, exit_code: int | None
+) -> Attribution:
+    """The attribution of a call with these shapes, this output and this recorded outcome."""
+    text = _bounded(output)
+    masked = False
+    if failed is not True:
+        masked_index = _masked_failure(shapes, text)
+        if masked_index is None:
+            return _SUCCEEDED
+        failing, masked = masked_index, True
+    elif not shapes:
+        return Attribution(True, None, frozenset(), False, exit_code == 127, _culprits(text))
+    else:
+        signalled = _signalled(shapes, text, signal=FAILURE_SIGNAL.search(text) is not None)
+        failing = signalled if signalled is not None else _unsignalled_failure(shapes, text)
+    skipped = set()
+    for index in range(failing + 1, len(shapes)):
+        if shapes[index].joined_by != "&&":
+            break
+        skipped.add(index)
+    return Attribution(
+        failed=True,
+        failing=failing,
+        skipped=frozenset(skipped),
+        masked=masked,
+        not_found=exit_code == 127 or _not_found(shapes[failing], text),
+        culprits=_culprits(text),
+    )
+
+
+_SUCCEEDED: Final = Attribution(False, None, frozenset(), False, False, ())
+
+
+def has_failure_signal(output: str) -> bool:
+    """True when the output shows a program's own failure signal."""
+    return FAILURE_SIGNAL.search(_bounded(output)) is not None
+
+
+def _bounded(output: str) -> str:
+    if len(output) <= MAX_SCANNED_CHARS:
+        return output
+    half = MAX_SCANNED_CHARS // 2
+    return output[:half] + "\n" + output[-half:]
+
+
+def _names(shape: CommandShape) -> set[str]:
+    first = shape.program.split(" ")[0]
+    return {posixpath.basename(shape.head), posixpath.basename(first), first}
+
+
+def _family(shape: CommandShape) -> str:
+    first = shape.program.split(" ")[0]
+    if first == "python" or shape.program.endswith(".py") or first in ("pytest", "pip", "uv"):
+        return "python"
+    if first == "node" or shape.program.startswith("npm run"):
+        return "node" if first == "node" else "npm"
+    return first
+
+
+def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> int | None:
+    """The first shape whose own error the output shows (`signal`: a generic one is there)."""
+    if not text or not shapes:
+        return None
+    for match in _NOT_FOUND.finditer(text):
+        name = posixpath.basename(match["a"] or match["b"] or "")
+        for index, shape in enumerate(shapes):
+            if name in _names(shape):
+                return index
+    for index, shape in enumerate(shapes):
+        own = _PROGRAM_SIGNALS.get(shape.program)
+        if own is not None and own.search(text):
+            return index
+    if _TEST_SUMMARY.search(text):
+        for index, shape in enumerate(shapes):
+            if _runs_tests(shape):
+                return index
+    named = {match["name"] for match in _PREFIX.finditer(text)} if signal else set()
+    for index, shape in enumerate(shapes):
+        if _names(shape) & named:
+            return index
+        pattern = _FAMILY_SIGNALS.get(_family(shape))
+        if pattern is not None and pattern.search(text):
+            return index
+    return None
+
+
+def _runs_tests(shape: CommandShape) -> bool:
+    words = shape.program.split(" ")
+    if words[0] in _TASK_RUNNERS:
+        return any(target.startswith("test") for target in shape.targets)
+    return words[0] in _TEST_RUNNERS or "test" in words[1:] or words[-1].startswith("test")
+
+
+def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
+    """Without a signal: the first shape of an `&&` chain that can fail, else the last shape.
+
+    A chain that printed nothing at all is blamed on its last shape: every program that ran
+    stayed silent, as a chain's closing predicate does (`test -f`, `grep -q`, `diff -q`), and a
+    program failing earlier would have said why.
+    """
+    if _AGENT_FRAMING.sub("", text).strip() and all(shape.joined_by in ("", "&&", "|", "|&") for shape in shapes):
+        for index, shape in enumerate(shapes):
+            if shape.program not in NEVER_FAIL and shape.next_op not in ("|", "|&"):
+                return index
+    return len(shapes) - 1
+
+
+def _masked_failure(shapes: Sequence[CommandShape], text: str) -> int | None:
+    """The shape whose failure a pipe, `|| true` or a later `;` command hid, when the output shows it."""
+    masked = [index for index in range(len(shapes)) if _status_hidden(shapes, index)]
+    if not masked or FAILURE_SIGNAL.search(text) is None:
+        return None
+    signalled = _signalled(shapes, text, signal=True)
+    if signalled is not None:
+        return signalled if signalled in masked else None
+    return masked[0] if len(masked) == 1 else None
+
+
+def _status_hidden(shapes: Sequence[CommandShape], index: int) -> bool:
+    shape = shapes[index]
+    if shape.next_op in ("|", "|&", "||"):
+        return True
+    return shape.next_op in (";", "&") or (index < len(shapes) - 1 and shapes[index + 1].joined_by == ";")
+
+
+def _not_found(shape: CommandShape, text: str) -> bool:
+    return any(
+        posixpath.basename(match["a"] or match["b"] or "") in _names(shape) for match in _NOT_FOUND.finditer(text)
+    )
+
+
+def _culprits(text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    if _IGNORED_HEADER in text:
+        for line in text.split(_IGNORED_HEADER, 1)[1].splitlines()[1:]:
+            if not line.strip() or line.startswith(("hint:", "Use ", "fatal:")):
+                break
+            found.append(line.strip())
+    for pattern in _CULPRITS:
+        found.extend(match.group(1) for match in pattern.finditer(text))
+    return tuple(dict.fromkeys(word.strip("'\"‘’`") for word in found))[:16]
