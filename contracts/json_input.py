@@ -22,8 +22,6 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
         raise InvalidInput("document is not valid UTF-8") from None
     except json.JSONDecodeError as error:
         raise InvalidInput(f"not valid JSON at line {error.lineno} column {error.colno}") from None
-    except _Rejected as error:
-        raise InvalidInput(str(error)) from None
     except RecursionError:
         raise InvalidInput("JSON nested too deeply") from None
     try:
@@ -40,16 +38,12 @@ def describe_validation_error(error: ValidationError) -> str:
     return f"{path}: {first['msg']}" + (f" (+{more} more)" if more else "")
 
 
-class _Rejected(ValueError):
-    """A JSON feature the contracts refuse."""
-
-
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise _Rejected("duplicate key in a JSON object")
+        raise InvalidInput("duplicate key in a JSON object")
     return dict(pairs)
 
 
 def _reject_constant(name: str) -> None:
-    raise _Rejected(f"{name} is not a JSON number")
+    raise InvalidInput(f"{name} is not a JSON number")
