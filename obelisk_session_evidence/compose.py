@@ -13,7 +13,7 @@ that calls `decide` passes `provider_factory` instead.
 
 from pathlib import Path
 
-from contracts.config import AdmissionPolicy, ProviderKind
+from contracts.config import AdmissionPolicy, Enablement, ProviderKind
 from contracts.situation import ReplanSituation
 from contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.lifecycle.policy import load_policy
@@ -80,6 +80,19 @@ def tokenizer_cache(paths: StatePaths) -> Path:
     return paths.cache_dir / "tiktoken"
 
 
+def backend_for(
+    policy: AdmissionPolicy, situation: ReplanSituation, provider_kind: ProviderKind | None
+) -> tuple[Enablement, ProviderKind] | None:
+    """The enablement matching the situation and the backend kind to ask (the override, else the
+    enablement's); None when no enablement matches."""
+    if policy.config is None:
+        return None
+    enablement, _ = matching_enablement(policy.config.enablements, situation)
+    if enablement is None:
+        return None
+    return enablement, provider_kind or enablement.provider
+
+
 def _provider_for(
     policy: AdmissionPolicy,
     situation: ReplanSituation,
@@ -87,12 +100,10 @@ def _provider_for(
     provider_kind: ProviderKind | None,
 ) -> EvidenceProvider | None:
     """The backend the matching enablement names (or the override); None when none matches."""
-    if policy.config is None:
+    backend = backend_for(policy, situation, provider_kind)
+    if backend is None:
         return None
-    enablement, _ = matching_enablement(policy.config.enablements, situation)
-    if enablement is None:
-        return None
-    kind = provider_kind or enablement.provider
+    enablement, kind = backend
     try:
         return factory(enablement, kind)
     except Exception as error:  # noqa: BLE001 - a backend that cannot start fails open, typed

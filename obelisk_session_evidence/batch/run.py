@@ -45,12 +45,11 @@ from obelisk_session_evidence.state.salt import digest_salt
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.state.spool import spooled_path
 from obelisk_session_evidence.state.private_files import write_private
-from obelisk_session_evidence.compose import decide, provider_factory_for, tokenizer_cache
+from obelisk_session_evidence.compose import backend_for, decide, provider_factory_for, tokenizer_cache
 from obelisk_session_evidence.tokenizer import seed_tiktoken_cache
 from providers.base import EvidenceProvider
 from providers.factory import ProviderFactory
 from providers.version import PACKAGE_VERSION
-from stages.admit import matching_enablement
 
 NO_LOOKUP: Final = "no-lookup"
 """The revision of an item no enablement matches: no index is read, so none can change it."""
@@ -164,12 +163,10 @@ def _revision_for(
         situation = load_contract(ReplanSituation, spooled_path(paths, "situations", item_ref).read_bytes())
     except (EvidenceError, OSError):
         return INVALID_ITEM
-    if policy.config is None:
+    backend = backend_for(policy, situation, provider_kind)
+    if backend is None:
         return NO_LOOKUP
-    enablement, _ = matching_enablement(policy.config.enablements, situation)
-    if enablement is None:
-        return NO_LOOKUP
-    kind = provider_kind or enablement.provider
+    enablement, kind = backend
     scope = (enablement.scope_key, kind)
     if scope not in cache:
         cache[scope] = index_revision(factory, enablement, kind)
