@@ -1,11 +1,13 @@
-"""Folder listings kept between refreshes, reused while a folder's inode and mtime are unchanged.
+"""Folder listings kept between refreshes, reused while a folder's inode, mtime and ctime are unchanged.
 
 Listing a folder (`os.scandir`) costs several times a `stat` (on the 2-core VM this project is
 measured on, about 60 µs against 10 µs), and layouts that keep a folder per session (Kimi, DSH)
-have thousands of them. Adding, removing or renaming an entry moves the folder's mtime, so an
-unchanged mtime means an unchanged listing, except within the clock's granularity: a folder whose
-mtime is less than `RACY_S` old is always listed again (the "racily clean" rule git uses for its
-index). Files are still `stat`ed every time: an append does not touch the folder.
+have thousands of them. Adding, removing or renaming an entry moves the folder's mtime and ctime.
+The mtime alone is not enough: `cp -a`, `tar` and `rsync` set it back after adding files, but
+nothing can set the ctime back, so an unchanged (inode, mtime, ctime) means an unchanged listing,
+except within the clock's granularity: a folder changed less than `RACY_S` ago is always listed
+again (the "racily clean" rule git uses for its index). Files are still `stat`ed every time: an
+append does not touch the folder.
 """
 
 import os
@@ -33,11 +35,11 @@ class Entry:
 
 @dataclass(slots=True)
 class Listings:
-    """Stored listings (path -> inode, mtime, encoded names), and those this scan refreshed."""
+    """Stored listings (path -> inode, mtime, ctime, encoded names), and those this scan refreshed."""
 
-    stored: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    stored: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     now_ns: int = 0
-    updated: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    updated: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     visited: set[str] = field(default_factory=set)
     unreadable: bool = False
     """Set when a folder could not be listed."""
@@ -50,23 +52,24 @@ class Listings:
             self.unreadable = True
             return [], 0
         self.visited.add(folder)
-        mtime = status.st_mtime_ns
+        key = (status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
         stored = self.stored.get(folder)
-        if stored is not None and stored[:2] == (status.st_ino, mtime) and mtime < self.now_ns - RACY_S * 1e9:
-            return _decoded(folder, stored[2]), status.st_ino
+        settled = max(status.st_mtime_ns, status.st_ctime_ns) < self.now_ns - RACY_S * 1e9
+        if stored is not None and stored[:3] == key and settled:
+            return _decoded(folder, stored[3]), status.st_ino
         try:
             with os.scandir(folder) as listing:
                 entries = [Entry(e.name, e.path, _is_folder(e)) for e in listing]
         except OSError:
             self.unreadable = True
             return [], status.st_ino
-        self.updated[folder] = (status.st_ino, mtime, _encoded(entries))
+        self.updated[folder] = (*key, _encoded(entries))
         return entries, status.st_ino
 
 
 def load_listings(connection: sqlite3.Connection, *, now_ns: int) -> Listings:
     """Every stored listing."""
-    stored = {path: (inode, mtime, names) for path, inode, mtime, names in connection.execute(_SELECT)}
+    stored = {path: (inode, mtime, ctime, names) for path, inode, mtime, ctime, names in connection.execute(_SELECT)}
     return Listings(stored=stored, now_ns=now_ns)
 
 
@@ -81,13 +84,14 @@ def save_listings(connection: sqlite3.Connection, listings: Listings, roots: Ite
     ]
     connection.executemany("DELETE FROM folders WHERE path = ?", gone)
     connection.executemany(
-        "INSERT INTO folders (path, inode, mtime_ns, listing) VALUES (?, ?, ?, ?) ON CONFLICT (path) DO UPDATE"
-        " SET inode = excluded.inode, mtime_ns = excluded.mtime_ns, listing = excluded.listing",
+        "INSERT INTO folders (path, inode, mtime_ns, ctime_ns, listing) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (path) DO UPDATE SET inode = excluded.inode, mtime_ns = excluded.mtime_ns,"
+        " ctime_ns = excluded.ctime_ns, listing = excluded.listing",
         ((path, *values) for path, values in listings.updated.items()),
     )
 
 
-_SELECT: Final = "SELECT path, inode, mtime_ns, listing FROM folders"
+_SELECT: Final = "SELECT path, inode, mtime_ns, ctime_ns, listing FROM folders"
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:

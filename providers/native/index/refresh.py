@@ -1,8 +1,8 @@
 """Incremental refresh: read only what changed in the session roots since the last refresh.
 
 Per unit (a session file, or a Kimi session folder), the stored cursor decides the work:
-unchanged signature -> nothing is read; same inode, grown, and the bytes before the cursor
-intact -> only the new bytes are parsed, from the last complete line; shrunk, replaced,
+unchanged signature -> nothing is read; same inode, grown, and every byte before the cursor
+intact (a `sha256` of the whole prefix) -> only the new bytes are parsed, from the last complete line; shrunk, replaced,
 rewritten or not resumable -> that unit alone is re-read and its rows replaced; gone -> its rows
 are removed. A half-written last line is never consumed (the parsers stop before it). Each unit is
 written in its own transaction, so a reader sees every file either before or after its update.
@@ -26,8 +26,9 @@ from providers.native.index.cursor import (
     decode_resume,
     encode_counts,
     encode_resume,
+    PrefixDigest,
     has_damaged_files,
-    tail_digest,
+    prefix_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.repository import RepositoryResolver, normalise_path
@@ -63,8 +64,14 @@ class ScannedRoots:
 
     @property
     def listed(self) -> list[tuple[str, str]]:
-        """Roots whose listing is complete (a missing root lists as empty)."""
-        return [key for key, state in self.states.items() if state != "unreadable"]
+        """Roots whose listing is complete. A missing root is not one: an unmounted home, a rename or
+        a sync in progress looks the same as a deletion, so its rows are kept, never read as gone."""
+        return [key for key, state in self.states.items() if state == "indexed"]
+
+    @property
+    def unlisted(self) -> int:
+        """Roots that are missing or could not be listed: the index is `incomplete` for them."""
+        return sum(state != "indexed" for state in self.states.values())
 
 
 @dataclass(slots=True)
@@ -205,12 +212,16 @@ def _refresh_unit(
 ) -> None:
     signature = unit.signature
     if signature is None:
-        # Vanished since the listing (the next refresh deletes its rows), a dangling or looping link,
-        # or not a regular file: remembered as failed, so freshness stays `incomplete` until it reads.
+        # No session file at this name any more: a folder, a named pipe or device, a dangling or looping
+        # link, or gone since the listing. Its old rows go (they would still be found, as if current),
+        # and it is remembered as failed, so freshness stays `incomplete` until a file is back.
         tally.failed += 1
         if stored is None or stored.signature != UNREADABLE.digest:
             known = None if stored is None else _full_cursor(connection, stored.id)
-            _record_failure(connection, unit, known, UNREADABLE, "unreadable")
+            with atomic(connection):
+                if known is not None:
+                    delete_file_rows(connection, known["id"])
+                _record_failure(connection, unit, known, UNREADABLE, "not_a_file")
             tally.changes.append(f"failed:{unit.path}:{UNREADABLE.digest}")
         return
     if stored is not None and stored.signature == signature.digest:
@@ -218,37 +229,44 @@ def _refresh_unit(
         tally.failed += stored.failure is not None
         return
     known = None if stored is None else _full_cursor(connection, stored.id)
-    start, resume = _resume_point(unit, known, signature)
+    start, resume, verified = _resume_point(unit, known, signature)
     try:
         outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
-            start, outcome = 0, parse_session_file(Path(unit.path), unit.source)
-        tail = tail_digest(Path(unit.path), outcome.end_offset) if outcome.resumable else None
+            start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
+        digest = prefix_digest(unit.path, outcome.end_offset, verified) if outcome.resumable else None
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
         _record_failure(connection, unit, known, signature, type(error).__name__)
         tally.failed += 1
         tally.changes.append(f"failed:{unit.path}:{signature.digest}")
         return
     with atomic(connection):
-        file_id = _store_cursor(connection, unit, known, signature, outcome, tail, appended=bool(start))
+        file_id = _store_cursor(connection, unit, known, signature, outcome, digest, appended=bool(start))
         if known is not None and not start:
             delete_file_rows(connection, file_id)
         counts = writer.write(file_id, unit.source, outcome, fresh=not start)
     _count(tally, known, start, signature, outcome, counts, unit)
 
 
-def _resume_point(unit: Unit, known: sqlite3.Row | None, signature: FileSignature) -> tuple[int, object]:
-    """`(start_offset, resume_state)`: where an append-only file can continue, else `(0, None)`."""
+def _resume_point(
+    unit: Unit, known: sqlite3.Row | None, signature: FileSignature
+) -> tuple[int, object, PrefixDigest | None]:
+    """`(start_offset, resume_state, verified prefix)` where an append-only file can continue, else
+    `(0, None, None)`."""
+    start_over = 0, None, None
     if known is None or signature.is_directory or not known["resumable"] or known["failure"] is not None:
-        return 0, None
+        return start_over
     same_file = (known["device"], known["inode"]) == (signature.device, signature.inode)
     offset = known["end_offset"]
-    if not same_file or signature.size <= known["size"] or offset > signature.size:
-        return 0, None
+    if not same_file or signature.size <= known["size"] or offset > signature.size or offset <= 0:
+        return start_over
     resume = decode_resume(known["resume_state"])
-    if resume is None or tail_digest(Path(unit.path), offset) != known["tail_digest"]:
-        return 0, None
-    return offset, resume
+    if resume is None or known["prefix_digest"] is None:
+        return start_over
+    verified = prefix_digest(unit.path, offset)
+    if verified is None or verified.text != known["prefix_digest"]:
+        return start_over
+    return offset, resume, verified
 
 
 def _identity_changed(resume: object, outcome: ParseOutcome) -> bool:
@@ -264,7 +282,7 @@ def _store_cursor(
     known: sqlite3.Row | None,
     signature: FileSignature,
     outcome: ParseOutcome,
-    tail: str | None,
+    digest: PrefixDigest | None,
     *,
     appended: bool,
 ) -> int:
@@ -276,7 +294,7 @@ def _store_cursor(
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
         "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
-        "tail_digest": tail, "resumable": int(outcome.resumable),
+        "prefix_digest": None if digest is None else digest.text, "resumable": int(outcome.resumable),
         "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
         "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
         "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),
@@ -291,7 +309,7 @@ def _record_failure(
     values = {
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
-        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "tail_digest": None,
+        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "prefix_digest": None,
         "resumable": 0, "resume_state": None, "failure": code[:80], "indexed_at": time.time(),
     }  # fmt: skip
     with atomic(connection):
@@ -376,7 +394,7 @@ def _finish(
         freshness="stale"
         if tally.interrupted
         else "incomplete"
-        if unreadable or tally.failed or damaged
+        if scanned.unlisted or tally.failed or damaged
         else "fresh",
         seconds=round(seconds, 6),
     )

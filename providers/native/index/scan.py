@@ -27,7 +27,6 @@ from contracts.index_status import RootState
 from providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
-    file_signature,
     file_status,
     folder_signature,
     signature_of_stat,
@@ -50,10 +49,14 @@ class ScannedUnit:
 
 def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) -> tuple[RootState, list[ScannedUnit]]:
     """The root's state and its units, sorted by path."""
-    if not root.exists():
+    try:
+        is_folder = stat.S_ISDIR(os.stat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
         # A link that leads nowhere (dangling, or a loop) is a root that cannot be read, not an absent one.
         return ("unreadable" if os.path.lexists(root) else "missing"), []
-    if not root.is_dir():
+    except OSError:
+        return "unreadable", []
+    if not is_folder:
         return "unreadable", []
     listings = listings if listings is not None else Listings()
     before = listings.unreadable
@@ -97,14 +100,16 @@ def _canonical_dsh_file(entries: list[Entry]) -> Entry | None:
 
 
 def _file_unit(entry: Entry) -> ScannedUnit:
+    """A session file's unit. Anything else at its name (a folder, a named pipe or device, a
+    dangling link) has no signature: it is not a session file, and opening a pipe would block."""
     if entry.is_folder:
-        return _folder_unit(entry.path)
+        return ScannedUnit(entry.path, None)
     try:
         status = entry.stat()
     except OSError:
         return ScannedUnit(entry.path, None)
-    if not (stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode)):
-        return ScannedUnit(entry.path, None)  # a named pipe or device: opening it would block the refresh
+    if not stat.S_ISREG(status.st_mode):
+        return ScannedUnit(entry.path, None)
     return ScannedUnit(entry.path, signature_of_stat(status))
 
 
@@ -121,9 +126,3 @@ def _kimi_unit(folder: str, inode: int, entries: list[Entry], listings: Listings
                     members.append((f"agents/{agent.name}/wire.jsonl", wire))
     return ScannedUnit(folder, folder_signature(inode, members))
 
-
-def _folder_unit(path: str) -> ScannedUnit:
-    try:
-        return ScannedUnit(path, file_signature(path))
-    except OSError:
-        return ScannedUnit(path, None)
