@@ -66,7 +66,7 @@ def _make_fifo(path: Path, tmp_path: Path) -> None:
 
 
 def _make_dangling_link(path: Path, tmp_path: Path) -> None:
-    path.symlink_to(tmp_path / "nowhere.jsonl")
+    path.symlink_to(path.with_name("deleted-target.txt"))  # inside the root, so the link would count
 
 
 def _make_folder(path: Path, tmp_path: Path) -> None:
@@ -83,6 +83,17 @@ def test_session_file_replaced_by_a_non_file_loses_its_rows(replacement, fresh_i
     report = refresh_locked(fresh_index, {"claude": [root]})
     assert report.freshness == "incomplete"
     assert _texts(fresh_index) == []
+
+
+def test_session_file_linked_from_another_agents_folder_does_not_count(fresh_index, tmp_path):
+    root = _claude(tmp_path)
+    ClaudeTranscript(root, "own", "/work/repo").user("agent A's own session").write()
+    theirs = ClaudeTranscript(tmp_path / "agent-b" / "claude", "theirs", "/work/repo")
+    theirs.user("agent B's private session").write()
+    (root / "-work-repo" / "theirs.jsonl").symlink_to(theirs.path)
+    report = refresh_locked(fresh_index, {"claude": [root]})
+    assert _texts(fresh_index) == ["agent A's own session"]
+    assert (report.files_seen, report.freshness) == (1, "fresh")
 
 
 def test_new_file_in_a_folder_whose_mtime_was_restored_is_seen(fresh_index, tmp_path):

@@ -27,6 +27,8 @@ class Entry:
     path: str
     is_folder: bool
     """A real folder (a link to a folder is not one: links are not followed)."""
+    is_link: bool = False
+    """A symbolic link (to a file, or dangling): a session file only while it stays inside its root."""
 
     def stat(self) -> os.stat_result:
         """The entry's `stat` (following a link to a file)."""
@@ -59,7 +61,7 @@ class Listings:
             return _decoded(folder, stored[3]), status.st_ino
         try:
             with os.scandir(folder) as listing:
-                entries = [Entry(e.name, e.path, _is_folder(e)) for e in listing]
+                entries = [Entry(e.name, e.path, _is_folder(e), _is_link(e)) for e in listing]
         except OSError:
             self.unreadable = True
             return [], status.st_ino
@@ -101,13 +103,21 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
 def _encoded(entries: list[Entry]) -> str:
-    """`+name` for a folder, `-name` otherwise, joined by `/` (the one character no name holds)."""
-    return "/".join(("+" if entry.is_folder else "-") + entry.name for entry in entries)
+    """`+name` for a folder, `@name` for a link, `-name` otherwise, joined by `/` (the one character
+    no name holds)."""
+    return "/".join(("+" if entry.is_folder else "@" if entry.is_link else "-") + entry.name for entry in entries)
 
 
 def _decoded(folder: str, text: str) -> list[Entry]:
     if not text:
         return []
     prefix = folder if folder.endswith("/") else folder + "/"
-    return [Entry(part[1:], prefix + part[1:], part[0] == "+") for part in text.split("/")]
+    return [Entry(part[1:], prefix + part[1:], part[0] == "+", part[0] == "@") for part in text.split("/")]

@@ -31,8 +31,8 @@ from providers.native.index.cursor import (
     prefix_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
-from providers.native.index.repository import RepositoryResolver, normalise_path
-from providers.native.index.revision import advance_revision, current_revision, write_meta
+from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
+from providers.native.index.revision import advance_revision, current_revision, read_meta, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
 from providers.native.index.scan import scan_root
@@ -125,7 +125,9 @@ def refresh_locked(
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
         tally = _Tally()
-        writer = OutcomeWriter(connection, resolver or RepositoryResolver())
+        resolver = resolver or RepositoryResolver()
+        resolve_again_if_outdated(connection, resolver)
+        writer = OutcomeWriter(connection, resolver)
         known = _known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
@@ -145,6 +147,21 @@ def refresh_locked(
                 tally.deleted += 1
                 tally.changes.append(f"deleted:{path}")
         return _finish(connection, scanned, listings, tally, time.monotonic() - started)
+
+
+def resolve_again_if_outdated(connection: sqlite3.Connection, resolver: RepositoryResolver) -> None:
+    """Resolve every stored session's cwd again when the rows were resolved by other rules
+    (`RESOLUTION_VERSION`): one lookup per distinct cwd, not a re-read of the sessions."""
+    if read_meta(connection, "repository_resolution") == RESOLUTION_VERSION:
+        return
+    cwds = [cwd for (cwd,) in connection.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+    with atomic(connection):
+        for cwd in cwds:
+            connection.execute(
+                "UPDATE sessions SET checkout_root = ?, repository_identity = ? WHERE cwd = ?",
+                (*resolver.resolve(cwd), cwd),
+            )
+        write_meta(connection, "repository_resolution", RESOLUTION_VERSION)
 
 
 def scan_roots(roots: Roots, listings: Listings | None = None) -> ScannedRoots:

@@ -12,7 +12,9 @@ on the real corpus and on generated histories):
     dsh     each folder's canonical session file         `context.jsonl`, as one unit
             (the highest `session[.vN].jsonl[.zstd]`)
 
-Symbolic links to folders are not followed (a link loop cannot stall a refresh).
+Symbolic links to folders are not followed (a link loop cannot stall a refresh). A link to a file
+counts only while its target lies inside the root: a link leaving it (to another agent's sessions,
+say) is not this agent's session and is not a unit at all.
 """
 
 import os
@@ -61,30 +63,46 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
     listings = listings if listings is not None else Listings()
     before = listings.unreadable
     listings.unreadable = False
-    units = sorted(_units(str(root), source, listings), key=lambda unit: unit.path)
+    inside = _Inside(os.path.realpath(root))
+    units = sorted(_units(str(root), source, listings, inside), key=lambda unit: unit.path)
     state: RootState = "unreadable" if listings.unreadable else "indexed"
     listings.unreadable = before or listings.unreadable
     return state, units
 
 
-def _units(root: str, source: SourceKind, listings: Listings) -> Iterator[ScannedUnit]:
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """Whether a linked file's target stays inside the root (compared by real path)."""
+
+    real_root: str
+
+    def __call__(self, entry: Entry) -> bool:
+        if not entry.is_link:
+            return True
+        target = os.path.realpath(entry.path)
+        return target.startswith(self.real_root.rstrip("/") + "/")
+
+
+def _units(root: str, source: SourceKind, listings: Listings, inside: _Inside) -> Iterator[ScannedUnit]:
     if source == "pi":
         for folder in listings.entries(root)[0]:
             if folder.is_folder:
-                yield from (_file_unit(e) for e in listings.entries(folder.path)[0] if e.name.endswith(".jsonl"))
+                files = listings.entries(folder.path)[0]
+                yield from (_file_unit(e) for e in files if e.name.endswith(".jsonl") and inside(e))
         return
     pending = [root]
     while pending:
         folder = pending.pop()
         entries, inode = listings.entries(folder)
         if source == "claude":
-            yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl"))
+            yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl") and inside(e))
         elif source == "codex":
-            yield from (_file_unit(e) for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
+            rollouts = (e for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
+            yield from (_file_unit(e) for e in rollouts if inside(e))
         elif source == "kimi" and any(entry.name in _KIMI_MARKERS for entry in entries):
             yield _kimi_unit(folder, inode, entries, listings)
             continue  # a session folder is one unit: its agents' folders hold no further sessions
-        elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None:
+        elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None and inside(chosen):
             yield _file_unit(chosen)
         pending.extend(entry.path for entry in entries if entry.is_folder)
 

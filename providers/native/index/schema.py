@@ -120,7 +120,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
         ),
     ),
     Migration(
-        "0003_listing_ctime_and_prefix_digest",
+        "0003_listing_ctime_prefix_digest_bindings",
         (
             # `cp -a`, `tar` and `rsync` restore a folder's mtime after adding to it; its ctime still moves.
             "ALTER TABLE folders ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT -1",
@@ -128,6 +128,12 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             # last few KiB; cursors stored before this check was made are re-read once.
             "ALTER TABLE files RENAME COLUMN tail_digest TO prefix_digest",
             "UPDATE files SET prefix_digest = NULL",
+            # Repository bindings computed with git, reused while their files' stats hold (`binding_cache`).
+            """CREATE TABLE repository_bindings (
+                repo_roots TEXT PRIMARY KEY,
+                validity TEXT NOT NULL,
+                binding TEXT NOT NULL
+            ) WITHOUT ROWID""",
         ),
     ),
 )

@@ -96,7 +96,7 @@ def test_root_commit_identity_is_shared_by_clones_and_worktrees_only(tmp_path):
     _git(origin, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature")
     other = _repository(tmp_path / "other", "beta")
     identity = root_commit_identity(locate_checkout(str(origin)))
-    assert identity is not None and identity.startswith("rootcommit:")
+    assert identity is not None and identity.startswith("rootcommits:")
     assert root_commit_identity(locate_checkout(str(tmp_path / "clone"))) == identity
     assert root_commit_identity(locate_checkout(str(tmp_path / "wt"))) == identity
     assert root_commit_identity(locate_checkout(str(other))) != identity
@@ -128,7 +128,10 @@ def test_resolver_binds_a_clone_outside_every_root_by_root_commit(tmp_path):
     assert binds(binding, cwd=str(tmp_path / "elsewhere" / "clone"), checkout_root=checkout_root, identity=identity, url=None)
 
 
-BINDING = RepositoryBinding(roots=("/w/repo",), identities=("rootcommit:aa",), url_keys=("github.com/o/r",))
+BINDING = RepositoryBinding(
+    roots=("/w/repo",), identities=("rootcommits:aa",), url_keys=("github.com/o/r",), checkouts=("/w/repo",),
+    remotes_known=True,
+)
 
 
 @pytest.mark.parametrize(
@@ -137,8 +140,10 @@ BINDING = RepositoryBinding(roots=("/w/repo",), identities=("rootcommit:aa",), u
         ({"cwd": "/w/repo/src"}, True),
         ({"cwd": "/w/repo-other"}, False),
         ({"cwd": "/elsewhere", "checkout_root": "/w/repo"}, True),
-        ({"cwd": "/elsewhere", "identity": "rootcommit:aa"}, True),
-        ({"cwd": "/elsewhere", "identity": "rootcommit:bb"}, False),
+        ({"cwd": "/elsewhere", "identity": "rootcommits:aa"}, True),
+        ({"cwd": "/elsewhere", "identity": "rootcommits:bb"}, False),
+        ({"cwd": "/w/repo/nested", "checkout_root": "/w/repo/nested", "identity": "rootcommits:bb"}, False),
+        ({"cwd": "/w/repo/src", "checkout_root": "/w/repo", "url": "github.com/evil/x"}, False),
         ({"cwd": None, "url": "github.com/o/r"}, True),
         ({"cwd": None}, False),
         ({"cwd": "{{cwd}}"}, False),
