@@ -9,9 +9,7 @@ worktree of it placed elsewhere) must still be found.
 """
 
 import json
-import os
 import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from contracts.config import Enablement
 from contracts.evidence import HistoricalEvidenceRequest
 from providers.native.index.results import session_ref
 from providers.native.provider import NativeIndexProvider
+from tests.providers.native.index.test_index_repository import _git, _repository
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -28,26 +27,6 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 COMMAND = "pytest -x tests/test_ledger.py"
 IN_SCOPE = ("root", "own-worktree-elsewhere")
 ATTACKS = ("nested-repository", "other-repositorys-worktree", "symlink-to-other-repository", "merged-history")
-
-
-def _git(folder: Path, *arguments: str) -> str:
-    environment = {
-        **{name: value for name, value in os.environ.items() if not name.startswith("GIT_")},
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-    }  # fmt: skip
-    done = subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
-    return done.stdout.decode().strip()
-
-
-def _repository(path: Path, marker: str) -> Path:
-    path.mkdir(parents=True)
-    _git(path, "init", "-q", "-b", "main")
-    (path / "README").write_text(marker)
-    _git(path, "add", "README")
-    _git(path, "commit", "-q", "-m", marker)
-    return path
 
 
 def _merged_history(path: Path, origin: Path) -> Path:

@@ -67,7 +67,7 @@ def test_the_stored_binding_is_recomputed_when_the_identity_can_change(change, t
     connection = connect(MEMORY)
     before = stored_binding(connection, [str(root)])
     if change == "merged-unrelated-history":
-        unrelated = _git_output(root, "commit-tree", "HEAD^{tree}", "-m", "unrelated root")
+        unrelated = _git(root, "commit-tree", "HEAD^{tree}", "-m", "unrelated root")
         _git(root, "merge", "-q", "--allow-unrelated-histories", "-m", "merge", unrelated)
     elif change == "remote-added":
         _git(root, "remote", "add", "origin", "git@github.com:team/ledger.git")
@@ -105,11 +105,3 @@ def test_sessions_resolved_by_earlier_rules_are_resolved_again(tmp_path):
     connection.close()
     assert (checkout_root, version) == (os.path.realpath(nested), "2")
 
-
-def _git_output(folder: Path, *arguments: str) -> str:
-    environment = {
-        **os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }  # fmt: skip
-    done = subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
-    return done.stdout.decode().strip()

@@ -21,14 +21,16 @@ from providers.native.index.repository import (
 requires_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
-def _git(folder: Path, *arguments: str) -> None:
+def _git(folder: Path, *arguments: str) -> str:
+    """Run git in `folder` as a fixed test identity, with no user or system config; its output."""
     environment = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("GIT_")},
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
         "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
     }  # fmt: skip
-    subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
+    done = subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
+    return done.stdout.decode().strip()
 
 
 def _repository(path: Path, marker: str) -> Path:
