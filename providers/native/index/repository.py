@@ -261,7 +261,7 @@ def binds(
         return False
     if any(under(cwd, root) for root in binding.roots):
         return True
-    return checkout_root is None and url is not None
+    return checkout_root is None and url is not None and url in binding.url_keys
 
 
 def repository_sql(binding: RepositoryBinding, params: dict[str, object]) -> str:

@@ -1,7 +1,9 @@
 """Repository identity: worktrees, clones and remotes resolve to the same repository; others do not."""
 
+import itertools
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from providers.native.index.repository import (
     binds,
     locate_checkout,
     repository_binding,
+    repository_sql,
     root_commit_identity,
     under,
     url_key,
@@ -154,3 +157,43 @@ BINDING = RepositoryBinding(
 def test_binds(session, bound):
     arguments = {"cwd": None, "checkout_root": None, "identity": None, "url": None, **session}
     assert binds(BINDING, **arguments) is bound
+
+
+SUBFOLDER_ROOT = RepositoryBinding(roots=("/mono/service",), identities=(), url_keys=(), enclosing=("/mono",))
+UNKNOWN_REMOTES = RepositoryBinding(roots=("/w/repo",), identities=(), url_keys=(), checkouts=("/w/repo",))
+
+
+@pytest.mark.parametrize(
+    ("binding", "session", "bound"),
+    [
+        (SUBFOLDER_ROOT, {"cwd": "/mono/service/src", "checkout_root": "/mono"}, True),
+        (SUBFOLDER_ROOT, {"cwd": "/mono/other-service", "checkout_root": "/mono"}, False),
+        (SUBFOLDER_ROOT, {"cwd": "/mono/service/vendor/x", "checkout_root": "/mono/service/vendor/x"}, False),
+        (UNKNOWN_REMOTES, {"cwd": "/w/repo", "checkout_root": "/w/repo", "url": "github.com/any/remote"}, True),
+    ],
+)
+def test_binds_a_subfolder_root_and_unknown_remotes(binding, session, bound):
+    arguments = {"cwd": None, "checkout_root": None, "identity": None, "url": None, **session}
+    assert binds(binding, **arguments) is bound
+
+
+def test_repository_sql_agrees_with_binds_on_every_combination():
+    values = {
+        "cwd": [None, "/w/repo", "/w/repo/src", "/w/repo-other", "/mono/service/a", "/mono/b", "/elsewhere"],
+        "checkout_root": [None, "/w/repo", "/w/repo/nested", "/mono", "/elsewhere"],
+        "identity": [None, "rootcommits:aa", "rootcommits:bb"],
+        "url": [None, "github.com/o/r", "github.com/evil/x"],
+    }
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE sessions (id INTEGER PRIMARY KEY, cwd, checkout_root, repository_identity, repository_url_key)")
+    rows = list(itertools.product(*values.values()))
+    connection.executemany("INSERT INTO sessions (cwd, checkout_root, repository_identity, repository_url_key) VALUES (?, ?, ?, ?)", rows)
+    for binding in (BINDING, SUBFOLDER_ROOT, UNKNOWN_REMOTES):
+        params: dict[str, object] = {}
+        predicate = repository_sql(binding, params)
+        selected = {row_id for (row_id,) in connection.execute(f"SELECT id FROM sessions AS s WHERE {predicate}", params)}
+        expected = {
+            number for number, row in enumerate(rows, start=1)
+            if binds(binding, **dict(zip(("cwd", "checkout_root", "identity", "url"), row)))
+        }  # fmt: skip
+        assert selected == expected
