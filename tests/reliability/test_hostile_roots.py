@@ -96,6 +96,28 @@ def test_session_file_linked_from_another_agents_folder_does_not_count(fresh_ind
     assert (report.files_seen, report.freshness) == (1, "fresh")
 
 
+def _kimi_session(folder: Path, session_id: str, text: str) -> Path:
+    (folder / "agents" / "main").mkdir(parents=True)
+    (folder / "state.json").write_text(json.dumps({"id": session_id, "cwd": "/work/repo"}))
+    record = {"type": "context.append_message", "time": 1772359200000,
+              "message": {"id": "m1", "role": "user", "content": [{"type": "text", "text": text}]}}  # fmt: skip
+    wire = folder / "agents" / "main" / "wire.jsonl"
+    wire.write_text(json.dumps(record) + "\n")
+    return wire
+
+
+def test_kimi_session_whose_wire_links_to_another_agents_folder_does_not_count(fresh_index, tmp_path):
+    root = tmp_path / "sessions" / "kimi"
+    _kimi_session(root / "wd" / "own", "own", "agent A's own kimi session")
+    theirs = _kimi_session(tmp_path / "agent-b" / "kimi" / "wd" / "theirs", "theirs", "agent B's private kimi session")
+    stolen = root / "wd" / "stolen"
+    (stolen / "agents" / "main").mkdir(parents=True)
+    (stolen / "state.json").write_text(json.dumps({"id": "stolen", "cwd": "/work/repo"}))
+    (stolen / "agents" / "main" / "wire.jsonl").symlink_to(theirs)
+    refresh_locked(fresh_index, {"kimi": [root]})
+    assert _texts(fresh_index) == ["agent A's own kimi session"]
+
+
 def test_new_file_in_a_folder_whose_mtime_was_restored_is_seen(fresh_index, tmp_path):
     root = _claude(tmp_path)
     ClaudeTranscript(root, "s1", "/work/repo").user("first session").write()

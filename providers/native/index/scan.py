@@ -100,7 +100,8 @@ def _units(root: str, source: SourceKind, listings: Listings, inside: _Inside) -
             rollouts = (e for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
             yield from (_file_unit(e) for e in rollouts if inside(e))
         elif source == "kimi" and any(entry.name in _KIMI_MARKERS for entry in entries):
-            yield _kimi_unit(folder, inode, entries, listings)
+            if (unit := _kimi_unit(folder, inode, entries, listings, inside)) is not None:
+                yield unit
             continue  # a session folder is one unit: its agents' folders hold no further sessions
         elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None and inside(chosen):
             yield _file_unit(chosen)
@@ -131,16 +132,26 @@ def _file_unit(entry: Entry) -> ScannedUnit:
     return ScannedUnit(entry.path, signature_of_stat(status))
 
 
-def _kimi_unit(folder: str, inode: int, entries: list[Entry], listings: Listings) -> ScannedUnit:
-    """A Kimi session folder's signature from its listing: `stat` only the files its parse reads."""
+def _kimi_unit(
+    folder: str, inode: int, entries: list[Entry], listings: Listings, inside: "_Inside"
+) -> ScannedUnit | None:
+    """A Kimi session folder's signature from its listing: `stat` only the files its parse reads.
+    None when one of them is a link leaving the root: the folder is then not this agent's session."""
     members = []
     for entry in entries:
+        if entry.name not in MEMBER_NAMES and entry.name != "agents":
+            continue
+        if not inside(entry):
+            return None
         if entry.name in MEMBER_NAMES and not entry.is_folder:
             if (member := file_status(entry.path)) is not None:
                 members.append((entry.name, member))
-        elif entry.name == "agents" and entry.is_folder:
+        elif entry.is_folder:
             for agent in listings.entries(entry.path)[0]:
-                if agent.is_folder and (wire := file_status(os.path.join(agent.path, "wire.jsonl"))) is not None:
-                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
+                wire = os.path.join(agent.path, "wire.jsonl")
+                if not inside(agent) or not inside(Entry("wire.jsonl", wire, False, os.path.islink(wire))):
+                    return None
+                if agent.is_folder and (status := file_status(wire)) is not None:
+                    members.append((f"agents/{agent.name}/wire.jsonl", status))
     return ScannedUnit(folder, folder_signature(inode, members))
 
