@@ -106,11 +106,13 @@ def _signature(path: Path) -> str:
         status = os.stat(path)
     except OSError:
         return "absent"
-    return f"{status.st_mode:o}:{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}:{status.st_ctime_ns}"
+    values = (status.st_mode, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return ":".join(str(value) for value in values)
 
 
 def _store(connection: sqlite3.Connection, key: str, validity: str, binding: RepositoryBinding) -> None:
-    encoded = json.dumps({**{name: list(getattr(binding, name)) for name in _FIELDS}, "remotes_known": binding.remotes_known})
+    fields = {name: list(getattr(binding, name)) for name in _FIELDS}
+    encoded = json.dumps({**fields, "remotes_known": binding.remotes_known})
     connection.execute("PRAGMA busy_timeout = 0")  # a lookup never waits on a refresh to cache this
     try:
         with atomic(connection):

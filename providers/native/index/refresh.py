@@ -2,10 +2,13 @@
 
 Per unit (a session file, or a Kimi session folder), the stored cursor decides the work:
 unchanged signature -> nothing is read; same inode, grown, and every byte before the cursor
-intact (a `sha256` of the whole prefix) -> only the new bytes are parsed, from the last complete line; shrunk, replaced,
-rewritten or not resumable -> that unit alone is re-read and its rows replaced; gone -> its rows
-are removed. A half-written last line is never consumed (the parsers stop before it). Each unit is
-written in its own transaction, so a reader sees every file either before or after its update.
+intact (a `sha256` of the whole prefix, so an in-place edit hidden behind an append is seen) ->
+only the new bytes are parsed, from the last complete line; shrunk, replaced, rewritten or not
+resumable -> that unit alone is re-read and its rows replaced; gone -> its rows are removed; no
+longer a file (a folder, a pipe, a dangling link) -> its rows are removed and it counts as failed.
+A root that is missing or cannot be listed keeps its rows and makes the refresh `incomplete`.
+A half-written last line is never consumed (the parsers stop before it). Each unit is written in
+its own transaction, so a reader sees every file either before or after its update.
 """
 
 import hashlib
@@ -22,11 +25,11 @@ from contracts.errors import IndexUnavailable
 from contracts.index_status import RefreshReport, RootState
 from providers.native.index.cursor import (
     FileSignature,
+    PrefixDigest,
     decode_counts,
     decode_resume,
     encode_counts,
     encode_resume,
-    PrefixDigest,
     has_damaged_files,
     prefix_digest,
 )
