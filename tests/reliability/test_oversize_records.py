@@ -7,10 +7,8 @@ The figures on a 200 MB line come from `bench/oversize_record_peak.py`; these te
 just over the cap and check the traced peak stays below the line's own size.
 """
 
-import base64
 import gc
 import json
-import os
 import tracemalloc
 from pathlib import Path
 
@@ -72,15 +70,16 @@ def test_zstd_session_skips_a_line_over_the_cap_in_bounded_memory(tmp_path):
 
     def event(seq: int, text: str) -> dict:
         content = [{"type": "text", "text": text}]
-        return {"type": "user/message", "seq": seq, "time": 1783611702545 + seq, "data": {"content": content, "id": f"u{seq}"}}
+        data = {"content": content, "id": f"u{seq}"}
+        return {"type": "user/message", "seq": seq, "time": 1783611702545 + seq, "data": data}
 
     path = tmp_path / "huge" / "session.jsonl.zstd"
     path.parent.mkdir()
     compressor = zstandard.ZstdCompressor(level=1)
     with open(path, "wb") as raw, compressor.stream_writer(raw) as compressed:
-        # Text that compresses about as well as real output does (one decompressed chunk stays small).
-        huge = base64.b64encode(os.urandom(OVERSIZE * 3 // 4)).decode()
-        for record in (header, event(0, "before the huge line"), event(1, huge), event(2, "after the huge line")):
+        # One repeated letter: a few KB of frames that decompress to a line over the cap.
+        records = (header, event(0, "before the huge line"), event(1, "y" * OVERSIZE), event(2, "after the huge line"))
+        for record in records:
             compressed.write((json.dumps(record) + "\n").encode())
     outcome, peak = _traced_peak(lambda: parse_session_file(path.parent, "dsh"))
     assert peak < OVERSIZE, f"peak {peak / OVERSIZE:.2f}x the line"

@@ -3,12 +3,15 @@
 being held, so a 200 MB line costs a bounded amount of memory, not several times its size."""
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
 import zstandard
+
+from providers.native.parsers._zstd_frames import ends_inside_a_frame
 
 _ZSTD_CHUNK = 1 << 20
 MAX_RECORD_BYTES: Final = 32 << 20
@@ -86,24 +89,21 @@ class ZstdJsonLines:
                 pending.clear()
 
     def _decompressed_chunks(self) -> Iterator[bytes]:
-        decompressor = zstandard.ZstdDecompressor().decompressobj()
-        frame_started = False
+        """At most `_ZSTD_CHUNK` decompressed bytes at a time, however well the data compresses (a few
+        KB of frames can hold a 200 MB line); a frame that is corrupt or ends early counts `torn_frame`."""
         with open(self.path, "rb") as compressed:
-            while chunk := compressed.read(_ZSTD_CHUNK):
-                self.end_offset += len(chunk)
-                while chunk:
-                    frame_started = True
-                    try:
-                        yield decompressor.decompress(chunk)
-                    except zstandard.ZstdError:
-                        self._skipped["torn_frame"] += 1
-                        return
-                    if not decompressor.eof:
-                        break
-                    chunk = decompressor.unused_data
-                    decompressor = zstandard.ZstdDecompressor().decompressobj()
-                    frame_started = False
-        if frame_started:
+            torn = ends_inside_a_frame(compressed)
+            compressed.seek(0)
+            decompressor = zstandard.ZstdDecompressor()
+            reader = decompressor.stream_reader(compressed, read_size=_ZSTD_CHUNK, read_across_frames=True)
+            try:
+                while chunk := reader.read(_ZSTD_CHUNK):
+                    yield chunk
+            except zstandard.ZstdError:
+                torn = True
+            finally:
+                self.end_offset = os.fstat(compressed.fileno()).st_size
+        if torn:
             # The writer died mid-frame: what decompressed so far is kept, the rest is lost.
             self._skipped["torn_frame"] += 1
 
