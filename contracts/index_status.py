@@ -14,8 +14,9 @@ from contracts.config import SourceKind
 Count = Annotated[int, Field(ge=0)]
 IndexRevision = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 RootState = Literal["indexed", "missing", "unreadable"]
-"""`missing`: the folder does not exist (that agent keeps no sessions here); `unreadable`: it
-exists but could not be listed, so the index is incomplete for it."""
+"""`missing`: the folder does not exist; `unreadable`: it exists but could not be listed (or is not
+a folder). Either way the index is incomplete for it and keeps its rows: absence is never "no
+history" (an unmounted home or a rename in progress looks like a deletion)."""
 
 
 class IndexRootStatus(ContractModel):
@@ -75,7 +76,7 @@ class RefreshReport(ContractModel):
     content_changed: bool
     """True when the refresh changed indexed content (the revision moved)."""
     freshness: Freshness
-    """`fresh`; `incomplete` when a root was unreadable or a file failed; `stale` when a time
+    """`fresh`; `incomplete` when a root was missing or unreadable or a file failed; `stale` when a time
     budget stopped the refresh before every file was looked at (the next one carries on)."""
     seconds: Annotated[float, Field(ge=0)]
     """Wall time of the refresh."""

@@ -36,7 +36,8 @@ from providers.native.index.query import (
     selective_phrases,
 )
 from providers.native.index.refresh import pending_changes, refresh_locked
-from providers.native.index.repository import RepositoryBinding, repository_binding
+from providers.native.index.binding_cache import stored_binding
+from providers.native.index.repository import RepositoryBinding
 from providers.native.index.results import select_items
 from providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
@@ -73,11 +74,11 @@ class NativeIndexProvider:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
         _check_bounds(request)
         self._check_scope(request)
-        binding = self._repository_binding()
-        scope = scope_filter(self._roots, binding)
         with index_errors():
             connection = connect(self._index_path)
             try:
+                binding = self._repository_binding(connection)
+                scope = scope_filter(self._roots, binding)
                 freshness = self._refresh_if_due(connection)
                 return ProviderAnswer(
                     result=self._answer(connection, request, scope, binding, freshness)
@@ -106,10 +107,10 @@ class NativeIndexProvider:
         if asked != self._enablement.scope_key:
             raise ScopeViolation("request scope differs from the enablement")
 
-    def _repository_binding(self) -> RepositoryBinding:
-        """Resolved once per provider: the roots' identities and remotes do not change mid-run."""
+    def _repository_binding(self, connection: sqlite3.Connection) -> RepositoryBinding:
+        """Once per provider, from the index while the roots' git files are unchanged (no `git` run)."""
         if self._binding is None:
-            self._binding = repository_binding(self._enablement.repo_roots)
+            self._binding = stored_binding(connection, self._enablement.repo_roots)
         return self._binding
 
     def _refresh_if_due(self, connection: sqlite3.Connection) -> Freshness:

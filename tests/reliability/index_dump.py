@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 _FILES = (
-    "SELECT path, source, root, size, end_offset, tail_digest, resumable, format_version,"
+    "SELECT path, source, root, size, end_offset, prefix_digest, resumable, format_version,"
     " skipped_by_reason, skipped_total, failure FROM files"
 )
 _SESSIONS = (

@@ -307,7 +307,8 @@ def _native_case(
         return provider, enablement, "index_unavailable", "unknown", context
     if case == "sessions-root-missing":
         enablement = enablement.model_copy(update={"source_roots": {"claude": str(tmp_path / "gone")}})
-        return NativeIndexProvider(index_dir, enablement), enablement, "retrieved", "fresh", context
+        # Absence is never "no history": a missing sessions folder makes the scope incomplete.
+        return NativeIndexProvider(index_dir, enablement), enablement, "retrieved", "incomplete", context
     if case == "first-build-over-budget":
         provider = NativeIndexProvider(index_dir, enablement, refresh_budget_s=0.0)
         return provider, enablement, "retrieved", "stale", context

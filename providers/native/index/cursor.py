@@ -21,8 +21,8 @@ from providers.native.parsers import ResumeState
 from providers.native.parsers.outcome import DAMAGE_REASONS
 from providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
 
-TAIL_BYTES: Final = 4096
-"""Bytes before the cursor whose digest must still match before an append is resumed."""
+DIGEST_CHUNK: Final = 1 << 20
+"""Bytes read at a time while digesting a file's prefix (memory stays bounded on any file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,17 +92,39 @@ def file_status(path: str) -> os.stat_result | None:
     return status if stat.S_ISREG(status.st_mode) else None
 
 
-def tail_digest(path: Path, end_offset: int) -> str | None:
-    """Digest of the bytes just before `end_offset`: an append must leave them untouched."""
-    if end_offset <= 0:
-        return None
-    start = max(0, end_offset - TAIL_BYTES)
+@dataclass(frozen=True, slots=True)
+class PrefixDigest:
+    """A running `sha256` over a file's first `length` bytes.
+
+    An append is resumed only when every byte before the cursor is unchanged: checking only the last
+    few KiB let an in-place edit near the start, followed by an append, go unseen."""
+
+    hasher: Any
+    length: int
+
+    @property
+    def text(self) -> str:
+        """The digest as stored in the cursor."""
+        return self.hasher.hexdigest()
+
+
+def prefix_digest(path: Path | str, end_offset: int, base: PrefixDigest | None = None) -> PrefixDigest | None:
+    """The digest of the file's bytes `[0, end_offset)`, or None when the file is shorter.
+
+    `base`, a digest of a shorter prefix of the same file, is continued (not changed), so after a
+    verified append only the new bytes are read. Memory stays bounded: the file is read in chunks.
+    """
+    hasher = hashlib.sha256() if base is None else base.hasher.copy()
+    position = 0 if base is None else base.length
     with open(path, "rb") as handle:
-        handle.seek(start)
-        data = handle.read(end_offset - start)
-    if len(data) != end_offset - start:
-        return "short"
-    return hashlib.sha256(data).hexdigest()
+        handle.seek(position)
+        while position < end_offset:
+            chunk = handle.read(min(DIGEST_CHUNK, end_offset - position))
+            if not chunk:
+                return None
+            hasher.update(chunk)
+            position += len(chunk)
+    return PrefixDigest(hasher, position)
 
 
 def encode_resume(state: ResumeState) -> str:

@@ -1,11 +1,13 @@
-"""Folder listings kept between refreshes, reused while a folder's inode and mtime are unchanged.
+"""Folder listings kept between refreshes, reused while a folder's inode, mtime and ctime are unchanged.
 
 Listing a folder (`os.scandir`) costs several times a `stat` (on the 2-core VM this project is
 measured on, about 60 µs against 10 µs), and layouts that keep a folder per session (Kimi, DSH)
-have thousands of them. Adding, removing or renaming an entry moves the folder's mtime, so an
-unchanged mtime means an unchanged listing, except within the clock's granularity: a folder whose
-mtime is less than `RACY_S` old is always listed again (the "racily clean" rule git uses for its
-index). Files are still `stat`ed every time: an append does not touch the folder.
+have thousands of them. Adding, removing or renaming an entry moves the folder's mtime and ctime.
+The mtime alone is not enough: `cp -a`, `tar` and `rsync` set it back after adding files, but
+nothing can set the ctime back, so an unchanged (inode, mtime, ctime) means an unchanged listing,
+except within the clock's granularity: a folder changed less than `RACY_S` ago is always listed
+again (the "racily clean" rule git uses for its index). Files are still `stat`ed every time: an
+append does not touch the folder.
 """
 
 import os
@@ -25,6 +27,8 @@ class Entry:
     path: str
     is_folder: bool
     """A real folder (a link to a folder is not one: links are not followed)."""
+    is_link: bool = False
+    """A symbolic link (to a file, or dangling): a session file only while it stays inside its root."""
 
     def stat(self) -> os.stat_result:
         """The entry's `stat` (following a link to a file)."""
@@ -33,11 +37,11 @@ class Entry:
 
 @dataclass(slots=True)
 class Listings:
-    """Stored listings (path -> inode, mtime, encoded names), and those this scan refreshed."""
+    """Stored listings (path -> inode, mtime, ctime, encoded names), and those this scan refreshed."""
 
-    stored: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    stored: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     now_ns: int = 0
-    updated: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    updated: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     visited: set[str] = field(default_factory=set)
     unreadable: bool = False
     """Set when a folder could not be listed."""
@@ -50,23 +54,24 @@ class Listings:
             self.unreadable = True
             return [], 0
         self.visited.add(folder)
-        mtime = status.st_mtime_ns
+        key = (status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
         stored = self.stored.get(folder)
-        if stored is not None and stored[:2] == (status.st_ino, mtime) and mtime < self.now_ns - RACY_S * 1e9:
-            return _decoded(folder, stored[2]), status.st_ino
+        settled = max(status.st_mtime_ns, status.st_ctime_ns) < self.now_ns - RACY_S * 1e9
+        if stored is not None and stored[:3] == key and settled:
+            return _decoded(folder, stored[3]), status.st_ino
         try:
             with os.scandir(folder) as listing:
-                entries = [Entry(e.name, e.path, _is_folder(e)) for e in listing]
+                entries = [Entry(e.name, e.path, _is_folder(e), _is_link(e)) for e in listing]
         except OSError:
             self.unreadable = True
             return [], status.st_ino
-        self.updated[folder] = (status.st_ino, mtime, _encoded(entries))
+        self.updated[folder] = (*key, _encoded(entries))
         return entries, status.st_ino
 
 
 def load_listings(connection: sqlite3.Connection, *, now_ns: int) -> Listings:
     """Every stored listing."""
-    stored = {path: (inode, mtime, names) for path, inode, mtime, names in connection.execute(_SELECT)}
+    stored = {path: (inode, mtime, ctime, names) for path, inode, mtime, ctime, names in connection.execute(_SELECT)}
     return Listings(stored=stored, now_ns=now_ns)
 
 
@@ -81,13 +86,14 @@ def save_listings(connection: sqlite3.Connection, listings: Listings, roots: Ite
     ]
     connection.executemany("DELETE FROM folders WHERE path = ?", gone)
     connection.executemany(
-        "INSERT INTO folders (path, inode, mtime_ns, listing) VALUES (?, ?, ?, ?) ON CONFLICT (path) DO UPDATE"
-        " SET inode = excluded.inode, mtime_ns = excluded.mtime_ns, listing = excluded.listing",
+        "INSERT INTO folders (path, inode, mtime_ns, ctime_ns, listing) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (path) DO UPDATE SET inode = excluded.inode, mtime_ns = excluded.mtime_ns,"
+        " ctime_ns = excluded.ctime_ns, listing = excluded.listing",
         ((path, *values) for path, values in listings.updated.items()),
     )
 
 
-_SELECT: Final = "SELECT path, inode, mtime_ns, listing FROM folders"
+_SELECT: Final = "SELECT path, inode, mtime_ns, ctime_ns, listing FROM folders"
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
@@ -97,13 +103,21 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
 def _encoded(entries: list[Entry]) -> str:
-    """`+name` for a folder, `-name` otherwise, joined by `/` (the one character no name holds)."""
-    return "/".join(("+" if entry.is_folder else "-") + entry.name for entry in entries)
+    """`+name` for a folder, `@name` for a link, `-name` otherwise, joined by `/` (the one character
+    no name holds)."""
+    return "/".join(("+" if entry.is_folder else "@" if entry.is_link else "-") + entry.name for entry in entries)
 
 
 def _decoded(folder: str, text: str) -> list[Entry]:
     if not text:
         return []
     prefix = folder if folder.endswith("/") else folder + "/"
-    return [Entry(part[1:], prefix + part[1:], part[0] == "+") for part in text.split("/")]
+    return [Entry(part[1:], prefix + part[1:], part[0] == "+", part[0] == "@") for part in text.split("/")]

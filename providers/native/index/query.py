@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from providers.native.index.fts import is_weak_word, quote_fts_string
+from providers.native.index.repository import RepositoryBinding, repository_sql
 from providers.native.index.store import quote_identifier
 
 COMMAND_WEIGHT: Final = 4.0
@@ -58,11 +59,17 @@ class ScopeFilter:
     source_roots: tuple[tuple[str, str], ...]
     """(source, root) pairs: a row's file must be that source's and lie under that root."""
     repo_roots: tuple[str, ...]
-    """Repository roots: the session's cwd or main checkout must lie under one."""
+    """Repository roots (see `repository.py` for the rules that bind a session to them)."""
     identities: tuple[str, ...] = ()
     """Root-commit identities the session's checkout may have."""
     url_keys: tuple[str, ...] = ()
     """Normalised remote URLs the session may have recorded."""
+    checkouts: tuple[str, ...] = ()
+    """Main working trees the session's checkout may be."""
+    enclosing: tuple[str, ...] = ()
+    """Checkouts holding a root as a subfolder: they bind only under that root."""
+    remotes_known: bool = False
+    """The roots' remotes are known, so a recorded remote outside `url_keys` excludes a session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,23 +207,14 @@ def _scoped_where(match: str, scope: ScopeFilter, evidence_types: Sequence[str])
     ]
     for i, (source, root) in enumerate(scope.source_roots):
         params[f"source_{i}"], params[f"source_root_{i}"] = source, _prefix(root)
-    repository = []
-    for i, root in enumerate(scope.repo_roots):
-        params[f"repo_root_{i}"], params[f"repo_prefix_{i}"] = root, _prefix(root)
-        repository.append(
-            f"s.cwd = :repo_root_{i} OR substr(s.cwd, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}"
-            f" OR s.checkout_root = :repo_root_{i}"
-            f" OR substr(s.checkout_root, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}"
-        )
-    if scope.identities:
-        repository.append(f"s.repository_identity IN ({_placeholders('identity', scope.identities, params)})")
-    if scope.url_keys:
-        repository.append(f"s.repository_url_key IN ({_placeholders('url', scope.url_keys, params)})")
+    binding = RepositoryBinding(
+        scope.repo_roots, scope.identities, scope.url_keys, scope.checkouts, scope.enclosing, scope.remotes_known
+    )
     clauses = [
         f"{_TEXT} MATCH :match",
         f"e.evidence_type IN ({types})" if evidence_types else "0",
         "(" + " OR ".join(agent) + ")" if agent else "0",
-        "(" + "\n    OR ".join(repository) + ")" if repository else "0",
+        repository_sql(binding, params),
     ]
     return "\n  AND ".join(clauses), params
 

@@ -1,11 +1,14 @@
 """Incremental refresh: read only what changed in the session roots since the last refresh.
 
 Per unit (a session file, or a Kimi session folder), the stored cursor decides the work:
-unchanged signature -> nothing is read; same inode, grown, and the bytes before the cursor
-intact -> only the new bytes are parsed, from the last complete line; shrunk, replaced,
-rewritten or not resumable -> that unit alone is re-read and its rows replaced; gone -> its rows
-are removed. A half-written last line is never consumed (the parsers stop before it). Each unit is
-written in its own transaction, so a reader sees every file either before or after its update.
+unchanged signature -> nothing is read; same inode, grown, and every byte before the cursor
+intact (a `sha256` of the whole prefix, so an in-place edit hidden behind an append is seen) ->
+only the new bytes are parsed, from the last complete line; shrunk, replaced, rewritten or not
+resumable -> that unit alone is re-read and its rows replaced; gone -> its rows are removed; no
+longer a file (a folder, a pipe, a dangling link) -> its rows are removed and it counts as failed.
+A root that is missing or cannot be listed keeps its rows and makes the refresh `incomplete`.
+A half-written last line is never consumed (the parsers stop before it). Each unit is written in
+its own transaction, so a reader sees every file either before or after its update.
 """
 
 import hashlib
@@ -22,16 +25,17 @@ from contracts.errors import IndexUnavailable
 from contracts.index_status import RefreshReport, RootState
 from providers.native.index.cursor import (
     FileSignature,
+    PrefixDigest,
     decode_counts,
     decode_resume,
     encode_counts,
     encode_resume,
     has_damaged_files,
-    tail_digest,
+    prefix_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
-from providers.native.index.repository import RepositoryResolver, normalise_path
-from providers.native.index.revision import advance_revision, current_revision, write_meta
+from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
+from providers.native.index.revision import advance_revision, current_revision, read_meta, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
 from providers.native.index.scan import scan_root
@@ -63,8 +67,14 @@ class ScannedRoots:
 
     @property
     def listed(self) -> list[tuple[str, str]]:
-        """Roots whose listing is complete (a missing root lists as empty)."""
-        return [key for key, state in self.states.items() if state != "unreadable"]
+        """Roots whose listing is complete. A missing root is not one: an unmounted home, a rename or
+        a sync in progress looks the same as a deletion, so its rows are kept, never read as gone."""
+        return [key for key, state in self.states.items() if state == "indexed"]
+
+    @property
+    def unlisted(self) -> int:
+        """Roots that are missing or could not be listed: the index is `incomplete` for them."""
+        return sum(state != "indexed" for state in self.states.values())
 
 
 @dataclass(slots=True)
@@ -118,7 +128,9 @@ def refresh_locked(
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
         tally = _Tally()
-        writer = OutcomeWriter(connection, resolver or RepositoryResolver())
+        resolver = resolver or RepositoryResolver()
+        resolve_again_if_outdated(connection, resolver)
+        writer = OutcomeWriter(connection, resolver)
         known = _known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
@@ -138,6 +150,21 @@ def refresh_locked(
                 tally.deleted += 1
                 tally.changes.append(f"deleted:{path}")
         return _finish(connection, scanned, listings, tally, time.monotonic() - started)
+
+
+def resolve_again_if_outdated(connection: sqlite3.Connection, resolver: RepositoryResolver) -> None:
+    """Resolve every stored session's cwd again when the rows were resolved by other rules
+    (`RESOLUTION_VERSION`): one lookup per distinct cwd, not a re-read of the sessions."""
+    if read_meta(connection, "repository_resolution") == RESOLUTION_VERSION:
+        return
+    cwds = [cwd for (cwd,) in connection.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+    with atomic(connection):
+        for cwd in cwds:
+            connection.execute(
+                "UPDATE sessions SET checkout_root = ?, repository_identity = ? WHERE cwd = ?",
+                (*resolver.resolve(cwd), cwd),
+            )
+        write_meta(connection, "repository_resolution", RESOLUTION_VERSION)
 
 
 def scan_roots(roots: Roots, listings: Listings | None = None) -> ScannedRoots:
@@ -205,12 +232,16 @@ def _refresh_unit(
 ) -> None:
     signature = unit.signature
     if signature is None:
-        # Vanished since the listing (the next refresh deletes its rows), a dangling or looping link,
-        # or not a regular file: remembered as failed, so freshness stays `incomplete` until it reads.
+        # No session file at this name any more: a folder, a named pipe or device, a dangling or looping
+        # link, or gone since the listing. Its old rows go (they would still be found, as if current),
+        # and it is remembered as failed, so freshness stays `incomplete` until a file is back.
         tally.failed += 1
         if stored is None or stored.signature != UNREADABLE.digest:
             known = None if stored is None else _full_cursor(connection, stored.id)
-            _record_failure(connection, unit, known, UNREADABLE, "unreadable")
+            with atomic(connection):
+                if known is not None:
+                    delete_file_rows(connection, known["id"])
+                _record_failure(connection, unit, known, UNREADABLE, "not_a_file")
             tally.changes.append(f"failed:{unit.path}:{UNREADABLE.digest}")
         return
     if stored is not None and stored.signature == signature.digest:
@@ -218,37 +249,44 @@ def _refresh_unit(
         tally.failed += stored.failure is not None
         return
     known = None if stored is None else _full_cursor(connection, stored.id)
-    start, resume = _resume_point(unit, known, signature)
+    start, resume, verified = _resume_point(unit, known, signature)
     try:
         outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
-            start, outcome = 0, parse_session_file(Path(unit.path), unit.source)
-        tail = tail_digest(Path(unit.path), outcome.end_offset) if outcome.resumable else None
+            start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
+        digest = prefix_digest(unit.path, outcome.end_offset, verified) if outcome.resumable else None
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
         _record_failure(connection, unit, known, signature, type(error).__name__)
         tally.failed += 1
         tally.changes.append(f"failed:{unit.path}:{signature.digest}")
         return
     with atomic(connection):
-        file_id = _store_cursor(connection, unit, known, signature, outcome, tail, appended=bool(start))
+        file_id = _store_cursor(connection, unit, known, signature, outcome, digest, appended=bool(start))
         if known is not None and not start:
             delete_file_rows(connection, file_id)
         counts = writer.write(file_id, unit.source, outcome, fresh=not start)
     _count(tally, known, start, signature, outcome, counts, unit)
 
 
-def _resume_point(unit: Unit, known: sqlite3.Row | None, signature: FileSignature) -> tuple[int, object]:
-    """`(start_offset, resume_state)`: where an append-only file can continue, else `(0, None)`."""
+def _resume_point(
+    unit: Unit, known: sqlite3.Row | None, signature: FileSignature
+) -> tuple[int, object, PrefixDigest | None]:
+    """`(start_offset, resume_state, verified prefix)` where an append-only file can continue, else
+    `(0, None, None)`."""
+    start_over = 0, None, None
     if known is None or signature.is_directory or not known["resumable"] or known["failure"] is not None:
-        return 0, None
+        return start_over
     same_file = (known["device"], known["inode"]) == (signature.device, signature.inode)
     offset = known["end_offset"]
-    if not same_file or signature.size <= known["size"] or offset > signature.size:
-        return 0, None
+    if not same_file or signature.size <= known["size"] or offset > signature.size or offset <= 0:
+        return start_over
     resume = decode_resume(known["resume_state"])
-    if resume is None or tail_digest(Path(unit.path), offset) != known["tail_digest"]:
-        return 0, None
-    return offset, resume
+    if resume is None or known["prefix_digest"] is None:
+        return start_over
+    verified = prefix_digest(unit.path, offset)
+    if verified is None or verified.text != known["prefix_digest"]:
+        return start_over
+    return offset, resume, verified
 
 
 def _identity_changed(resume: object, outcome: ParseOutcome) -> bool:
@@ -264,7 +302,7 @@ def _store_cursor(
     known: sqlite3.Row | None,
     signature: FileSignature,
     outcome: ParseOutcome,
-    tail: str | None,
+    digest: PrefixDigest | None,
     *,
     appended: bool,
 ) -> int:
@@ -276,7 +314,7 @@ def _store_cursor(
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
         "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
-        "tail_digest": tail, "resumable": int(outcome.resumable),
+        "prefix_digest": None if digest is None else digest.text, "resumable": int(outcome.resumable),
         "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
         "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
         "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),
@@ -291,7 +329,7 @@ def _record_failure(
     values = {
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
-        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "tail_digest": None,
+        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "prefix_digest": None,
         "resumable": 0, "resume_state": None, "failure": code[:80], "indexed_at": time.time(),
     }  # fmt: skip
     with atomic(connection):
@@ -376,7 +414,7 @@ def _finish(
         freshness="stale"
         if tally.interrupted
         else "incomplete"
-        if unreadable or tally.failed or damaged
+        if scanned.unlisted or tally.failed or damaged
         else "fresh",
         seconds=round(seconds, 6),
     )

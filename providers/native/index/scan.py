@@ -12,7 +12,9 @@ on the real corpus and on generated histories):
     dsh     each folder's canonical session file         `context.jsonl`, as one unit
             (the highest `session[.vN].jsonl[.zstd]`)
 
-Symbolic links to folders are not followed (a link loop cannot stall a refresh).
+Symbolic links to folders are not followed (a link loop cannot stall a refresh). A link to a file
+counts only while its target lies inside the root: a link leaving it (to another agent's sessions,
+say) is not this agent's session and is not a unit at all.
 """
 
 import os
@@ -27,7 +29,6 @@ from contracts.index_status import RootState
 from providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
-    file_signature,
     file_status,
     folder_signature,
     signature_of_stat,
@@ -50,38 +51,59 @@ class ScannedUnit:
 
 def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) -> tuple[RootState, list[ScannedUnit]]:
     """The root's state and its units, sorted by path."""
-    if not root.exists():
+    try:
+        is_folder = stat.S_ISDIR(os.stat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
         # A link that leads nowhere (dangling, or a loop) is a root that cannot be read, not an absent one.
         return ("unreadable" if os.path.lexists(root) else "missing"), []
-    if not root.is_dir():
+    except OSError:
+        return "unreadable", []
+    if not is_folder:
         return "unreadable", []
     listings = listings if listings is not None else Listings()
     before = listings.unreadable
     listings.unreadable = False
-    units = sorted(_units(str(root), source, listings), key=lambda unit: unit.path)
+    inside = _Inside(os.path.realpath(root))
+    units = sorted(_units(str(root), source, listings, inside), key=lambda unit: unit.path)
     state: RootState = "unreadable" if listings.unreadable else "indexed"
     listings.unreadable = before or listings.unreadable
     return state, units
 
 
-def _units(root: str, source: SourceKind, listings: Listings) -> Iterator[ScannedUnit]:
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """Whether a linked file's target stays inside the root (compared by real path)."""
+
+    real_root: str
+
+    def __call__(self, entry: Entry) -> bool:
+        if not entry.is_link:
+            return True
+        target = os.path.realpath(entry.path)
+        return target.startswith(self.real_root.rstrip("/") + "/")
+
+
+def _units(root: str, source: SourceKind, listings: Listings, inside: _Inside) -> Iterator[ScannedUnit]:
     if source == "pi":
         for folder in listings.entries(root)[0]:
             if folder.is_folder:
-                yield from (_file_unit(e) for e in listings.entries(folder.path)[0] if e.name.endswith(".jsonl"))
+                files = listings.entries(folder.path)[0]
+                yield from (_file_unit(e) for e in files if e.name.endswith(".jsonl") and inside(e))
         return
     pending = [root]
     while pending:
         folder = pending.pop()
         entries, inode = listings.entries(folder)
         if source == "claude":
-            yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl"))
+            yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl") and inside(e))
         elif source == "codex":
-            yield from (_file_unit(e) for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
+            rollouts = (e for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
+            yield from (_file_unit(e) for e in rollouts if inside(e))
         elif source == "kimi" and any(entry.name in _KIMI_MARKERS for entry in entries):
-            yield _kimi_unit(folder, inode, entries, listings)
+            if (unit := _kimi_unit(folder, inode, entries, listings, inside)) is not None:
+                yield unit
             continue  # a session folder is one unit: its agents' folders hold no further sessions
-        elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None:
+        elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None and inside(chosen):
             yield _file_unit(chosen)
         pending.extend(entry.path for entry in entries if entry.is_folder)
 
@@ -97,33 +119,39 @@ def _canonical_dsh_file(entries: list[Entry]) -> Entry | None:
 
 
 def _file_unit(entry: Entry) -> ScannedUnit:
+    """A session file's unit. Anything else at its name (a folder, a named pipe or device, a
+    dangling link) has no signature: it is not a session file, and opening a pipe would block."""
     if entry.is_folder:
-        return _folder_unit(entry.path)
+        return ScannedUnit(entry.path, None)
     try:
         status = entry.stat()
     except OSError:
         return ScannedUnit(entry.path, None)
-    if not (stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode)):
-        return ScannedUnit(entry.path, None)  # a named pipe or device: opening it would block the refresh
+    if not stat.S_ISREG(status.st_mode):
+        return ScannedUnit(entry.path, None)
     return ScannedUnit(entry.path, signature_of_stat(status))
 
 
-def _kimi_unit(folder: str, inode: int, entries: list[Entry], listings: Listings) -> ScannedUnit:
-    """A Kimi session folder's signature from its listing: `stat` only the files its parse reads."""
+def _kimi_unit(
+    folder: str, inode: int, entries: list[Entry], listings: Listings, inside: "_Inside"
+) -> ScannedUnit | None:
+    """A Kimi session folder's signature from its listing: `stat` only the files its parse reads.
+    None when one of them is a link leaving the root: the folder is then not this agent's session."""
     members = []
     for entry in entries:
+        if entry.name not in MEMBER_NAMES and entry.name != "agents":
+            continue
+        if not inside(entry):
+            return None
         if entry.name in MEMBER_NAMES and not entry.is_folder:
             if (member := file_status(entry.path)) is not None:
                 members.append((entry.name, member))
-        elif entry.name == "agents" and entry.is_folder:
+        elif entry.is_folder:
             for agent in listings.entries(entry.path)[0]:
-                if agent.is_folder and (wire := file_status(os.path.join(agent.path, "wire.jsonl"))) is not None:
-                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
+                wire = os.path.join(agent.path, "wire.jsonl")
+                if not inside(agent) or not inside(Entry("wire.jsonl", wire, False, os.path.islink(wire))):
+                    return None
+                if agent.is_folder and (status := file_status(wire)) is not None:
+                    members.append((f"agents/{agent.name}/wire.jsonl", status))
     return ScannedUnit(folder, folder_signature(inode, members))
 
-
-def _folder_unit(path: str) -> ScannedUnit:
-    try:
-        return ScannedUnit(path, file_signature(path))
-    except OSError:
-        return ScannedUnit(path, None)

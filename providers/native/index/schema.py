@@ -119,6 +119,23 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX files_failed ON files (source, root) WHERE failure IS NOT NULL",
         ),
     ),
+    Migration(
+        "0003_listing_ctime_prefix_digest_bindings",
+        (
+            # `cp -a`, `tar` and `rsync` restore a folder's mtime after adding to it; its ctime still moves.
+            "ALTER TABLE folders ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT -1",
+            # An append is resumed only when every byte before the cursor is unchanged, not only the
+            # last few KiB; cursors stored before this check was made are re-read once.
+            "ALTER TABLE files RENAME COLUMN tail_digest TO prefix_digest",
+            "UPDATE files SET prefix_digest = NULL",
+            # Repository bindings computed with git, reused while their files' stats hold (`binding_cache`).
+            """CREATE TABLE repository_bindings (
+                repo_roots TEXT PRIMARY KEY,
+                validity TEXT NOT NULL,
+                binding TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

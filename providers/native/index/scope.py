@@ -30,6 +30,9 @@ def scope_filter(roots: dict[SourceKind, list[Path]], binding: RepositoryBinding
         repo_roots=binding.roots,
         identities=binding.identities,
         url_keys=binding.url_keys,
+        checkouts=binding.checkouts,
+        enclosing=binding.enclosing,
+        remotes_known=binding.remotes_known,
     )
 
 

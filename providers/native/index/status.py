@@ -2,7 +2,8 @@
 
 Freshness, most serious first:
 - `unknown`: a root was never refreshed (or there is no index);
-- `incomplete`: a root could not be listed, or a file under it failed to parse;
+- `incomplete`: a root is missing or could not be listed (its rows are kept until it can be), or a
+  file under it failed to parse;
 - `stale`: files were added, changed or deleted since the last refresh (a stat-only scan);
 - `fresh`: none of the above.
 `stored_freshness` skips the stat scan: it is what a lookup reports within its refresh window.
@@ -49,7 +50,7 @@ def stored_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
         failed = connection.execute(
             "SELECT 1 FROM files WHERE source = ? AND root = ? AND failure IS NOT NULL LIMIT 1", (source, root)
         ).fetchone()
-        if state == "unreadable" or failed is not None or has_damaged_files(connection, source, root):
+        if state != "indexed" or failed is not None or has_damaged_files(connection, source, root):
             return "incomplete"
     return "fresh"
 

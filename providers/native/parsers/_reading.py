@@ -1,14 +1,22 @@
-"""Streaming line readers: complete lines only, one line in memory at a time."""
+"""Streaming line readers: complete lines only, one line in memory at a time, and never more than
+`MAX_RECORD_BYTES` of one line: a longer record is skipped (counted as `oversize_record`) without
+being held, so a 200 MB line costs a bounded amount of memory, not several times its size."""
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final
 
 import zstandard
 
+from providers.native.parsers._zstd_frames import ends_inside_a_frame
+
 _ZSTD_CHUNK = 1 << 20
+MAX_RECORD_BYTES: Final = 32 << 20
+"""The longest line parsed. Longer ones are tool outputs or file dumps nobody searches for a command."""
+_LINE_CHUNK: Final = 1 << 20
 
 
 class JsonLines:
@@ -26,11 +34,11 @@ class JsonLines:
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
         with open(self.path, "rb") as lines:
             lines.seek(self.end_offset)
-            for raw in lines:
-                if not raw.endswith(b"\n"):
-                    return
+            for length, raw in complete_lines(lines, self._skipped):
                 offset = self.end_offset
-                self.end_offset += len(raw)
+                self.end_offset += length
+                if raw is None:
+                    continue
                 # A record of tens of MB must never be held three times: drop each form once used.
                 text = decode_line(raw, self._skipped)
                 del raw
@@ -55,9 +63,18 @@ class ZstdJsonLines:
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
         pending = bytearray()
         offset = 0
+        oversize = False  # inside a line longer than `MAX_RECORD_BYTES`: dropped up to its newline
         for chunk in self._decompressed_chunks():
             start, searched = 0, len(pending)  # a long line is scanned once, not once per chunk
             pending += chunk
+            if oversize:
+                if (newline := pending.find(b"\n")) == -1:
+                    offset += len(pending)
+                    pending.clear()
+                    continue
+                self._skipped["oversize_record"] += 1
+                oversize, start = False, newline + 1
+                searched = start
             while (newline := pending.find(b"\n", searched)) != -1:
                 text = decode_line(pending[start : newline + 1], self._skipped)
                 parsed = parse_object(text, self._skipped) if text is not None else None
@@ -66,28 +83,57 @@ class ZstdJsonLines:
                 start = searched = newline + 1
             del pending[:start]
             offset += start
+            if len(pending) > MAX_RECORD_BYTES:
+                oversize = True
+                offset += len(pending)
+                pending.clear()
 
     def _decompressed_chunks(self) -> Iterator[bytes]:
-        decompressor = zstandard.ZstdDecompressor().decompressobj()
-        frame_started = False
+        """At most `_ZSTD_CHUNK` decompressed bytes at a time, however well the data compresses (a few
+        KB of frames can hold a 200 MB line); a frame that is corrupt or ends early counts `torn_frame`."""
         with open(self.path, "rb") as compressed:
-            while chunk := compressed.read(_ZSTD_CHUNK):
-                self.end_offset += len(chunk)
-                while chunk:
-                    frame_started = True
-                    try:
-                        yield decompressor.decompress(chunk)
-                    except zstandard.ZstdError:
-                        self._skipped["torn_frame"] += 1
-                        return
-                    if not decompressor.eof:
-                        break
-                    chunk = decompressor.unused_data
-                    decompressor = zstandard.ZstdDecompressor().decompressobj()
-                    frame_started = False
-        if frame_started:
+            torn = ends_inside_a_frame(compressed)
+            compressed.seek(0)
+            decompressor = zstandard.ZstdDecompressor()
+            reader = decompressor.stream_reader(compressed, read_size=_ZSTD_CHUNK, read_across_frames=True)
+            try:
+                while chunk := reader.read(_ZSTD_CHUNK):
+                    yield chunk
+            except zstandard.ZstdError:
+                torn = True
+            finally:
+                self.end_offset = os.fstat(compressed.fileno()).st_size
+        if torn:
             # The writer died mid-frame: what decompressed so far is kept, the rest is lost.
             self._skipped["torn_frame"] += 1
+
+
+def complete_lines(handle: IO[bytes], skipped: Counter[str]) -> Iterator[tuple[int, bytes | None]]:
+    """`(length, line)` for each complete line from the handle's position; `line` is None for one
+    longer than `MAX_RECORD_BYTES`, read past in chunks and counted as `oversize_record`. A last
+    line without its newline is not yielded: its writer may still be writing it."""
+    while piece := handle.readline(_LINE_CHUNK):
+        if piece.endswith(b"\n"):
+            yield len(piece), piece  # nearly every line: one read, no copy
+            continue
+        pieces, length = [piece], len(piece)
+        while length <= MAX_RECORD_BYTES and not pieces[-1].endswith(b"\n"):
+            if not (piece := handle.readline(_LINE_CHUNK)):
+                return
+            pieces.append(piece)
+            length += len(piece)
+        if pieces[-1].endswith(b"\n") and length <= MAX_RECORD_BYTES:
+            joined = [b"".join(pieces)]
+            del pieces
+            yield length, joined.pop()  # not held here while the caller decodes and parses it
+            continue
+        del pieces
+        while not piece.endswith(b"\n"):
+            if not (piece := handle.readline(_LINE_CHUNK)):
+                return
+            length += len(piece)
+        skipped["oversize_record"] += 1
+        yield length, None
 
 
 def decode_line(raw: bytes | bytearray, skipped: Counter[str]) -> str | None:
@@ -115,9 +161,14 @@ def parse_object(text: str, skipped: Counter[str]) -> dict[str, Any] | None:
 
 
 def read_json_object(path: Path) -> dict[str, Any] | None:
-    """Read a small whole-file JSON object (Kimi `state.json`), or None when absent or invalid."""
+    """Read a small whole-file JSON object (Kimi `state.json`), or None when absent, invalid or
+    longer than `MAX_RECORD_BYTES`."""
     try:
-        parsed = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            return None
+        parsed = json.loads(data.decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     return parsed if isinstance(parsed, dict) else None

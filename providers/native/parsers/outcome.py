@@ -17,11 +17,14 @@ SKIP_REASONS = (
     "missing_fields",
     "duplicate",
     "torn_frame",
+    "oversize_record",
 )
 """Reasons a line or record is counted in `ParseOutcome.skipped_records`.
 
 `bad_encoding` counts lines that held invalid UTF-8: they are decoded with U+FFFD replacement
 and still parsed, so the count flags damage without losing the rest of the record.
+`oversize_record` counts lines longer than `_reading.MAX_RECORD_BYTES`, skipped unread so memory
+stays bounded. It is not damage: the file is intact, one record is deliberately not indexed.
 """
 DAMAGE_REASONS = frozenset({"invalid_json", "not_an_object", "bad_encoding", "torn_frame"})
 """Skips that mean the file itself is damaged (not merely a record type we do not use):

@@ -10,6 +10,7 @@ import pytest
 from contracts.config import SourceKind
 from fixtures.native_sessions import FixtureManifest
 from providers.native.parsers import ParseOutcome, ResumeState, parse_session_file
+from providers.native.parsers._reading import MAX_RECORD_BYTES
 from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 
 
@@ -187,8 +188,8 @@ def test_parse_session_file_replaces_invalid_utf8_and_counts_it(tmp_path: Path) 
     assert outcome.messages[0].text == "caf\ufffd \ufffd ok"
 
 
-def test_parse_session_file_streams_a_50mb_record(tmp_path: Path) -> None:
-    size = 50 * 1024 * 1024
+def test_parse_session_file_streams_a_record_just_under_the_size_cap(tmp_path: Path) -> None:
+    size = MAX_RECORD_BYTES - 1024 * 1024
     path = tmp_path / "rollout-2026-01-01T00-00-00-00000000-0000-4000-a000-000000000002.jsonl"
     call = {"type": "function_call", "name": "exec_command", "call_id": "c1"}
     call["arguments"] = json.dumps({"cmd": "cat big.log"})

@@ -8,6 +8,7 @@ from providers.native.index.refresh import refresh_locked
 from providers.native.index.store import atomic
 
 OLD_NS = 1_600_000_000 * 10**9
+LATER_NS = 3 * 10**9
 
 
 def _age(*folders) -> None:
@@ -22,7 +23,8 @@ def test_listings_reuse_an_unchanged_old_folder(tmp_path):
     first = Listings(now_ns=time.time_ns())
     entries, _ = first.entries(str(tmp_path))
     assert sorted((e.name, e.is_folder) for e in entries) == [("a.jsonl", False), ("sub", True)]
-    second = Listings(stored=dict(first.updated), now_ns=time.time_ns())
+    # `utime` moved the folder's ctime to now: the next refresh comes after the racy window.
+    second = Listings(stored=dict(first.updated), now_ns=time.time_ns() + LATER_NS)
     again, _ = second.entries(str(tmp_path))
     assert sorted((e.name, e.is_folder) for e in again) == [("a.jsonl", False), ("sub", True)]
     assert second.updated == {}, "the stored listing was reused, not listed again"

@@ -19,6 +19,9 @@ FULL_SCOPE = ScopeFilter(
     repo_roots=("/w/repo",),
     identities=("rootcommit:ab",),
     url_keys=("github.com/o/r",),
+    checkouts=("/w/repo",),
+    enclosing=("/w",),
+    remotes_known=True,
 )
 
 EXPECTED_SQL = """WITH hits AS MATERIALIZED (
@@ -30,9 +33,7 @@ JOIN "files" AS f ON f.id = e.file_id
 WHERE "entry_text" MATCH :match
   AND e.evidence_type IN (:evidence_type_0, :evidence_type_1)
   AND ((f.source = :source_0 AND substr(f.path, 1, length(:source_root_0)) = :source_root_0))
-  AND (s.cwd = :repo_root_0 OR substr(s.cwd, 1, length(:repo_prefix_0)) = :repo_prefix_0 OR s.checkout_root = :repo_root_0 OR substr(s.checkout_root, 1, length(:repo_prefix_0)) = :repo_prefix_0
-    OR s.repository_identity IN (:identity_0)
-    OR s.repository_url_key IN (:url_0))
+  AND ((s.repository_url_key IS NULL OR s.repository_url_key IN (:url_0)) AND (s.checkout_root IN (:checkout_0) OR s.repository_identity IN (:identity_0) OR ((s.checkout_root IS NULL OR s.checkout_root IN (:enclosing_0)) AND (s.cwd = :repo_root_0 OR substr(s.cwd, 1, length(:repo_prefix_0)) = :repo_prefix_0)) OR (s.checkout_root IS NULL AND s.repository_url_key IN (:url_0))))
 ), best AS MATERIALIZED (
 SELECT id, min(score) AS score FROM hits GROUP BY source, kind, uid
 )
@@ -58,6 +59,8 @@ def test_search_sql():
         "repo_prefix_0": "/w/repo/",
         "identity_0": "rootcommit:ab",
         "url_0": "github.com/o/r",
+        "checkout_0": "/w/repo",
+        "enclosing_0": "/w",
         "command_weight": 4.0,
         "body_weight": 1.0,
         "detail_weight": 0.0,

@@ -174,9 +174,9 @@ def test_refresh_index_unlistable_root_is_incomplete_and_keeps_rows(fresh_index,
     assert _texts(fresh_index) == ["kept"]
 
 
-def test_refresh_index_missing_root_is_fresh_and_empty(fresh_index, tmp_path):
+def test_refresh_index_missing_root_is_incomplete_never_fresh(fresh_index, tmp_path):
     report = refresh_locked(fresh_index, _roots(tmp_path))
-    assert (report.files_seen, report.freshness, report.content_changed) == (0, "fresh", False)
+    assert (report.files_seen, report.freshness, report.content_changed) == (0, "incomplete", False)
 
 
 def test_refresh_index_kimi_folder_is_reread_when_a_member_changes(fresh_index, tmp_path):

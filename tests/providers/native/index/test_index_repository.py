@@ -1,7 +1,9 @@
 """Repository identity: worktrees, clones and remotes resolve to the same repository; others do not."""
 
+import itertools
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from providers.native.index.repository import (
     binds,
     locate_checkout,
     repository_binding,
+    repository_sql,
     root_commit_identity,
     under,
     url_key,
@@ -21,14 +24,16 @@ from providers.native.index.repository import (
 requires_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
-def _git(folder: Path, *arguments: str) -> None:
+def _git(folder: Path, *arguments: str) -> str:
+    """Run git in `folder` as a fixed test identity, with no user or system config; its output."""
     environment = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("GIT_")},
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
         "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
     }  # fmt: skip
-    subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
+    done = subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
+    return done.stdout.decode().strip()
 
 
 def _repository(path: Path, marker: str) -> Path:
@@ -96,7 +101,7 @@ def test_root_commit_identity_is_shared_by_clones_and_worktrees_only(tmp_path):
     _git(origin, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature")
     other = _repository(tmp_path / "other", "beta")
     identity = root_commit_identity(locate_checkout(str(origin)))
-    assert identity is not None and identity.startswith("rootcommit:")
+    assert identity is not None and identity.startswith("rootcommits:")
     assert root_commit_identity(locate_checkout(str(tmp_path / "clone"))) == identity
     assert root_commit_identity(locate_checkout(str(tmp_path / "wt"))) == identity
     assert root_commit_identity(locate_checkout(str(other))) != identity
@@ -128,7 +133,10 @@ def test_resolver_binds_a_clone_outside_every_root_by_root_commit(tmp_path):
     assert binds(binding, cwd=str(tmp_path / "elsewhere" / "clone"), checkout_root=checkout_root, identity=identity, url=None)
 
 
-BINDING = RepositoryBinding(roots=("/w/repo",), identities=("rootcommit:aa",), url_keys=("github.com/o/r",))
+BINDING = RepositoryBinding(
+    roots=("/w/repo",), identities=("rootcommits:aa",), url_keys=("github.com/o/r",), checkouts=("/w/repo",),
+    remotes_known=True,
+)
 
 
 @pytest.mark.parametrize(
@@ -137,8 +145,10 @@ BINDING = RepositoryBinding(roots=("/w/repo",), identities=("rootcommit:aa",), u
         ({"cwd": "/w/repo/src"}, True),
         ({"cwd": "/w/repo-other"}, False),
         ({"cwd": "/elsewhere", "checkout_root": "/w/repo"}, True),
-        ({"cwd": "/elsewhere", "identity": "rootcommit:aa"}, True),
-        ({"cwd": "/elsewhere", "identity": "rootcommit:bb"}, False),
+        ({"cwd": "/elsewhere", "identity": "rootcommits:aa"}, True),
+        ({"cwd": "/elsewhere", "identity": "rootcommits:bb"}, False),
+        ({"cwd": "/w/repo/nested", "checkout_root": "/w/repo/nested", "identity": "rootcommits:bb"}, False),
+        ({"cwd": "/w/repo/src", "checkout_root": "/w/repo", "url": "github.com/evil/x"}, False),
         ({"cwd": None, "url": "github.com/o/r"}, True),
         ({"cwd": None}, False),
         ({"cwd": "{{cwd}}"}, False),
@@ -147,3 +157,43 @@ BINDING = RepositoryBinding(roots=("/w/repo",), identities=("rootcommit:aa",), u
 def test_binds(session, bound):
     arguments = {"cwd": None, "checkout_root": None, "identity": None, "url": None, **session}
     assert binds(BINDING, **arguments) is bound
+
+
+SUBFOLDER_ROOT = RepositoryBinding(roots=("/mono/service",), identities=(), url_keys=(), enclosing=("/mono",))
+UNKNOWN_REMOTES = RepositoryBinding(roots=("/w/repo",), identities=(), url_keys=(), checkouts=("/w/repo",))
+
+
+@pytest.mark.parametrize(
+    ("binding", "session", "bound"),
+    [
+        (SUBFOLDER_ROOT, {"cwd": "/mono/service/src", "checkout_root": "/mono"}, True),
+        (SUBFOLDER_ROOT, {"cwd": "/mono/other-service", "checkout_root": "/mono"}, False),
+        (SUBFOLDER_ROOT, {"cwd": "/mono/service/vendor/x", "checkout_root": "/mono/service/vendor/x"}, False),
+        (UNKNOWN_REMOTES, {"cwd": "/w/repo", "checkout_root": "/w/repo", "url": "github.com/any/remote"}, True),
+    ],
+)
+def test_binds_a_subfolder_root_and_unknown_remotes(binding, session, bound):
+    arguments = {"cwd": None, "checkout_root": None, "identity": None, "url": None, **session}
+    assert binds(binding, **arguments) is bound
+
+
+def test_repository_sql_agrees_with_binds_on_every_combination():
+    values = {
+        "cwd": [None, "/w/repo", "/w/repo/src", "/w/repo-other", "/mono/service/a", "/mono/b", "/elsewhere"],
+        "checkout_root": [None, "/w/repo", "/w/repo/nested", "/mono", "/elsewhere"],
+        "identity": [None, "rootcommits:aa", "rootcommits:bb"],
+        "url": [None, "github.com/o/r", "github.com/evil/x"],
+    }
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE sessions (id INTEGER PRIMARY KEY, cwd, checkout_root, repository_identity, repository_url_key)")
+    rows = list(itertools.product(*values.values()))
+    connection.executemany("INSERT INTO sessions (cwd, checkout_root, repository_identity, repository_url_key) VALUES (?, ?, ?, ?)", rows)
+    for binding in (BINDING, SUBFOLDER_ROOT, UNKNOWN_REMOTES):
+        params: dict[str, object] = {}
+        predicate = repository_sql(binding, params)
+        selected = {row_id for (row_id,) in connection.execute(f"SELECT id FROM sessions AS s WHERE {predicate}", params)}
+        expected = {
+            number for number, row in enumerate(rows, start=1)
+            if binds(binding, **dict(zip(("cwd", "checkout_root", "identity", "url"), row)))
+        }  # fmt: skip
+        assert selected == expected
