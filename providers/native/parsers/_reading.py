@@ -1,14 +1,26 @@
-"""Streaming line readers: complete lines only, one line in memory at a time."""
+"""Streaming line readers: complete lines only, one line in memory at a time.
+
+Lines are parsed from their bytes by msgspec (no UTF-8 decode into a `str` first, about twice as
+fast as `json.loads`). Where msgspec refuses a line the `json` module would take (invalid UTF-8,
+`NaN`, out-of-range floats, lone surrogate escapes, deeper nesting), the line takes the `json` path,
+so every line is decided and counted exactly as `json.loads` decides it (a test builds the real
+corpus both ways and compares every index row).
+"""
 
 import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import msgspec
 import zstandard
 
 _ZSTD_CHUNK = 1 << 20
+_DECODER: Final = msgspec.json.Decoder()
+LARGE_LINE: Final = 1 << 20
+"""Lines from this size take the `json` path: msgspec holds the bytes, a scratch copy and the result
+at once, the `json` path only the text and the result (the bytes are dropped after decoding)."""
 
 
 class JsonLines:
@@ -31,11 +43,14 @@ class JsonLines:
                     return
                 offset = self.end_offset
                 self.end_offset += len(raw)
-                # A record of tens of MB must never be held three times: drop each form once used.
-                text = decode_line(raw, self._skipped)
-                del raw
-                parsed = parse_object(text, self._skipped) if text is not None else None
-                del text
+                if len(raw) < LARGE_LINE:
+                    parsed = parse_line(raw, self._skipped)
+                else:
+                    # A record of tens of MB must never be held three times: drop each form once used.
+                    text = decode_line(raw, self._skipped)
+                    del raw
+                    parsed = parse_object(text, self._skipped) if text is not None else None
+                    del text
                 if parsed is not None:
                     yield offset, parsed
 
@@ -59,8 +74,7 @@ class ZstdJsonLines:
             start, searched = 0, len(pending)  # a long line is scanned once, not once per chunk
             pending += chunk
             while (newline := pending.find(b"\n", searched)) != -1:
-                text = decode_line(pending[start : newline + 1], self._skipped)
-                parsed = parse_object(text, self._skipped) if text is not None else None
+                parsed = parse_line(pending[start : newline + 1], self._skipped)
                 if parsed is not None:
                     yield offset + start, parsed
                 start = searched = newline + 1
@@ -88,6 +102,26 @@ class ZstdJsonLines:
         if frame_started:
             # The writer died mid-frame: what decompressed so far is kept, the rest is lost.
             self._skipped["torn_frame"] += 1
+
+
+def parse_line(raw: bytes | bytearray, skipped: Counter[str]) -> dict[str, Any] | None:
+    """One line's JSON object, parsed from its bytes; None (and counted) when it is not one."""
+    if raw.isspace():
+        return None
+    try:
+        parsed = _DECODER.decode(raw)
+    except (msgspec.DecodeError, ValueError, RecursionError):  # ValueError: invalid UTF-8
+        return parse_line_with_json(raw, skipped)
+    if not isinstance(parsed, dict):
+        skipped["not_an_object"] += 1
+        return None
+    return parsed
+
+
+def parse_line_with_json(raw: bytes | bytearray, skipped: Counter[str]) -> dict[str, Any] | None:
+    """The reference path: decode as UTF-8 (counting bad bytes), then `json.loads`."""
+    text = decode_line(raw, skipped)
+    return parse_object(text, skipped) if text is not None else None
 
 
 def decode_line(raw: bytes | bytearray, skipped: Counter[str]) -> str | None:
