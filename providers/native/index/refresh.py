@@ -30,6 +30,7 @@ from providers.native.index.cursor import (
     tail_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
+from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from providers.native.index.repository import RepositoryResolver, normalise_path
 from providers.native.index.revision import advance_revision, current_revision, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
@@ -122,13 +123,15 @@ def refresh_locked(
         known = _known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
-        for done, unit in enumerate(scanned.units, start=1):
-            if budget_s is not None and time.monotonic() - started > budget_s:
-                tally.interrupted = True
-                break
-            _refresh_unit(connection, writer, unit, known.get(unit.path), tally)
-            if progress is not None:
-                progress(done, total)
+        jobs = _new_units(scanned, known)
+        with ParsedAhead(jobs, worker_count(jobs)) as ahead:
+            for done, unit in enumerate(scanned.units, start=1):
+                if budget_s is not None and time.monotonic() - started > budget_s:
+                    tally.interrupted = True
+                    break
+                _refresh_unit(connection, writer, unit, known.get(unit.path), tally, ahead)
+                if progress is not None:
+                    progress(done, total)
         listed = set(scanned.listed)
         for path, row in known.items():
             if path not in seen and (row.source, row.root) in listed:
@@ -192,6 +195,15 @@ def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[
 _KNOWN = "SELECT path, id, source, root, signature, failure FROM files"
 
 
+def _new_units(scanned: ScannedRoots, known: dict[str, _Known]) -> list[Job]:
+    """The units no cursor knows yet, in refresh order: each is parsed whole, so it may be parsed ahead."""
+    return [
+        (unit.path, unit.source, unit.signature.size)
+        for unit in scanned.units
+        if unit.signature is not None and unit.path not in known
+    ]
+
+
 def _full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
     connection.row_factory = sqlite3.Row
     try:
@@ -201,7 +213,12 @@ def _full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
 
 
 def _refresh_unit(
-    connection: sqlite3.Connection, writer: OutcomeWriter, unit: Unit, stored: _Known | None, tally: _Tally
+    connection: sqlite3.Connection,
+    writer: OutcomeWriter,
+    unit: Unit,
+    stored: _Known | None,
+    tally: _Tally,
+    ahead: ParsedAhead,
 ) -> None:
     signature = unit.signature
     if signature is None:
@@ -220,7 +237,9 @@ def _refresh_unit(
     known = None if stored is None else _full_cursor(connection, stored.id)
     start, resume = _resume_point(unit, known, signature)
     try:
-        outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
+        outcome = ahead.take(unit.path) if stored is None else None
+        if outcome is None:
+            outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
             start, outcome = 0, parse_session_file(Path(unit.path), unit.source)
         tail = tail_digest(Path(unit.path), outcome.end_offset) if outcome.resumable else None

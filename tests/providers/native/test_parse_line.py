@@ -6,7 +6,6 @@ skip counts, and on the real corpus the same index rows in every table.
 """
 
 import json
-import sqlite3
 from collections import Counter
 
 import pytest
@@ -17,17 +16,7 @@ from providers.native.index.refresh import refresh_locked
 from providers.native.index.store import MEMORY, connect
 from providers.native.parsers import _reading
 from providers.native.parsers._reading import parse_line, parse_line_with_json
-from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
-
-REAL_ROOTS = {
-    "claude": [REAL_CORPUS / "claude-spotter", REAL_CORPUS / "claude-codemie"],
-    "codex": [REAL_CORPUS / "codex-codemie"],
-    "pi": [REAL_CORPUS / "pi-badlogic"],
-    "kimi": [REAL_CORPUS / "kimi-moonshotai"],
-    "dsh": [REAL_CORPUS / "dsh-deepseek"],
-}
-VOLATILE = {"files": {"indexed_at"}, "roots": {"refreshed_at"}, "meta": set(), "schema_migrations": {"applied_at"}}
-"""Columns that hold the time of the build, not what was read."""
+from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
 
 
 def _both(raw: bytes) -> tuple[tuple[str, Counter], tuple[str, Counter]]:
@@ -86,24 +75,6 @@ def test_parse_line_matches_json_on_generated_lines(value: object, ascii_only: b
     assert _both(damaged)[0] == _both(damaged)[1]
 
 
-def _table_rows(connection: sqlite3.Connection) -> dict[str, list[tuple]]:
-    tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    dumped = {}
-    for table in tables:
-        if table.startswith("entry_text_") or table == "entry_vocab":
-            continue  # FTS5's own shadow tables and the vocabulary view follow from entry_text
-        columns = [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')]
-        kept = [column for column in columns if column not in VOLATILE.get(table, set())]
-        rowid = "rowid, " if table == "entry_text" else ""
-        query = f'SELECT {rowid}{", ".join(kept)} FROM "{table}"'
-        if table == "meta":
-            query += " WHERE key NOT IN ('last_refresh_at')"
-        dumped[table] = sorted(connection.execute(query), key=repr)
-    vocabulary = connection.execute("SELECT term, doc, cnt FROM entry_vocab ORDER BY term")
-    dumped["entry_vocab"] = list(vocabulary)
-    return dumped
-
-
 def _build(monkeypatch: pytest.MonkeyPatch, line_parser) -> dict[str, list[tuple]]:  # noqa: ANN001
     calls = Counter()
 
@@ -118,7 +89,7 @@ def _build(monkeypatch: pytest.MonkeyPatch, line_parser) -> dict[str, list[tuple
             report = refresh_locked(connection, REAL_ROOTS)
             assert report.files_failed == 0 and report.messages_written > 1000
             assert calls["lines"] > 10_000  # every line went through the parser under test
-            return _table_rows(connection)
+            return index_rows(connection)
         finally:
             connection.close()
 

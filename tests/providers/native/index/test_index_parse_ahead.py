@@ -1,0 +1,96 @@
+"""Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from providers.native.index import parse_ahead, refresh
+from providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_count
+from providers.native.index.refresh import refresh_locked
+from providers.native.index.store import MEMORY, connect
+from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
+
+BIG = [("/a", "claude", MIN_BYTES // 2), ("/b", "claude", MIN_BYTES // 2), ("/c", "codex", 10)]
+
+
+@pytest.mark.parametrize(
+    ("jobs", "cpus", "load", "expected"),
+    [
+        (BIG, 2, 0.0, 2),  # an idle 2-core machine: two workers beside the writing process
+        (BIG, 2, 0.5, 1),  # one and a half cores free: one worker
+        (BIG, 2, 1.0, 0),  # one core free: parse here
+        (BIG, 2, 3.5, 0),  # a busy machine
+        (BIG, 16, 0.0, 2),  # never more workers than the jobs after the first
+        ([("/a", "claude", MIN_BYTES - 1), ("/b", "claude", 0)], 8, 0.0, 0),  # too few bytes to pay off
+        ([("/a", "claude", MIN_BYTES * 4)], 8, 0.0, 0),  # one file: nothing to write while it parses
+    ],
+)
+def test_worker_count(jobs, cpus, load, expected) -> None:  # noqa: ANN001
+    assert worker_count(jobs, cpus=cpus, load=load) == expected
+
+
+def _build(monkeypatch: pytest.MonkeyPatch, workers: int) -> tuple[dict, int]:
+    taken = []
+    original = ParsedAhead.take
+
+    def counted(self, path):  # noqa: ANN001, ANN202
+        outcome = original(self, path)
+        taken.append(outcome is not None)
+        return outcome
+
+    with monkeypatch.context() as patched:
+        patched.setattr(refresh, "worker_count", lambda jobs: workers)
+        patched.setattr(ParsedAhead, "take", counted)
+        connection = connect(MEMORY)
+        try:
+            report = refresh_locked(connection, REAL_ROOTS)
+            assert report.files_failed == 0 and report.freshness == "fresh"
+            return index_rows(connection), sum(taken)
+        finally:
+            connection.close()
+
+
+@requires_real_corpus
+def test_build_with_parser_workers_equals_the_serial_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, parsed_ahead = _build(monkeypatch, 0)
+    assert parsed_ahead == 0
+    parallel, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == len(serial["files"])  # every unit came from a worker
+    assert parallel == serial
+
+
+def _die(path: str, source: str) -> bytes:
+    os._exit(3)
+
+
+def _raise(path: str, source: str) -> bytes:
+    raise ValueError("parser fault")
+
+
+@requires_real_corpus
+def test_a_worker_that_dies_leaves_its_units_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, "_parse", _die)
+    survived, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and survived == serial
+
+
+@requires_real_corpus
+def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_ahead, "_parse", _raise)
+    monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
+    only_pi = {"pi": REAL_ROOTS["pi"]}
+    connection = connect(MEMORY)
+    try:
+        report = refresh_locked(connection, only_pi)
+        failures = connection.execute("SELECT failure FROM files").fetchall()
+    finally:
+        connection.close()
+    assert report.files_failed == len(failures) == 2 and report.freshness == "incomplete"
+    assert set(failures) == {("ValueError",)}
+
+
+def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
+    with ParsedAhead([(str(tmp_path / "a.jsonl"), "claude", 10)], 0) as ahead:
+        assert ahead.take(str(tmp_path / "a.jsonl")) is None
