@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from contracts.config import SourceKind
 from contracts.errors import IndexUnavailable
@@ -32,7 +32,7 @@ from providers.native.index.cursor import (
 from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from providers.native.index.repository import RepositoryResolver, normalise_path
-from providers.native.index.revision import advance_revision, current_revision, write_meta
+from providers.native.index.revision import Revision, advance_revision, current_revision, read_meta, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
 from providers.native.index.scan import scan_root
@@ -119,6 +119,10 @@ def refresh_locked(
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
         tally = _Tally()
+        repeated = _same_scan_as_last(connection, scanned)
+        if repeated is not None:
+            tally.unchanged, tally.failed = repeated
+            return _finish(connection, scanned, listings, tally, time.monotonic() - started)
         writer = OutcomeWriter(connection, resolver or RepositoryResolver())
         known = _known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
@@ -373,6 +377,8 @@ def _finish(
             revision = advance_revision(connection, change_digest)
         else:
             revision = current_revision(connection)
+        if not tally.interrupted:
+            _remember_scan(connection, scanned, revision, tally)
     unreadable = sum(state == "unreadable" for state in scanned.states.values())
     damaged = any(has_damaged_files(connection, source, root) for source, root in scanned.states)
     return RefreshReport(
@@ -399,6 +405,43 @@ def _finish(
         else "fresh",
         seconds=round(seconds, 6),
     )
+
+
+_LAST_SCAN: Final = "last_complete_scan"
+"""`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
+
+
+def _scan_digest(scanned: ScannedRoots) -> str:
+    """Every root's state and every unit's path and signature, as one digest."""
+    parts = [f"{source}\x1f{root}\x1f{state}" for (source, root), state in scanned.states.items()]
+    parts += [f"{unit.source}\x1f{unit.root}\x1f{unit.path}\x1f{unit.signature.digest if unit.signature else '-'}"
+              for unit in scanned.units]  # fmt: skip
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _same_scan_as_last(connection: sqlite3.Connection, scanned: ScannedRoots) -> tuple[int, int] | None:
+    """`(unchanged, failed)` when the roots look exactly as at the end of the last complete refresh and
+    the index has not changed since: then no unit's cursor needs reading (a no-change refresh).
+
+    A complete refresh leaves every unit's stored signature equal to its scanned one (read, failed or
+    unchanged), and any content change advances the revision, so an equal scan and an equal revision
+    mean every unit is unchanged and none was deleted; the counts are those that refresh left.
+    """
+    stored = read_meta(connection, _LAST_SCAN)
+    if stored is None or any(state == "unreadable" for state in scanned.states.values()):
+        return None
+    parts = stored.split(" ")
+    if len(parts) != 4 or not (parts[2].isdigit() and parts[3].isdigit()):
+        return None
+    if parts[0] != current_revision(connection).text or parts[1] != _scan_digest(scanned):
+        return None
+    return int(parts[2]), int(parts[3])
+
+
+def _remember_scan(connection: sqlite3.Connection, scanned: ScannedRoots, revision: Revision, tally: _Tally) -> None:
+    """Store what the next refresh compares its scan with (call inside `atomic()`, after a complete refresh)."""
+    unchanged = sum(unit.signature is not None for unit in scanned.units)
+    write_meta(connection, _LAST_SCAN, f"{revision.text} {_scan_digest(scanned)} {unchanged} {tally.failed}")
 
 
 def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
