@@ -1,6 +1,7 @@
 """Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,27 @@ def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatc
 def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
     with ParsedAhead([(str(tmp_path / "a.jsonl"), "claude", 10)], 0) as ahead:
         assert ahead.take(str(tmp_path / "a.jsonl")) is None
+
+
+@requires_real_corpus
+def test_a_threaded_process_builds_through_a_forkserver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prefect runs tasks in threads: a forked copy of a threaded process could inherit a held lock."""
+    serial, _ = _build(monkeypatch, 0)
+    methods = []
+    original = parse_ahead._start_method
+
+    def recorded():  # noqa: ANN202
+        methods.append(original())
+        return methods[-1]
+
+    monkeypatch.setattr(parse_ahead, "_start_method", recorded)
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait, daemon=True)
+    waiting.start()
+    try:
+        threaded, parsed_ahead = _build(monkeypatch, 2)
+    finally:
+        release.set()
+        waiting.join()
+    assert [method.get_start_method() for method in methods] == ["forkserver"]
+    assert parsed_ahead == len(serial["files"]) and threaded == serial
