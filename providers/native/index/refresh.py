@@ -448,6 +448,8 @@ def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
     """How many units were added, changed or deleted since the last refresh (stat only, nothing parsed)."""
     with index_errors():
         scanned = scan_roots(roots, load_listings(connection, now_ns=time.time_ns()))
+        if _same_scan_as_last(connection, scanned) is not None:
+            return 0
         known = _known_files(connection, scanned)
         listed = set(scanned.listed)
         changed = 0

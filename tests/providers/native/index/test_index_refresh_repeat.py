@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from providers.native.index import refresh
-from providers.native.index.refresh import refresh_locked
+from providers.native.index.refresh import pending_changes, refresh_locked
 from providers.native.index.revision import write_meta
 
 
@@ -103,3 +103,15 @@ def test_an_interrupted_refresh_leaves_nothing_to_repeat(fresh_index, transcript
     monkeypatch.setattr(refresh, "_known_files", lambda *a: read.append(1) or original(*a))
     finished = refresh_locked(fresh_index, roots)
     assert read == [1] and finished.files_added == 1 and finished.freshness == "fresh"
+
+
+def test_pending_changes_after_a_complete_refresh_reads_no_cursor(fresh_index, transcript, tmp_path, monkeypatch):
+    session = transcript("a")
+    session.user("first").write()
+    roots = _roots(tmp_path)
+    refresh_locked(fresh_index, roots)
+    with monkeypatch.context() as patched:
+        _without_cursor_reads(patched)
+        assert pending_changes(fresh_index, roots) == 0
+    session.user("second").write()
+    assert pending_changes(fresh_index, roots) == 1
