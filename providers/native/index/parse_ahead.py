@@ -72,7 +72,10 @@ class ParsedAhead:
         except BrokenProcessPool:
             self._broken = True  # this unit and the rest are parsed in process
             return None
-        outcome = _OUTCOME_DECODER.decode(encoded)
+        try:
+            outcome = _OUTCOME_DECODER.decode(encoded)
+        except msgspec.DecodeError:  # a value outside a record's declared type: parse it here, unchecked as ever
+            return None
         return dataclasses.replace(outcome, skipped_records=MappingProxyType(dict(outcome.skipped_records)))
 
     def close(self) -> None:

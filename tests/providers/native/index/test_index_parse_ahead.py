@@ -1,5 +1,6 @@
 """Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
 
+import dataclasses
 import os
 import threading
 from pathlib import Path
@@ -119,3 +120,18 @@ def test_a_threaded_process_builds_through_a_forkserver(monkeypatch: pytest.Monk
         waiting.join()
     assert [method.get_start_method() for method in methods] == ["forkserver"]
     assert parsed_ahead == len(serial["files"]) and threaded == serial
+
+
+def _undeclared_role(path: str, source: str) -> bytes:
+    outcome = parse_ahead.parse_session_file(Path(path), source)
+    message = dataclasses.replace(outcome.messages[0], role="narrator")  # outside `Role`
+    changed = dataclasses.replace(outcome, messages=(message,), skipped_records=dict(outcome.skipped_records))
+    return parse_ahead._OUTCOME_ENCODER.encode(changed)
+
+
+@requires_real_corpus
+def test_an_outcome_outside_the_record_types_is_parsed_here_instead(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, "_parse", _undeclared_role)
+    parallel, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and parallel == serial
