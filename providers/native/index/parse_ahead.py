@@ -34,15 +34,33 @@ Job = tuple[str, SourceKind, int]
 def worker_count(jobs: list[Job], *, cpus: int | None = None, load: float | None = None) -> int:
     """How many parser workers a refresh should use for `jobs` (0: parse in process).
 
-    Free cores are the cores this process may run on less the one-minute load average; workers run
-    only when more than one is free (this process keeps writing beside them), and never more than
-    the jobs after the first (one file alone leaves nothing to write while it is parsed).
+    Free cores are the cores this process may run on less what others use (`others_load`); workers
+    run only when more than one is free (this process keeps writing beside them), and never more
+    than the jobs after the first (one file alone leaves nothing to write while it is parsed).
     """
     if len(jobs) < 2 or sum(size for *_, size in jobs) < MIN_BYTES:
         return 0
     cpus = len(os.sched_getaffinity(0)) if cpus is None else cpus
-    free = cpus - (os.getloadavg()[0] if load is None else load)
+    free = cpus - (others_load() if load is None else load)
     return min(cpus, int(free), len(jobs) - 1) if free > 1 else 0
+
+
+def others_load() -> float:
+    """How many cores other processes keep busy: the one-minute load average, or the tasks runnable
+    right now besides this one when fewer (the average counts this process's own last minute)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as status:
+            return load_of_others(status.read())
+    except OSError:
+        return os.getloadavg()[0]
+
+
+def load_of_others(loadavg: str) -> float:
+    """`others_load` from the text of `/proc/loadavg` (`1.50 0.90 0.40 3/250 12345`)."""
+    fields = loadavg.split()
+    average = float(fields[0])
+    running = fields[3].split("/")[0] if len(fields) > 3 else ""
+    return min(average, max(0, int(running) - 1)) if running.isdigit() else average
 
 
 class ParsedAhead:

@@ -135,3 +135,16 @@ def test_an_outcome_outside_the_record_types_is_parsed_here_instead(monkeypatch:
     monkeypatch.setattr(parse_ahead, "_parse", _undeclared_role)
     parallel, parsed_ahead = _build(monkeypatch, 2)
     assert parsed_ahead == 0 and parallel == serial
+
+
+@pytest.mark.parametrize(
+    ("loadavg", "expected"),
+    [
+        ("1.02 0.80 0.40 1/250 12345", 0),  # the minute's load was this process: nobody else runs
+        ("3.50 2.00 1.00 5/250 12345", 3.5),  # four others runnable now, fewer on average
+        ("0.40 0.30 0.20 3/250 12345", 0.4),  # a burst now, little over the minute
+        ("2.00 1.00 0.50", 2.0),  # no task counts: the average alone
+    ],
+)
+def test_load_of_others(loadavg: str, expected: float) -> None:
+    assert parse_ahead.load_of_others(loadavg) == expected
