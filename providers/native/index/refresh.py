@@ -122,6 +122,8 @@ def refresh_locked(
         repeated = _same_scan_as_last(connection, scanned)
         if repeated is not None:
             tally.unchanged, tally.failed = repeated
+            if progress is not None:
+                progress(len(scanned.units), len(scanned.units))
             return _finish(connection, scanned, listings, tally, time.monotonic() - started)
         writer = OutcomeWriter(connection, resolver or RepositoryResolver())
         known = _known_files(connection, scanned)

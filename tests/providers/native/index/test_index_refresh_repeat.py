@@ -40,10 +40,12 @@ def test_a_no_change_refresh_reads_no_cursor_and_reports_the_same(fresh_index, t
     built = refresh_locked(fresh_index, roots)
     assert built.files_failed == 1
     expected = _report_fields(_by_reading(fresh_index, roots, monkeypatch))
+    steps = []
     with monkeypatch.context() as patched:
         _without_cursor_reads(patched)
-        repeated = refresh_locked(fresh_index, roots)
+        repeated = refresh_locked(fresh_index, roots, progress=lambda done, total: steps.append((done, total)))
     assert _report_fields(repeated) == expected
+    assert steps == [(3, 3)]  # the progress a caller shows still completes
     assert (repeated.files_unchanged, repeated.files_failed, repeated.content_changed) == (2, 1, False)
     assert repeated.freshness == "incomplete" and repeated.index_revision == built.index_revision
 
