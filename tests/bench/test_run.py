@@ -44,6 +44,8 @@ def test_run_smoke_writes_every_section(tmp_path: Path) -> None:
     results = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert results["profile"] == "smoke" and results["schema"].startswith("obelisk-session-evidence-bench-results/")
     assert len(results["targets"]) == 9 and results["figures"]["decisions_2k"] == 8
+    # Public output: every figure is a number (or null), so no snippet, term or command can ride along.
+    assert all(value is None or type(value) in (int, float) for value in results["figures"].values())
     for target in results["targets"]:
         assert target["met"] in (True, False, None)
         assert (target["met"] is None) == (target["value"] is None) == (target["not_measured"] is not None)
