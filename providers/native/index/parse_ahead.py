@@ -27,6 +27,9 @@ from providers.native.parsers import ParseOutcome, parse_session_file
 MIN_BYTES: Final = 32_000_000
 """New bytes below which a refresh parses in process (the workers' start would not pay off)."""
 IN_FLIGHT_PER_WORKER: Final = 2
+MAX_WORKERS: Final = 2
+"""Parsing a unit costs about what writing it does, so past two workers the writer is the bottleneck
+and more would only hold memory (about 30 MB each)."""
 Job = tuple[str, SourceKind, int]
 """A unit to parse from offset 0: (path, source, size in bytes)."""
 
@@ -42,7 +45,7 @@ def worker_count(jobs: list[Job], *, cpus: int | None = None, load: float | None
         return 0
     cpus = len(os.sched_getaffinity(0)) if cpus is None else cpus
     free = cpus - (others_load() if load is None else load)
-    return min(cpus, int(free), len(jobs) - 1) if free > 1 else 0
+    return min(MAX_WORKERS, int(free), len(jobs) - 1) if free > 1 else 0
 
 
 def others_load() -> float:

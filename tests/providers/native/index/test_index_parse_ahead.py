@@ -23,7 +23,8 @@ BIG = [("/a", "claude", MIN_BYTES // 2), ("/b", "claude", MIN_BYTES // 2), ("/c"
         (BIG, 2, 0.5, 1),  # one and a half cores free: one worker
         (BIG, 2, 1.0, 0),  # one core free: parse here
         (BIG, 2, 3.5, 0),  # a busy machine
-        (BIG, 16, 0.0, 2),  # never more workers than the jobs after the first
+        (BIG[:2], 16, 0.0, 1),  # never more workers than the jobs after the first
+        (BIG * 10, 16, 0.0, 2),  # nor more than the writer keeps busy
         ([("/a", "claude", MIN_BYTES - 1), ("/b", "claude", 0)], 8, 0.0, 0),  # too few bytes to pay off
         ([("/a", "claude", MIN_BYTES * 4)], 8, 0.0, 0),  # one file: nothing to write while it parses
     ],
