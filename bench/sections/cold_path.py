@@ -9,8 +9,9 @@ three alike, the same query terms go to the peers:
 - the floor: one bare FTS5 `MATCH ... ORDER BY rank LIMIT 100` on the same index, on a warm
   connection, with no scope, no ranking by recency, no redaction and no cap.
 
-Process start is measured by running the CLI (`obelisk-session-evidence run`) once per situation;
-`run --prefect` goes to a standing server, from a warm process (`decide_with_prefect`, in a child
+Process start is measured by running the CLI (`obelisk-session-evidence run`) once per situation,
+each run paired with the bare interpreter started just before it (`python -I -c 'import sqlite3,
+json'`), so the ratio of the two is measured pair by pair under the same load; `run --prefect` goes to a standing server, from a warm process (`decide_with_prefect`, in a child
 process that has already run two flows) and from a new process per situation.
 """
 
@@ -47,6 +48,8 @@ FLOOR_LIMIT: Final = 100
 """Rows the floor fetches: what the provider fetches per lookup at the default limits."""
 FLOOR_SQL: Final = "SELECT rowid, command, body FROM entry_text WHERE entry_text MATCH ? ORDER BY rank LIMIT ?"
 SPAWN_TIMEOUT_S: Final = 600
+BARE_INTERPRETER: Final = ("-I", "-c", "import sqlite3, json")
+"""What the cold `run` is compared with: this interpreter started bare, with the two modules it needs."""
 STAGE_ROWS: Final = ("load-situation", "dependencies", *(stage.name for stage in PIPELINE))
 
 
@@ -86,6 +89,15 @@ class Series:
     """The first failure's exit code and last stderr line (the CLI prints one content-free line)."""
     skipped: str | None = None
     """Why the series was not run (then it is empty)."""
+    bare_walls: list[float] = field(default_factory=list)
+    """Per run of a CLI series: the bare interpreter's wall time, measured just before it."""
+    admitted: list[bool | None] = field(default_factory=list)
+    """Per run of a CLI series: whether its decision admitted retrieval (None when it failed)."""
+
+    def bare_ratios(self, admitted: bool) -> list[float]:
+        """Each successful run's wall time over its paired bare interpreter's, for one kind of decision."""
+        return [wall / bare for wall, bare, kind in zip(self.walls, self.bare_walls, self.admitted, strict=False)
+                if kind is admitted and bare > 0]  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -112,10 +124,18 @@ def measure_size(
     """Decide every situation in process (with its peers), then through the CLI `spawns` times."""
     log(f"[{label}] {len(situations)} decisions in process, with rg and the FTS5 floor")
     lookups = in_process_lookups(corpus, situations, uncapped_samples=uncapped_samples)
-    log(f"[{label}] {spawns} decisions through the CLI (process start included)")
-    cli = cli_series(corpus, situations[:spawns], environ=_direct_environment(corpus))
+    log(f"[{label}] {spawns} decisions through the CLI (process start included), each paired with a bare interpreter")
+    cli = cli_series(corpus, _admitted_and_not(situations, lookups, spawns), environ=_direct_environment(corpus))
     not_yet = Series(skipped="no standing server in this profile")
     return SizeRun(label, corpus, lookups, cli, not_yet, Series(skipped=not_yet.skipped))
+
+
+def _admitted_and_not(situations: Sequence[bytes], lookups: Sequence[Lookup], count: int) -> list[bytes]:
+    """`count` situations taking turns between admitted and not admitted (as decided in process), so
+    both kinds of cold run are measured under the same load; the rest in order when one kind runs out."""
+    kinds = [[raw for raw, x in zip(situations, lookups, strict=True) if x.admitted is wanted] for wanted in (True, False)]
+    chosen = [raw for pair in zip(*kinds, strict=False) for raw in pair][:count]
+    return chosen + [raw for raw in situations if raw not in chosen][: count - len(chosen)]
 
 
 def measure_prefect(
@@ -295,18 +315,30 @@ def cli_series(corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str
             document = Path(folder) / f"situation-{number}.json"
             document.write_bytes(raw)
             command = [str(cli), "run", "--situation", str(document), "--format", "json"]
+            started = time.perf_counter()
+            subprocess.run([sys.executable, *BARE_INTERPRETER], env=environ, check=True, timeout=SPAWN_TIMEOUT_S)
+            series.bare_walls.append(time.perf_counter() - started)
             before = _children_cpu()
             started = time.perf_counter()
             answer = subprocess.run(command + (["--prefect"] if prefect else []), env=environ, cwd=corpus.folder,
                                     capture_output=True, timeout=SPAWN_TIMEOUT_S, check=False)  # fmt: skip
             series.walls.append(time.perf_counter() - started)
             series.cpus.append(_children_cpu() - before)
+            series.admitted.append(_admitted(answer.stdout) if answer.returncode == 0 else None)
             if answer.returncode != 0:
                 series.failures += 1
                 if series.failure_note is None:
                     last = answer.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
                     series.failure_note = f"exit {answer.returncode}: {last[0][:120]}"
     return series
+
+
+def _admitted(stdout: bytes) -> bool | None:
+    """Whether the decision `run --format json` printed admitted retrieval."""
+    try:
+        return bool(json.loads(stdout)["admission"]["admitted"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def prefect_warm_series(situations: Sequence[bytes], *, environ: dict[str, str]) -> Series:

@@ -1,6 +1,7 @@
 """Tables of sections 1, 1b, 2 and 4, from the measurements `bench.sections.cold_path` makes."""
 
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from bench._report import Table, count, ms, percentile, ratio
 from bench._scaled import Corpus
@@ -55,6 +56,44 @@ def decision_table(runs: Sequence[SizeRun], skipped: Sequence[tuple[str, str]]) 
         " worst case for ranking, not a typical history.",
     ]
     return table
+
+
+COLD_RUN_LIMITS: Final = {True: 8.0, False: 5.0}
+"""Issue 17: an admitted cold `run` <= 8x the bare interpreter, a not-admitted one <= 5x."""
+
+
+def cold_run_ratios(run: SizeRun) -> dict[bool, list[float]]:
+    """Per-pair ratios of `run` to the bare interpreter, for admitted and for not-admitted decisions."""
+    return {kind: run.cli.bare_ratios(kind) for kind in (True, False)}
+
+
+def cold_run_table(runs: Sequence[SizeRun]) -> Table:
+    """Section 1c: each cold `run` process over the bare interpreter started just before it."""
+    table = Table(
+        "1c. Cold `run` process against the bare interpreter, pair by pair (wall)",
+        ("index", "decision", "pairs", "run ms p50", "bare ms p50", "ratio p50", "ratio p95", "target"),
+    )
+    for run in runs:
+        label = index_label(run.corpus)
+        if run.cli.skipped:
+            table.add(label, "all", "-", f"not run ({run.cli.skipped})")
+            continue
+        for kind, ratios in cold_run_ratios(run).items():
+            walls = [w for w, k in zip(run.cli.walls, run.cli.admitted, strict=False) if k is kind]
+            bares = [b for b, k in zip(run.cli.bare_walls, run.cli.admitted, strict=False) if k is kind]
+            table.add(label, "admitted" if kind else "not admitted", len(ratios), ms(percentile(walls, 50)),
+                      ms(percentile(bares, 50)), _times(percentile(ratios, 50)), _times(percentile(ratios, 95)),
+                      f"<= {COLD_RUN_LIMITS[kind]:.0f}×")  # fmt: skip
+    table.notes.append(
+        "Bare interpreter: `python -I -c 'import sqlite3, json'` (the bench's own interpreter), started just"
+        " before each `run`; each ratio is one pair's, so load drifts hit both sides alike. The runs take"
+        " turns between situations that were admitted and not admitted in process."
+    )
+    return table
+
+
+def _times(value: float) -> str:
+    return "-" if value != value else f"{value:.1f}×"
 
 
 def stage_table(runs: Sequence[SizeRun]) -> Table:

@@ -1,5 +1,8 @@
 """Section 3: full builds, no-change and append refreshes, and peak memory on one large session file.
 
+The real corpus ×10 (ten copies of every real folder) is built in a child process three ways: as
+refresh decides (parser workers only when more than one core is free), in process, and with two
+parser workers; its CPU is the child's and its workers' (`RUSAGE_CHILDREN` once they are reaped).
 Builds go into a new temporary index each time (`refresh_index` over the roots: parse, resolve
 repositories, write rows and full-text rows, one transaction per file). Refreshes run against the
 cached corpora's indexes; an append adds one round to one Claude session (the shape Claude Code
@@ -10,6 +13,7 @@ starts the refresh.
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,7 +31,11 @@ from providers.native.index.refresh import refresh_index
 from providers.native.index.store import index_file
 
 NOCHANGE_TARGET_S: Final = 0.3
-BUILD_TARGET_MB_S: Final = 20.0
+BUILD_TARGET_MB_CPU_S: Final = 105.0
+BUILD_TARGET_PEAK_MIB: Final = 150.0
+REAL_COPIES: Final = 10
+BUILD_MODES: Final = {"as refresh decides": None, "in process": 0, "2 parser workers": 2}
+"""How the real corpus ×10 is built: the workers refresh chooses (None), or a fixed count."""
 
 
 def build_table(real_repeat: int, scaled: Sequence[tuple[str, Corpus]]) -> tuple[Table, dict[str, float]]:
@@ -40,17 +48,47 @@ def build_table(real_repeat: int, scaled: Sequence[tuple[str, Corpus]]) -> tuple
     if real_repeat and all(path.exists() for paths in REAL_ROOTS.values() for path in paths):
         wall, cpu = _build_rows(table, f"real corpus ({REAL_CORPUS})", REAL_ROOTS, real_repeat)
         figures.update(real_build_mb_s=wall, real_build_mb_cpu_s=cpu)
+        figures.update(_scaled_real_rows(table))
     elif real_repeat:
         table.skip("real corpus", f"{REAL_CORPUS} not found; set NATIVE_REAL_CORPUS")
     else:
         table.skip("real corpus", "not in this profile")
     for label, corpus in scaled:
         _build_rows(table, f"generated, {label} messages", corpus.roots, 1)
-    table.notes.append(
-        f"Target: >= {BUILD_TARGET_MB_S:.0f} MB/s on the real corpus. MB are session-file bytes read; a"
-        " shared machine's wall time includes waiting for the CPU, so MB per CPU-second is given too."
-    )
+    table.notes += [
+        f"Targets: >= {BUILD_TARGET_MB_CPU_S:.0f} MB per CPU-second on the real corpus ×{REAL_COPIES} (as refresh"
+        f" decides), with peak memory <= {BUILD_TARGET_PEAK_MIB:.0f} MB. MB are session-file bytes read; a shared"
+        " machine's wall time includes waiting for the CPU.",
+        f"Real corpus ×{REAL_COPIES}: CPU and peak memory include the parser workers' (peak = the building"
+        " process's high-water mark plus each worker's); `workers` is how many parsed beside the writing process.",
+    ]
     return table, figures
+
+
+def _scaled_real_rows(table: Table) -> dict[str, float]:
+    """The real corpus ×10 built in a child process per mode; the figures of the mode refresh decides."""
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="ose-bench-real10-") as work:
+        for mode, workers in BUILD_MODES.items():
+            command = [sys.executable, "-m", "bench.sections.indexing", "--build-child", work, str(workers)]
+            answer = subprocess.run(command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True,
+                                    check=False, timeout=3600)  # fmt: skip
+            label = f"real corpus ×{REAL_COPIES}, {mode}"
+            if answer.returncode != 0:
+                table.skip(label, f"child failed: {answer.stderr.strip()[-160:]}")
+                continue
+            built = json.loads(answer.stdout.strip().splitlines()[-1])
+            megabytes = built["bytes"] / 1e6
+            peak = (built["peak_kib"] + built["workers"] * built["worker_peak_kib"]) / 1024
+            table.add(f"{label} ({built['workers']} workers, peak {peak:.0f} MiB)", 1, count(built["files"]),
+                      f"{megabytes:.1f}", count(built["messages"]), f"{built['wall_s']:.2f}", f"{built['cpu_s']:.2f}",
+                      f"{megabytes / built['wall_s']:.1f}", f"{megabytes / built['cpu_s']:.1f}",
+                      count(built["messages"] / built["wall_s"]))  # fmt: skip
+            if workers is None:
+                figures.update(real10_build_mb_cpu_s=megabytes / built["cpu_s"],
+                               real10_build_mb_s=megabytes / built["wall_s"], real10_build_peak_mib=peak,
+                               real10_build_workers=built["workers"])  # fmt: skip
+    return figures
 
 
 def _build_rows(table: Table, label: str, roots, repeat: int) -> tuple[float, float]:  # noqa: ANN001
@@ -111,8 +149,8 @@ def refresh_table(
             restore_append_target(corpus)
         p50 = statistics.median(walls)
         base.setdefault(growth, p50)
-        figures[f"append_{growth}_{factor}"] = p50
-        figures[f"cpu_append_{growth}_{factor}"] = statistics.median(cpus)
+        figures[f"append_{growth}_{factor.rstrip('×')}x_s"] = p50
+        figures[f"append_{growth}_{factor.rstrip('×')}x_cpu_s"] = statistics.median(cpus)
         table.add(f"append one round ({growth} grow {factor})", _corpus_label(corpus), count(corpus.stats["files"]),
                   f"{corpus.stats['bytes'] / 1e6:.1f}", repeat, ms(p50), f"{ms(min(walls))}–{ms(max(walls))}",
                   ms(statistics.median(cpus)), count(statistics.median(read)), ratio(p50, base[growth]))  # fmt: skip
@@ -175,6 +213,54 @@ def _rss_child(projects_root: str, index_dir: str) -> None:
                       "messages": report.messages_written, "tool_calls": report.tool_calls_written}))  # fmt: skip
 
 
+def _build_child(work: str, workers: str) -> None:
+    """In the child: copy the real corpus ×10 (not timed), build it, report CPU with the workers'.
+
+    `RUSAGE_CHILDREN` counts the workers once reaped: forked ones at the pool's shutdown, a
+    forkserver's when the server itself is stopped and reaped here.
+    """
+    import multiprocessing.forkserver
+    import shutil
+
+    from providers.native.index import refresh
+
+    roots: dict[str, list[Path]] = {}
+    for copy in range(REAL_COPIES):
+        for source, paths in REAL_ROOTS.items():
+            for path in paths:
+                target = Path(work) / f"copy{copy}" / path.name
+                if not target.exists():
+                    shutil.copytree(path, target, symlinks=True)
+                roots.setdefault(source, []).append(target)
+    chosen: list[int] = []
+    decide = refresh.worker_count
+
+    def counted(jobs):  # noqa: ANN001, ANN202 - records the count refresh used (or imposes the mode's)
+        chosen.append(decide(jobs) if workers == "None" else int(workers))
+        return chosen[-1]
+
+    refresh.worker_count = counted
+    index = Path(work) / f"index-{workers}"
+    before = _cpu_seconds(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    report = refresh_index(index_file(index), roots)
+    wall = time.perf_counter() - started
+    server = multiprocessing.forkserver._forkserver  # noqa: SLF001 - reaped so its workers' CPU is counted
+    if server._forkserver_pid is not None:  # noqa: SLF001
+        server._stop()  # noqa: SLF001
+    cpu = _cpu_seconds(resource.RUSAGE_SELF) + _cpu_seconds(resource.RUSAGE_CHILDREN) - before
+    shutil.rmtree(index)
+    print(json.dumps({"bytes": report.bytes_read, "files": report.files_seen, "messages": report.messages_written,
+                      "wall_s": wall, "cpu_s": cpu, "workers": chosen[0] if chosen else 0,
+                      "peak_kib": _status_kib("VmHWM"),
+                      "worker_peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))  # fmt: skip
+
+
+def _cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _status_kib(field: str) -> int:
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
@@ -186,5 +272,8 @@ def _status_kib(field: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--rss-child":
         _rss_child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "--build-child":
+        _build_child(sys.argv[2], sys.argv[3])
     else:
-        raise SystemExit("usage: python -m bench.sections.indexing --rss-child PROJECTS_ROOT INDEX_DIR")
+        raise SystemExit("usage: python -m bench.sections.indexing --rss-child PROJECTS_ROOT INDEX_DIR"
+                         " | --build-child WORK_DIR WORKERS")

@@ -1,5 +1,6 @@
 """The bench driver renders every section (`--smoke`: tiny corpora, seconds). No timing is asserted."""
 
+import json
 import os
 import subprocess
 import sys
@@ -7,9 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION_HEADERS = (
-    "### Targets (issue 8) and the figures reached",
+    "### Targets (issue 17) and the figures reached",
     "### 1. Cold-path decision, end to end",
     "### 1b. Cold-path decision per stage",
+    "### 1c. Cold `run` process against the bare interpreter",
     "### 2. Against what a user would use instead",
     "### 3a. Indexing: full build",
     "### 3b. Indexing: refresh when little or nothing changed",
@@ -39,3 +41,11 @@ def test_run_smoke_writes_every_section(tmp_path: Path) -> None:
     assert positions == sorted(positions)
     assert "| section | failed:" not in report
     assert "- **machine**:" in report and "- **packages**: prefect" in report
+    results = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert results["profile"] == "smoke" and results["schema"].startswith("obelisk-session-evidence-bench-results/")
+    assert len(results["targets"]) == 9 and results["figures"]["decisions_2k"] == 8
+    # Public output: every figure is a number (or null), so no snippet, term or command can ride along.
+    assert all(value is None or type(value) in (int, float) for value in results["figures"].values())
+    for target in results["targets"]:
+        assert target["met"] in (True, False, None)
+        assert (target["met"] is None) == (target["value"] is None) == (target["not_measured"] is not None)

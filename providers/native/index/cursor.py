@@ -2,13 +2,11 @@
 
 A signature is (device, inode, size, mtime_ns, ctime_ns): a same-millisecond append or a
 replacement that keeps the mtime still moves the ctime or the inode. A Kimi session folder is one
-unit whose signature digests every file in it. The resume state (`ResumeState`) is stored as JSON
-so a later refresh can continue an append-only file from its last complete line.
+unit whose signature digests every file in it. The resume state (`ResumeState`) is stored as
+MessagePack so a later refresh can continue an append-only file from its last complete line.
 """
 
-import dataclasses
 import hashlib
-import json
 import os
 import sqlite3
 import stat
@@ -17,9 +15,10 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+
 from providers.native.parsers import ResumeState
 from providers.native.parsers.outcome import DAMAGE_REASONS
-from providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
 
 DIGEST_CHUNK: Final = 1 << 20
 """Bytes read at a time while digesting a file's prefix (memory stays bounded on any file)."""
@@ -127,31 +126,24 @@ def prefix_digest(path: Path | str, end_offset: int, base: PrefixDigest | None =
     return PrefixDigest(hasher, position)
 
 
-def encode_resume(state: ResumeState) -> str:
-    """The resume state as JSON (plain values only)."""
-    return json.dumps(dataclasses.asdict(state), ensure_ascii=False, separators=(",", ":"))
+def encode_resume(state: ResumeState) -> bytes:
+    """The resume state as MessagePack: written in C, several times faster than JSON of `asdict`."""
+    return _RESUME_ENCODER.encode(state)
 
 
-def decode_resume(text: str | None) -> ResumeState | None:
-    """The stored resume state; None when absent or written by an incompatible parser version."""
-    if not text:
+def decode_resume(stored: bytes | str | None) -> ResumeState | None:
+    """The stored resume state, every field checked against its type; None when absent, or written by
+    another parser version (JSON text before MessagePack, other fields): that file is then re-read from 0."""
+    if not isinstance(stored, bytes) or not stored:
         return None
     try:
-        raw: dict[str, Any] = json.loads(text)
-        session = raw.get("session")
-        return ResumeState(
-            session=SessionRecord(**session) if session else None,
-            open_calls=tuple(
-                ToolCallRecord(**{**call, "file_paths": tuple(call.get("file_paths") or ())})
-                for call in raw.get("open_calls") or ()
-            ),
-            open_messages=tuple(MessageRecord(**message) for message in raw.get("open_messages") or ()),
-            process_calls=tuple(tuple(pair) for pair in raw.get("process_calls") or ()),  # type: ignore[misc]
-            unpaired_messages=tuple(raw.get("unpaired_messages") or ()),
-            format_version=raw.get("format_version"),
-        )
-    except (TypeError, ValueError, AttributeError):
+        return _RESUME_DECODER.decode(stored)
+    except msgspec.DecodeError:  # a ValidationError (fields of another parser version) is one too
         return None
+
+
+_RESUME_ENCODER: Final = msgspec.msgpack.Encoder()
+_RESUME_DECODER: Final = msgspec.msgpack.Decoder(ResumeState)
 
 
 def encode_counts(counts: Mapping[str, int]) -> str:

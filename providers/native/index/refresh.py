@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from contracts.config import SourceKind
 from contracts.errors import IndexUnavailable
@@ -34,8 +34,9 @@ from providers.native.index.cursor import (
     prefix_digest,
 )
 from providers.native.index.listings import Listings, load_listings, save_listings
+from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
-from providers.native.index.revision import advance_revision, current_revision, read_meta, write_meta
+from providers.native.index.revision import Revision, advance_revision, current_revision, read_meta, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
 from providers.native.index.scan import scan_root
@@ -130,17 +131,25 @@ def refresh_locked(
         tally = _Tally()
         resolver = resolver or RepositoryResolver()
         resolve_again_if_outdated(connection, resolver)
+        repeated = _same_scan_as_last(connection, scanned)
+        if repeated is not None:
+            tally.unchanged, tally.failed = repeated
+            if progress is not None:
+                progress(len(scanned.units), len(scanned.units))
+            return _finish(connection, scanned, listings, tally, time.monotonic() - started)
         writer = OutcomeWriter(connection, resolver)
         known = _known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
-        for done, unit in enumerate(scanned.units, start=1):
-            if budget_s is not None and time.monotonic() - started > budget_s:
-                tally.interrupted = True
-                break
-            _refresh_unit(connection, writer, unit, known.get(unit.path), tally)
-            if progress is not None:
-                progress(done, total)
+        jobs = _new_units(scanned, known)
+        with ParsedAhead(jobs, worker_count(jobs)) as ahead:
+            for done, unit in enumerate(scanned.units, start=1):
+                if budget_s is not None and time.monotonic() - started > budget_s:
+                    tally.interrupted = True
+                    break
+                _refresh_unit(connection, writer, unit, known.get(unit.path), tally, ahead)
+                if progress is not None:
+                    progress(done, total)
         listed = set(scanned.listed)
         for path, row in known.items():
             if path not in seen and (row.source, row.root) in listed:
@@ -219,6 +228,15 @@ def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[
 _KNOWN = "SELECT path, id, source, root, signature, failure FROM files"
 
 
+def _new_units(scanned: ScannedRoots, known: dict[str, _Known]) -> list[Job]:
+    """The units no cursor knows yet, in refresh order: each is parsed whole, so it may be parsed ahead."""
+    return [
+        (unit.path, unit.source, unit.signature.size)
+        for unit in scanned.units
+        if unit.signature is not None and unit.path not in known
+    ]
+
+
 def _full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
     connection.row_factory = sqlite3.Row
     try:
@@ -228,7 +246,12 @@ def _full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
 
 
 def _refresh_unit(
-    connection: sqlite3.Connection, writer: OutcomeWriter, unit: Unit, stored: _Known | None, tally: _Tally
+    connection: sqlite3.Connection,
+    writer: OutcomeWriter,
+    unit: Unit,
+    stored: _Known | None,
+    tally: _Tally,
+    ahead: ParsedAhead,
 ) -> None:
     signature = unit.signature
     if signature is None:
@@ -251,7 +274,9 @@ def _refresh_unit(
     known = None if stored is None else _full_cursor(connection, stored.id)
     start, resume, verified = _resume_point(unit, known, signature)
     try:
-        outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
+        outcome = ahead.take(unit.path) if stored is None else None
+        if outcome is None:
+            outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
             start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
         digest = prefix_digest(unit.path, outcome.end_offset, verified) if outcome.resumable else None
@@ -392,6 +417,8 @@ def _finish(
             revision = advance_revision(connection, change_digest)
         else:
             revision = current_revision(connection)
+        if not tally.interrupted:
+            _remember_scan(connection, scanned, revision, tally)
     unreadable = sum(state == "unreadable" for state in scanned.states.values())
     damaged = any(has_damaged_files(connection, source, root) for source, root in scanned.states)
     return RefreshReport(
@@ -420,10 +447,49 @@ def _finish(
     )
 
 
+_LAST_SCAN: Final = "last_complete_scan"
+"""`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
+
+
+def _scan_digest(scanned: ScannedRoots) -> str:
+    """Every root's state and every unit's path and signature, as one digest."""
+    parts = [f"{source}\x1f{root}\x1f{state}" for (source, root), state in scanned.states.items()]
+    parts += [f"{unit.source}\x1f{unit.root}\x1f{unit.path}\x1f{unit.signature.digest if unit.signature else '-'}"
+              for unit in scanned.units]  # fmt: skip
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _same_scan_as_last(connection: sqlite3.Connection, scanned: ScannedRoots) -> tuple[int, int] | None:
+    """`(unchanged, failed)` when the roots look exactly as at the end of the last complete refresh and
+    the index has not changed since: then no unit's cursor needs reading (a no-change refresh).
+
+    A complete refresh leaves every unit's stored signature equal to its scanned one (read, failed or
+    unchanged), and any content change advances the revision, so an equal scan and an equal revision
+    mean every unit is unchanged and none was deleted; the counts are those that refresh left.
+    """
+    stored = read_meta(connection, _LAST_SCAN)
+    if stored is None or any(state == "unreadable" for state in scanned.states.values()):
+        return None
+    parts = stored.split(" ")
+    if len(parts) != 4 or not (parts[2].isdigit() and parts[3].isdigit()):
+        return None
+    if parts[0] != current_revision(connection).text or parts[1] != _scan_digest(scanned):
+        return None
+    return int(parts[2]), int(parts[3])
+
+
+def _remember_scan(connection: sqlite3.Connection, scanned: ScannedRoots, revision: Revision, tally: _Tally) -> None:
+    """Store what the next refresh compares its scan with (call inside `atomic()`, after a complete refresh)."""
+    unchanged = sum(unit.signature is not None for unit in scanned.units)
+    write_meta(connection, _LAST_SCAN, f"{revision.text} {_scan_digest(scanned)} {unchanged} {tally.failed}")
+
+
 def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
     """How many units were added, changed or deleted since the last refresh (stat only, nothing parsed)."""
     with index_errors():
         scanned = scan_roots(roots, load_listings(connection, now_ns=time.time_ns()))
+        if _same_scan_as_last(connection, scanned) is not None:
+            return 0
         known = _known_files(connection, scanned)
         listed = set(scanned.listed)
         changed = 0

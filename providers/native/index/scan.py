@@ -23,6 +23,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from contracts.config import SourceKind
 from contracts.index_status import RootState
@@ -40,10 +41,9 @@ _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 """The file names `providers.native.parsers.dsh.canonical_session_file` ranks (kept equal by a test)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ScannedUnit:
+class ScannedUnit(NamedTuple):
     """A unit found under a root, with its signature (None when it vanished before its `stat`, or is
-    neither a regular file nor a folder)."""
+    neither a regular file nor a folder); a tuple, made once per unit on every refresh."""
 
     path: str
     signature: FileSignature | None

@@ -1,0 +1,156 @@
+"""Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
+
+import dataclasses
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from providers.native.index import parse_ahead, refresh
+from providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_count
+from providers.native.index.refresh import refresh_locked
+from providers.native.index.store import MEMORY, connect
+from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
+
+BIG = [("/a", "claude", MIN_BYTES // 2), ("/b", "claude", MIN_BYTES // 2), ("/c", "codex", 10)]
+
+
+@pytest.mark.parametrize(
+    ("jobs", "cpus", "load", "expected"),
+    [
+        (BIG, 2, 0.0, 2),  # an idle 2-core machine: two workers beside the writing process
+        (BIG, 2, 0.5, 1),  # one and a half cores free: one worker
+        (BIG, 2, 1.0, 0),  # one core free: parse here
+        (BIG, 2, 3.5, 0),  # a busy machine
+        (BIG[:2], 16, 0.0, 1),  # never more workers than the jobs after the first
+        (BIG * 10, 16, 0.0, 2),  # nor more than the writer keeps busy
+        ([("/a", "claude", MIN_BYTES - 1), ("/b", "claude", 0)], 8, 0.0, 0),  # too few bytes to pay off
+        ([("/a", "claude", MIN_BYTES * 4)], 8, 0.0, 0),  # one file: nothing to write while it parses
+    ],
+)
+def test_worker_count(jobs, cpus, load, expected) -> None:  # noqa: ANN001
+    assert worker_count(jobs, cpus=cpus, load=load) == expected
+
+
+def _build(monkeypatch: pytest.MonkeyPatch, workers: int) -> tuple[dict, int]:
+    taken = []
+    original = ParsedAhead.take
+
+    def counted(self, path):  # noqa: ANN001, ANN202
+        outcome = original(self, path)
+        taken.append(outcome is not None)
+        return outcome
+
+    with monkeypatch.context() as patched:
+        patched.setattr(refresh, "worker_count", lambda jobs: workers)
+        patched.setattr(ParsedAhead, "take", counted)
+        connection = connect(MEMORY)
+        try:
+            report = refresh_locked(connection, REAL_ROOTS)
+            assert report.files_failed == 0 and report.freshness == "fresh"
+            return index_rows(connection), sum(taken)
+        finally:
+            connection.close()
+
+
+@requires_real_corpus
+def test_build_with_parser_workers_equals_the_serial_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, parsed_ahead = _build(monkeypatch, 0)
+    assert parsed_ahead == 0
+    parallel, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == len(serial["files"])  # every unit came from a worker
+    assert parallel == serial
+
+
+def _die(path: str, source: str) -> bytes:
+    os._exit(3)
+
+
+CANARY = "canary-7f3a-private-session-text"
+
+
+def _raise(path: str, source: str) -> bytes:
+    raise ValueError(f"parser fault quoting the session: {CANARY}")
+
+
+@requires_real_corpus
+def test_a_worker_that_dies_leaves_its_units_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, "_parse", _die)
+    survived, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and survived == serial
+
+
+@requires_real_corpus
+def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_ahead, "_parse", _raise)
+    monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
+    only_pi = {"pi": REAL_ROOTS["pi"]}
+    connection = connect(MEMORY)
+    try:
+        report = refresh_locked(connection, only_pi)
+        failures = connection.execute("SELECT failure FROM files").fetchall()
+        dumped = index_rows(connection)
+    finally:
+        connection.close()
+    assert report.files_failed == len(failures) == 2 and report.freshness == "incomplete"
+    assert set(failures) == {("ValueError",)}  # the class name only: the worker's message is dropped
+    assert CANARY not in report.model_dump_json() and CANARY not in repr(dumped)
+
+
+def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
+    with ParsedAhead([(str(tmp_path / "a.jsonl"), "claude", 10)], 0) as ahead:
+        assert ahead.take(str(tmp_path / "a.jsonl")) is None
+
+
+@requires_real_corpus
+def test_a_threaded_process_builds_through_a_forkserver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prefect runs tasks in threads: a forked copy of a threaded process could inherit a held lock."""
+    serial, _ = _build(monkeypatch, 0)
+    methods = []
+    original = parse_ahead._start_method
+
+    def recorded():  # noqa: ANN202
+        methods.append(original())
+        return methods[-1]
+
+    monkeypatch.setattr(parse_ahead, "_start_method", recorded)
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait, daemon=True)
+    waiting.start()
+    try:
+        threaded, parsed_ahead = _build(monkeypatch, 2)
+    finally:
+        release.set()
+        waiting.join()
+    assert [method.get_start_method() for method in methods] == ["forkserver"]
+    assert parsed_ahead == len(serial["files"]) and threaded == serial
+
+
+def _undeclared_role(path: str, source: str) -> bytes:
+    outcome = parse_ahead.parse_session_file(Path(path), source)
+    message = dataclasses.replace(outcome.messages[0], role="narrator")  # outside `Role`
+    changed = dataclasses.replace(outcome, messages=(message,), skipped_records=dict(outcome.skipped_records))
+    return parse_ahead._OUTCOME_ENCODER.encode(changed)
+
+
+@requires_real_corpus
+def test_an_outcome_outside_the_record_types_is_parsed_here_instead(monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, "_parse", _undeclared_role)
+    parallel, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and parallel == serial
+
+
+@pytest.mark.parametrize(
+    ("loadavg", "expected"),
+    [
+        ("1.02 0.80 0.40 1/250 12345", 0),  # the minute's load was this process: nobody else runs
+        ("3.50 2.00 1.00 5/250 12345", 3.5),  # four others runnable now, fewer on average
+        ("0.40 0.30 0.20 3/250 12345", 0.4),  # a burst now, little over the minute
+        ("2.00 1.00 0.50", 2.0),  # no task counts: the average alone
+    ],
+)
+def test_load_of_others(loadavg: str, expected: float) -> None:
+    assert parse_ahead.load_of_others(loadavg) == expected
