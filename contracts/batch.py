@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints
 
 from contracts.base import ContractModel, Digest, EvidenceType, Freshness, OpaqueId, Trigger
 from contracts.config import AbsolutePath, ProviderKind
-from contracts.decision import ReasonCode, Verdict
+from contracts.decision import Verdict
 from contracts.reason_codes import AdmissionCode, BatchItemCode, RetrievalCode
 from contracts.outcomes import OutcomeId
 

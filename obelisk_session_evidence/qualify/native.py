@@ -22,7 +22,7 @@ from typing import Final
 
 from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
 from contracts.errors import InvalidInput
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, RequestLimits
+from contracts.evidence import HistoricalEvidenceRequest, RequestLimits
 from fixtures.qualification import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
 from contracts.evidence import EvidenceItem
 from contracts.prior_calls import ProviderAnswer
