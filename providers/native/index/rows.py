@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Final
 
 from contracts.config import SourceKind
+from providers.native.index.fts import command_key, program_of
 from providers.native.index.repository import RepositoryResolver, normalise_path, url_key
 from providers.native.parsers import ParseOutcome
 from providers.native.records import FILE_TOOL_NAMES, MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
@@ -52,6 +53,8 @@ class EntryRow:
     body: str
     detail: str = ""
     """Stored for snippets, not searchable (a successful file tool's output)."""
+    files: tuple[str, ...] = ()
+    """Files a tool call named (stored in `call_details`, for compare-route's prior calls)."""
 
 
 @dataclass(slots=True)
@@ -103,7 +106,7 @@ def _call_row(call: ToolCallRecord) -> EntryRow:
     return EntryRow(
         call.session_id, "tool_call", call.call_id, call.evidence_type, None, call.name,
         call.exit_code, is_error, call.timestamp, display_command(call),
-        "" if file_content else output, output if file_content else "",
+        "" if file_content else output, output if file_content else "", call.file_paths,
     )  # fmt: skip
 
 
@@ -131,6 +134,7 @@ def delete_file_rows(connection: sqlite3.Connection, file_id: int) -> None:
     connection.execute(
         "DELETE FROM entry_text WHERE rowid IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,)
     )
+    connection.execute("DELETE FROM call_details WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,))
     connection.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
     connection.execute("DELETE FROM sessions WHERE file_id = ?", (file_id,))
 
@@ -165,6 +169,8 @@ class OutcomeWriter:
         ids = range(last + 1, last + 1 + len(rows))
         self._connection.executemany(_INSERT_ENTRY, (_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows)))
         self._connection.executemany(_INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows)))
+        details = (_details(i, r, session_rows) for i, r in zip(ids, rows) if r.kind == "tool_call")
+        self._connection.executemany(_INSERT_DETAILS, details)
 
     def _upsert(self, file_id: int, rows: list[EntryRow], session_rows: dict[str, int]) -> None:
         fresh_rows = []
@@ -178,8 +184,11 @@ class OutcomeWriter:
             entry_id = found[0]
             self._connection.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
             self._connection.execute("DELETE FROM entry_text WHERE rowid = ?", (entry_id,))
+            self._connection.execute("DELETE FROM call_details WHERE entry_id = ?", (entry_id,))
             self._connection.execute(_INSERT_ENTRY, _entry_values(entry_id, file_id, row, session_rows))
             self._connection.execute(_INSERT_TEXT, (entry_id, row.command, row.body, row.detail))
+            if row.kind == "tool_call":
+                self._connection.execute(_INSERT_DETAILS, _details(entry_id, row, session_rows))
         self._insert(file_id, fresh_rows, session_rows)
 
     def _existing_session(self, file_id: int, session_id: str) -> int | None:
@@ -206,6 +215,10 @@ _INSERT_ENTRY: Final = (
     " is_error, observed_at, observed_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_TEXT: Final = "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, ?)"
+_INSERT_DETAILS: Final = (
+    "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch, paths)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
 _UPSERT_SESSION: Final = """
 INSERT INTO sessions (file_id, source, session_id, parent_session_id, cwd, checkout_root,
     repository_identity, repository_url_key, git_branch, git_commit, started_at, ended_at, title)
@@ -225,6 +238,13 @@ def _entry_values(entry_id: int, file_id: int, row: EntryRow, session_rows: dict
         entry_id, file_id, session_rows[row.session_id], row.kind, row.uid, row.evidence_type, row.role,
         row.tool_name, row.exit_code, row.is_error, row.observed_at, epoch_of(row.observed_at),
     )  # fmt: skip
+
+
+def _details(entry_id: int, row: EntryRow, session_rows: dict[str, int]) -> tuple[object, ...]:
+    """A tool call's `call_details` row: program and command key for shell commands only."""
+    shell = (row.tool_name or "").lower() in SHELL_TOOL_NAMES
+    program, key = (program_of(row.command), command_key(row.command)) if shell else (None, None)
+    return entry_id, session_rows[row.session_id], program, key, epoch_of(row.observed_at), "\n".join(row.files)
 
 
 def _unique(rows: Iterable[EntryRow]) -> Iterator[EntryRow]:

@@ -119,6 +119,29 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX files_failed ON files (source, root) WHERE failure IS NOT NULL",
         ),
     ),
+    Migration(
+        "0003_call_details",
+        (
+            # One row per tool call, for compare-route's private prior calls and the call lanes
+            # (`query.py`): the program a shell command runs and its first tokens (`fts.program_of`,
+            # `fts.command_key`) indexed by time and session, so the newest in-scope runs of a
+            # command are an index walk however many there are; and the files the call named,
+            # newline-separated. Calls
+            # indexed before this migration have no row until their file is read again.
+            """CREATE TABLE call_details (
+                entry_id INTEGER PRIMARY KEY,
+                session_row INTEGER NOT NULL,
+                program TEXT,
+                command_key TEXT,
+                observed_epoch REAL,
+                paths TEXT NOT NULL DEFAULT ''
+            )""",
+            "CREATE INDEX call_details_command ON call_details (command_key, observed_epoch, session_row)"
+            " WHERE command_key IS NOT NULL",
+            "CREATE INDEX call_details_program ON call_details (program, observed_epoch, session_row)"
+            " WHERE program IS NOT NULL",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 
