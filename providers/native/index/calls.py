@@ -14,8 +14,10 @@ root commit), relative to that checkout's top; otherwise (`/tmp`, another reposi
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Sequence
+from typing import Final
 
 from contracts.prior_calls import (
     MAX_CALL_COMMAND_CHARS,
@@ -32,13 +34,16 @@ from providers.native.index.results import message_ref, moment, session_ref
 from providers.native.index.rows import SHELL_TOOL_NAMES
 from providers.native.records import FILE_TOOL_NAMES
 
+_PARSER_CUT: Final = re.compile(r"\n\[… \d+ characters omitted …\]\n")
+"""The mark the parsers leave where they cut a long output to its head and tail (`parsers._text.excerpt`)."""
+
 
 class PriorCallBuilder:
     """Builds prior calls for one enablement's repository, remembering each cwd's checkout."""
 
     def __init__(self, binding: RepositoryBinding) -> None:
         self._binding = binding
-        self._places: dict[str, str | None] = {}
+        self._places: dict[tuple[str, str | None], str | None] = {}
 
     def build(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
         """Prior calls for the tool-call rows among `rows`, in order, one per record, at most `MAX_PRIOR_CALLS`."""
@@ -53,9 +58,10 @@ class PriorCallBuilder:
         """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""
         if not cwd:
             return None
-        if cwd not in self._places:
-            self._places[cwd] = self._place(normalise_path(cwd), identity)
-        return self._places[cwd]
+        key = (cwd, identity)
+        if key not in self._places:
+            self._places[key] = self._place(normalise_path(cwd), identity)
+        return self._places[key]
 
     def _place(self, cwd: str, identity: str | None) -> str | None:
         roots = [root for root in self._binding.roots if under(cwd, root)]
@@ -88,7 +94,7 @@ class PriorCallBuilder:
             revision_ref=row.git_commit[:80] if row.git_commit else None,
             files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],
             output_excerpt=excerpt,
-            output_truncated=len(excerpt) < len(output),
+            output_truncated=len(excerpt) < len(output) or _PARSER_CUT.search(output) is not None,
         )
 
 
