@@ -15,8 +15,8 @@ A lookup is a handful of statements, each touching a bounded number of rows:
    the prior tool calls that ran (a) the same command (the same first tokens, `fts.command_key`),
    then (b) the same program with one of the command's subjects in its text. Both walk the
    `call_details` index newest first (by observed time, whatever order files were indexed in),
-   in windows of `LANE_WINDOW` runs, keeping runs of in-scope sessions (the scope's sessions are
-   looked up once per lookup), until `CALL_LANE_ROWS` are found or `LANE_WALK` runs were looked
+   in windows of `LANE_WINDOW` runs, keeping runs of in-scope sessions (each session met is
+   checked against the scope once per lookup), until `CALL_LANE_ROWS` are found or `LANE_WALK` runs were looked
    at. The first of them rank before everything else, so path words in the query cannot push
    the proposed command's prior failures and outcomes out of the cap. Newest first, not failures
    first: a failure that a later run of the same command resolved must arrive with that later
@@ -186,6 +186,9 @@ def plan_search(connection: sqlite3.Connection, terms: Sequence[str]) -> SearchP
             common.append(phrase)
     words = selective_phrases(connection, word_phrases, cap=cap)
     shapes = [shape for shape in map(call_shape, terms) if shape is not None][:MAX_CALL_SHAPES]
+    # A common command's newest runs come from its call lanes, by time: no rowid pass for it too.
+    commands = {" ".join(token_words(term)) for term in terms if call_shape(term) is not None}
+    common = [phrase for phrase in common if " ".join(token_words(phrase)) not in commands]
     return SearchPlan(tuple(ranked + words), tuple(common), tuple(shapes))
 
 
@@ -205,7 +208,7 @@ def search(
     """
     bounded = False
     calls: list[_Candidate] = []
-    sessions = scope_sessions(connection, scope) if plan.shapes else frozenset()
+    sessions: dict[int, bool] = {}  # session row -> in scope, looked up as the lanes meet them
     for shape in plan.shapes:
         for column, value, subjects in (("command_key", shape.key, ()), ("program", shape.program, shape.subjects)):
             if column == "program" and not subjects:
@@ -260,12 +263,15 @@ def ranked_sql(match: str, scope: ScopeFilter, *, evidence_types: Sequence[str],
     return BuiltQuery(sql, params)
 
 
-def scope_sessions(connection: sqlite3.Connection, scope: ScopeFilter) -> frozenset[int]:
-    """Row ids of the sessions in scope (the same agent and repository predicates as every search)."""
-    params: dict[str, object] = {}
+def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> BuiltQuery:
+    """Which of the sessions `session_rows` are in scope (the same agent and repository predicates as every search)."""
+    params: dict[str, object] = {"ids": json.dumps(list(session_rows))}
     where = _scope_clauses(scope, None, params)
-    sql = f"SELECT s.id FROM {quote_identifier('sessions')} AS s\nJOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
-    return frozenset(row_id for (row_id,) in connection.execute(sql, params))
+    sql = (
+        f"SELECT s.id FROM json_each(:ids) AS m\nJOIN {quote_identifier('sessions')} AS s ON s.id = m.value\n"
+        f"JOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
+    )
+    return BuiltQuery(sql, params)
 
 
 def lane_window_sql(column: str, *, window: int, offset: int) -> BuiltQuery:
@@ -375,7 +381,7 @@ def _lane(
     column: str,
     value: str,
     subjects: Sequence[str],
-    sessions: frozenset[int],
+    sessions: dict[int, bool],
     scope: ScopeFilter,
     evidence_types: Sequence[str],
 ) -> tuple[list[_Candidate], bool]:
@@ -385,7 +391,12 @@ def _lane(
     while offset < walk and len(chosen) < CALL_LANE_ROWS:
         window = lane_window_sql(column, window=LANE_WINDOW, offset=offset)
         runs = connection.execute(window.sql, {**window.params, "value": value}).fetchall()
-        ids = [entry_id for entry_id, session_row in runs if session_row in sessions]
+        unknown = list(dict.fromkeys(row for _, row in runs if row not in sessions))
+        if unknown:
+            query = scope_sessions_sql(unknown, scope)
+            inside = {row for (row,) in connection.execute(query.sql, query.params)}
+            sessions.update((row, row in inside) for row in unknown)
+        ids = [entry_id for entry_id, session_row in runs if sessions[session_row]]
         if ids and subjects:
             named = subject_filter_sql(ids, subjects)
             ids = [entry_id for (entry_id,) in connection.execute(named.sql, named.params)]

@@ -93,12 +93,13 @@ def test_selective_phrases_stops_at_keep(fresh_index):
 
 
 def test_plan_search_probes_whole_terms_too(fresh_index, monkeypatch):
-    """A common single-word term (a subject stem in every row) is dropped; a common command keeps its newest rows."""
+    """A common single-word term (a subject stem in every row) is dropped; a common path keeps its newest
+    rows; a common command keeps its call lanes (newest by time) and no second newest-rows pass."""
     monkeypatch.setattr(query_module, "probe_cap", lambda connection: 3)
-    _rows(fresh_index, [("tool_call", "", f"make auth step{n}") for n in range(4)] + [("message", "rare word")])
-    plan = plan_search(fresh_index, ["auth", "make auth", "rare", "absent words"])
+    _rows(fresh_index, [("tool_call", "", f"make auth src/auth.py step{n}") for n in range(4)] + [("message", "rare word")])
+    plan = plan_search(fresh_index, ["auth", "make auth", "src/auth.py", "rare", "absent words"])
     assert plan.ranked == ("rare",)
-    assert plan.common_terms == ("make auth",)
+    assert plan.common_terms == ("src/auth.py",)
     assert [shape.program for shape in plan.shapes] == ["make", "absent"]
 
 
@@ -163,11 +164,11 @@ def test_search_orders_a_lane_newest_first(fresh_index):
     assert [row.uid for row in found.calls] == ["u4", "u3", "u1", "u2"]
 
 
-def test_search_bounds_a_common_command_to_its_newest_rows(fresh_index, monkeypatch):
+def test_search_bounds_a_common_term_to_its_newest_rows(fresh_index, monkeypatch):
     monkeypatch.setattr(query_module, "probe_cap", lambda connection: 3)
     monkeypatch.setattr(query_module, "COMMON_TERM_ROWS", 2)
-    _rows(fresh_index, [("message", f"ran make check at step {n}", "", float(n)) for n in range(6)])
-    found = _search(fresh_index, ["make check"], now=10.0)
+    _rows(fresh_index, [("message", f"ran tests/check.py at step {n}", "", float(n)) for n in range(6)])
+    found = _search(fresh_index, ["tests/check.py"], now=10.0)
     assert [row.uid for row in found.rows] == ["u6", "u5"]
     assert found.bounded and found.matched == 2
 
