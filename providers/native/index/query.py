@@ -13,14 +13,16 @@ A lookup is a handful of statements, each touching a bounded number of rows:
      by later refreshes always have higher rowids; within a first build they follow file order).
 2. **Call lanes** (issue 13 item 6), for each term that reads as a command (`fts.call_shape`):
    the prior tool calls that ran (a) the same command (the same first tokens, `fts.command_key`),
-   then (b) the same program with one of the command's subjects in its text. Both walk the
-   `call_details` index newest first (by observed time, whatever order files were indexed in),
-   in windows of `LANE_WINDOW` runs, keeping runs of in-scope sessions (each session met is
-   checked against the scope once per lookup), until `CALL_LANE_ROWS` are found or `LANE_WALK` runs were looked
-   at. The first of them rank before everything else, so path words in the query cannot push
-   the proposed command's prior failures and outcomes out of the cap. Newest first, not failures
-   first: a failure that a later run of the same command resolved must arrive with that later
-   run, or the comparator would call a fixed step a repeated dead end.
+   then (b) the same program with one of the command's subjects in its text. A lane walks the
+   sessions that ran it newest first (`call_sessions`: one row per session, by the time of its
+   newest run, whatever order files were indexed in), checks each session it meets against the
+   scope once, and reads the runs of the in-scope ones, `CALL_LANE_ROWS` sessions at a time
+   (the newest N runs always lie within the N sessions with the newest runs), until it has
+   `CALL_LANE_ROWS` runs or has looked at `LANE_WALK` sessions. The first of them rank before
+   everything else, so path words in the query cannot push the proposed command's prior
+   failures and outcomes out of the cap. Newest first, not failures first: a failure that a
+   later run of the same command resolved must arrive with that later run, or the comparator
+   would call a fixed step a repeated dead end.
 3. **Ranked.** bm25 over the selective phrases only (at most phrases x `probe_cap` rows; tool
    commands weigh more than bodies), scaled up by recency: a row observed now scores up to
    `1 + RECENCY_WEIGHT` times its bm25, decaying linearly to 1 over `RECENCY_HORIZON_S`. Scope
@@ -73,11 +75,12 @@ COMMON_TERM_ROWS: Final = 8
 """Rows a common multi-token term contributes."""
 CALL_LANE_ROWS: Final = 16
 """Prior calls each call lane contributes."""
-LANE_WINDOW: Final = 2000
-"""Runs of a command (or program) a call lane reads from the index at a time, newest first."""
-LANE_WALK: Final = 10000
-"""Most runs the same-command lane looks at: an index walk of well under a millisecond per window.
-The same-program lane reads the text of the in-scope runs it looks at, so it looks at one window."""
+SESSION_WINDOW: Final = 500
+"""Sessions a call lane reads from the index at a time, newest first."""
+LANE_WALK: Final = 5000
+"""Most sessions one call lane looks at."""
+PROGRAM_RUNS: Final = 400
+"""Runs of a program whose text the same-program lane reads per group of sessions."""
 MAX_CALL_SHAPES: Final = 3
 """Command terms that get call lanes (`admit` puts the route's commands first)."""
 RANKED_ROWS: Final = 400
@@ -185,11 +188,12 @@ def plan_search(connection: sqlite3.Connection, terms: Sequence[str]) -> SearchP
         elif count >= cap and len(token_words(phrase)) > 1:
             common.append(phrase)
     words = selective_phrases(connection, word_phrases, cap=cap)
-    shapes = [shape for shape in map(call_shape, terms) if shape is not None][:MAX_CALL_SHAPES]
+    shaped = [(term, shape) for term in terms if (shape := call_shape(term)) is not None]
     # A common command's newest runs come from its call lanes, by time: no rowid pass for it too.
-    commands = {" ".join(token_words(term)) for term in terms if call_shape(term) is not None}
+    commands = {" ".join(token_words(term)) for term, _ in shaped}
     common = [phrase for phrase in common if " ".join(token_words(phrase)) not in commands]
-    return SearchPlan(tuple(ranked + words), tuple(common), tuple(shapes))
+    shapes = tuple(shape for _, shape in shaped)[:MAX_CALL_SHAPES]
+    return SearchPlan(tuple(ranked + words), tuple(common), shapes)
 
 
 def search(
@@ -274,27 +278,35 @@ def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> Built
     return BuiltQuery(sql, params)
 
 
-def lane_window_sql(column: str, *, window: int, offset: int) -> BuiltQuery:
-    """One window of a call lane's walk: runs of `:value` in `column`, newest first (an index walk)."""
-    if column not in ("command_key", "program"):
-        raise ValueError("a call lane walks command_key or program")
+def lane_sessions_sql(lane: str, *, window: int, offset: int) -> BuiltQuery:
+    """One window of a call lane's walk: the sessions that ran `:value`, newest run first."""
     sql = (
-        f"SELECT entry_id, session_row FROM {quote_identifier('call_details')} WHERE {column} = :value"
-        " ORDER BY observed_epoch DESC LIMIT :window OFFSET :offset"
+        f"SELECT session_row FROM {quote_identifier('call_sessions')} WHERE lane = :lane AND value = :value"
+        " ORDER BY newest_epoch DESC LIMIT :window OFFSET :offset"
     )
-    return BuiltQuery(sql, {"window": window, "offset": offset})
+    return BuiltQuery(sql, {"lane": lane, "window": window, "offset": offset})
 
 
-def subject_filter_sql(ids: Sequence[int], subjects: Sequence[str]) -> BuiltQuery:
-    """Of the rows `ids`, in order, those whose command names one of `subjects` (case-insensitive)."""
-    params: dict[str, object] = {"ids": json.dumps(list(ids))}
+def lane_runs_sql(lane: str, session_rows: Sequence[int], subjects: Sequence[str], *, take: int) -> BuiltQuery:
+    """The newest `take` runs of `:value` in these sessions; with `subjects`, only runs naming one of them."""
+    if lane not in ("command_key", "program"):
+        raise ValueError("a call lane is command_key or program")
+    params: dict[str, object] = {"sessions": json.dumps(list(session_rows)), "take": take}
+    runs = (
+        f"SELECT entry_id, observed_epoch FROM {quote_identifier('call_details')} WHERE {lane} = :value"
+        " AND session_row IN (SELECT value FROM json_each(:sessions))"
+    )
+    if not subjects:
+        return BuiltQuery(f"{runs}\nORDER BY observed_epoch DESC LIMIT :take", params)
     tests = []
     for i, subject in enumerate(subjects):
         params[f"subject_{i}"] = subject
         tests.append(f"instr(lower(t.command), :subject_{i}) > 0")
+    params["runs"] = PROGRAM_RUNS
     sql = (
-        f"SELECT m.value FROM json_each(:ids) AS m JOIN {_TEXT} AS t ON t.rowid = m.value\n"
-        f"WHERE {' OR '.join(tests) or '0'} ORDER BY m.key"
+        f"SELECT c.entry_id, c.observed_epoch FROM ({runs} ORDER BY observed_epoch DESC LIMIT :runs) AS c\n"
+        f"JOIN {_TEXT} AS t ON t.rowid = c.entry_id\nWHERE {' OR '.join(tests)}\n"
+        "ORDER BY c.observed_epoch DESC LIMIT :take"
     )
     return BuiltQuery(sql, params)
 
@@ -378,7 +390,7 @@ def _newest(
 
 def _lane(
     connection: sqlite3.Connection,
-    column: str,
+    lane: str,
     value: str,
     subjects: Sequence[str],
     sessions: dict[int, bool],
@@ -386,29 +398,38 @@ def _lane(
     evidence_types: Sequence[str],
 ) -> tuple[list[_Candidate], bool]:
     """A call lane's newest in-scope runs (at most `CALL_LANE_ROWS`), and whether a bound cut it."""
-    chosen: list[int] = []
-    offset, walk = 0, LANE_WINDOW if subjects else LANE_WALK
-    while offset < walk and len(chosen) < CALL_LANE_ROWS:
-        window = lane_window_sql(column, window=LANE_WINDOW, offset=offset)
-        runs = connection.execute(window.sql, {**window.params, "value": value}).fetchall()
-        unknown = list(dict.fromkeys(row for _, row in runs if row not in sessions))
-        if unknown:
-            query = scope_sessions_sql(unknown, scope)
-            inside = {row for (row,) in connection.execute(query.sql, query.params)}
-            sessions.update((row, row in inside) for row in unknown)
-        ids = [entry_id for entry_id, session_row in runs if sessions[session_row]]
-        if ids and subjects:
-            named = subject_filter_sql(ids, subjects)
-            ids = [entry_id for (entry_id,) in connection.execute(named.sql, named.params)]
-        chosen += ids
-        offset += len(runs)
-        if len(runs) < LANE_WINDOW:
+    chosen: list[tuple[int, float | None]] = []
+    offset = 0
+    while offset < LANE_WALK and len(chosen) < CALL_LANE_ROWS:
+        window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset)
+        met = [row for (row,) in connection.execute(window.sql, {**window.params, "value": value})]
+        _check_sessions(connection, scope, met, sessions)
+        inside = [row for row in met if sessions[row]]
+        for start in range(0, len(inside), CALL_LANE_ROWS):
+            runs = lane_runs_sql(lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS)
+            chosen += connection.execute(runs.sql, {**runs.params, "value": value}).fetchall()
+            if len(chosen) >= CALL_LANE_ROWS:
+                break
+        offset += len(met)
+        if len(met) < SESSION_WINDOW:
             break
     if not chosen:
-        return [], offset >= walk
+        return [], offset >= LANE_WALK
+    newest = [entry_id for entry_id, _ in sorted(chosen, key=lambda run: -(run[1] or 0.0))][:CALL_LANE_ROWS]
     # The scope again in SQL (with the evidence types), newest first: the same order as the walk.
-    query = newest_sql(chosen[:CALL_LANE_ROWS], scope, evidence_types=evidence_types, take=CALL_LANE_ROWS)
-    return _candidates(connection, query), len(chosen) >= CALL_LANE_ROWS or offset >= walk
+    query = newest_sql(newest, scope, evidence_types=evidence_types, take=CALL_LANE_ROWS)
+    return _candidates(connection, query), len(chosen) >= CALL_LANE_ROWS or offset >= LANE_WALK
+
+
+def _check_sessions(
+    connection: sqlite3.Connection, scope: ScopeFilter, session_rows: Sequence[int], known: dict[int, bool]
+) -> None:
+    """Record in `known` whether each session not yet in it is in scope."""
+    unknown = [row for row in dict.fromkeys(session_rows) if row not in known]
+    if unknown:
+        query = scope_sessions_sql(unknown, scope)
+        inside = {row for (row,) in connection.execute(query.sql, query.params)}
+        known.update((row, row in inside) for row in unknown)
 
 
 def _candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[_Candidate]:

@@ -173,24 +173,36 @@ def test_search_bounds_a_common_term_to_its_newest_rows(fresh_index, monkeypatch
     assert found.bounded and found.matched == 2
 
 
-def test_a_call_lane_walks_past_newer_runs_of_other_scopes(fresh_index, monkeypatch):
+def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index, monkeypatch):
     """Newer runs of the same command in another repository do not hide this scope's older ones."""
-    monkeypatch.setattr(query_module, "LANE_WINDOW", 2)
+    monkeypatch.setattr(query_module, "SESSION_WINDOW", 2)
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
-    other = [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + n, "prior_failure") for n in range(5)]
-    _rows(fresh_index, other, file_id=2, cwd="/elsewhere")
+    for number in range(2, 7):
+        run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
+        _rows(fresh_index, [run, run], file_id=number, cwd="/elsewhere")
     found = _search(fresh_index, ["pytest tests/test_auth.py -x"], now=200.0)
-    assert [(row.cwd, row.observed_at) for row in found.calls] == [("/repo", None)]
+    assert [row.cwd for row in found.calls] == ["/repo"]
+    assert not found.bounded
 
 
 def test_a_call_lane_stops_after_its_walk(fresh_index, monkeypatch):
-    monkeypatch.setattr(query_module, "LANE_WINDOW", 2)
+    monkeypatch.setattr(query_module, "SESSION_WINDOW", 2)
     monkeypatch.setattr(query_module, "LANE_WALK", 4)
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
-    other = [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + n, "prior_failure") for n in range(5)]
-    _rows(fresh_index, other, file_id=2, cwd="/elsewhere")
+    for number in range(2, 7):
+        run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
+        _rows(fresh_index, [run], file_id=number, cwd="/elsewhere")
     found = _search(fresh_index, ["pytest tests/test_auth.py -x"], now=200.0)
     assert found.calls == [] and found.bounded
+
+
+def test_the_newest_runs_come_from_the_sessions_with_the_newest_runs(fresh_index, monkeypatch):
+    """Runs are read a group of sessions at a time; the newest runs overall come back, newest first."""
+    monkeypatch.setattr(query_module, "CALL_LANE_ROWS", 2)
+    _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (1.0, 2.0, 50.0)], file_id=1)
+    _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (40.0, 60.0)], file_id=2)
+    found = _search(fresh_index, ["make check now"], now=100.0)
+    assert [row.entry_id for row in found.calls] == [5, 3]
 
 
 def test_search_count_is_a_lower_bound_past_the_ranked_bound(fresh_index, monkeypatch):
@@ -251,11 +263,18 @@ def _rows(connection, rows, *, file_id: int = 1, path: str | None = None, cwd: s
                 (last + number, file_id, file_id, kind, f"u{number}", evidence_type, tool, epoch),
             )
             if tool == "Bash":
+                program, key = program_of(command), command_key(command)
                 connection.execute(
                     "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch)"
                     " VALUES (?, ?, ?, ?, ?)",
-                    (last + number, file_id, program_of(command), command_key(command), epoch),
+                    (last + number, file_id, program, key, epoch),
                 )
+                for lane, value in (("command_key", key), ("program", program)):
+                    connection.execute(
+                        "INSERT INTO call_sessions (lane, value, session_row, newest_epoch) VALUES (?, ?, ?, ?)"
+                        " ON CONFLICT DO UPDATE SET newest_epoch = max(newest_epoch, excluded.newest_epoch)",
+                        (lane, value, file_id, epoch),
+                    )
             connection.execute(
                 "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, '')", (last + number, command, body)
             )
