@@ -18,7 +18,8 @@ A lookup is a handful of statements, each touching a bounded number of rows:
    newest run, whatever order files were indexed in), checks each session it meets against the
    scope once, and reads the runs of the in-scope ones, `CALL_LANE_ROWS` sessions at a time
    (the newest N runs always lie within the N sessions with the newest runs), until it has
-   `CALL_LANE_ROWS` runs or has looked at `LANE_WALK` sessions. The first of them rank before
+   `CALL_LANE_ROWS` runs or has looked at `LANE_WALK` sessions (the same-program lane, which
+   reads text, stops after `PROGRAM_GROUPS` groups). The first of them rank before
    everything else, so path words in the query cannot push the proposed command's prior
    failures and outcomes out of the cap. Newest first, not failures first: a failure that a
    later run of the same command resolved must arrive with that later run, or the comparator
@@ -81,6 +82,9 @@ LANE_WALK: Final = 5000
 """Most sessions one call lane looks at."""
 PROGRAM_RUNS: Final = 400
 """Runs of a program whose text the same-program lane reads per group of sessions."""
+PROGRAM_GROUPS: Final = 2
+"""Groups of `CALL_LANE_ROWS` in-scope sessions the same-program lane reads: it reads text, so it
+looks at the newest 32 in-scope sessions that ran the program, at most 800 runs' text."""
 MAX_CALL_SHAPES: Final = 3
 """Command terms that get call lanes (`admit` puts the route's commands first)."""
 RANKED_ROWS: Final = 400
@@ -399,8 +403,12 @@ def _lane(
 ) -> tuple[list[_Candidate], bool]:
     """A call lane's newest in-scope runs (at most `CALL_LANE_ROWS`), and whether a bound cut it."""
     chosen: list[tuple[int, float | None]] = []
-    offset = 0
-    while offset < LANE_WALK and len(chosen) < CALL_LANE_ROWS:
+    offset, groups = 0, PROGRAM_GROUPS if subjects else LANE_WALK
+    cut = False
+    while len(chosen) < CALL_LANE_ROWS and groups > 0:
+        if offset >= LANE_WALK:
+            cut = True
+            break
         window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset)
         met = [row for (row,) in connection.execute(window.sql, {**window.params, "value": value})]
         _check_sessions(connection, scope, met, sessions)
@@ -408,17 +416,19 @@ def _lane(
         for start in range(0, len(inside), CALL_LANE_ROWS):
             runs = lane_runs_sql(lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS)
             chosen += connection.execute(runs.sql, {**runs.params, "value": value}).fetchall()
-            if len(chosen) >= CALL_LANE_ROWS:
+            groups -= 1
+            if len(chosen) >= CALL_LANE_ROWS or groups == 0:
+                cut = cut or start + CALL_LANE_ROWS < len(inside) or len(met) == SESSION_WINDOW
                 break
         offset += len(met)
         if len(met) < SESSION_WINDOW:
             break
     if not chosen:
-        return [], offset >= LANE_WALK
+        return [], cut
     newest = [entry_id for entry_id, _ in sorted(chosen, key=lambda run: -(run[1] or 0.0))][:CALL_LANE_ROWS]
     # The scope again in SQL (with the evidence types), newest first: the same order as the walk.
     query = newest_sql(newest, scope, evidence_types=evidence_types, take=CALL_LANE_ROWS)
-    return _candidates(connection, query), len(chosen) >= CALL_LANE_ROWS or offset >= LANE_WALK
+    return _candidates(connection, query), cut or len(chosen) >= CALL_LANE_ROWS
 
 
 def _check_sessions(
