@@ -7,10 +7,11 @@ A lookup is a handful of statements, each touching a bounded number of rows:
    rows or more (0.2% of the index, 200..2000 rows) is *common*: its bm25 weight (IDF) is near
    zero, and ranking it would cost a pass over all of its rows. So
    - a common single word is dropped (`auth`, `src`, `head` say nothing on their own);
-   - a common term of several tokens (a command or a path used again and again) contributes its
-     newest rows instead: of the last `SCAN_ROWS` indexed rows holding it, the in-scope ones,
-     most recently observed first, at most `COMMON_TERM_ROWS` ("newest indexed": rows appended
-     by later refreshes always have higher rowids; within a first build they follow file order).
+   - a common command gets its call lanes (2.), whose newest runs are found by time;
+   - any other common term of several tokens (a path, a phrase) contributes its newest rows:
+     of the last `SCAN_ROWS` indexed rows holding it, the in-scope ones, most recently observed
+     first, at most `COMMON_TERM_ROWS` ("newest indexed": rows appended by later refreshes
+     always have higher rowids; within a first build they follow file order).
 2. **Call lanes** (issue 13 item 6), for each term that reads as a command (`fts.call_shape`):
    the prior tool calls that ran (a) the same command (the same first tokens, `fts.command_key`),
    then (b) the same program with one of the command's subjects in its text. A lane walks the
