@@ -12,19 +12,11 @@ A lookup is a handful of statements, each touching a bounded number of rows:
      of the last `SCAN_ROWS` indexed rows holding it, the in-scope ones, most recently observed
      first, at most `COMMON_TERM_ROWS` ("newest indexed": rows appended by later refreshes
      always have higher rowids; within a first build they follow file order).
-2. **Call lanes** (issue 13 item 6), for each term that reads as a command (`fts.call_shape`):
-   the prior tool calls that ran (a) the same command (the same first tokens, `fts.command_key`),
-   then (b) the same program with one of the command's subjects in its text. A lane walks the
-   sessions that ran it newest first (`call_sessions`: one row per session, by the time of its
-   newest run, whatever order files were indexed in), checks each session it meets against the
-   scope once, and reads the runs of the in-scope ones, `CALL_LANE_ROWS` sessions at a time
-   (the newest N runs always lie within the N sessions with the newest runs), until it has
-   `CALL_LANE_ROWS` runs or has looked at `LANE_WALK` sessions (the same-program lane, which
-   reads text, stops after `PROGRAM_GROUPS` groups). The first of them rank before
-   everything else, so path words in the query cannot push the proposed command's prior
-   failures and outcomes out of the cap. Newest first, not failures first: a failure that a
-   later run of the same command resolved must arrive with that later run, or the comparator
-   would call a fixed step a repeated dead end.
+2. **Call lanes** (`lanes.py`), for each term that reads as a command (`fts.call_shape`): the
+   newest in-scope runs of the same command, then of the same program naming one of its
+   subjects, found by time over an index of calls. The first of them rank before everything
+   else, so path words in the query cannot push the proposed command's prior failures and
+   outcomes out of the cap.
 3. **Ranked.** bm25 over the selective phrases only (at most phrases x `probe_cap` rows; tool
    commands weigh more than bodies), scaled up by recency: a row observed now scores up to
    `1 + RECENCY_WEIGHT` times its bm25, decaying linearly to 1 over `RECENCY_HORIZON_S`. Scope
@@ -32,10 +24,7 @@ A lookup is a handful of statements, each touching a bounded number of rows:
    `RANKED_ROWS` ids come back.
 4. **Rows.** Text and columns for the chosen ids only.
 
-Scope is part of every statement, never a filter applied afterwards: a row is a candidate only
-when its file lies under one of the agent's (source, root) pairs and its session is bound to the
-repository (see `repository.py`). Every value is a bound parameter; the only text spliced into the
-SQL is fixed SQL and parameter names the builder makes itself.
+Scope is part of every statement (`scoped_sql.py`), never a filter applied afterwards.
 
 A record copied into several files is one item: candidates are de-duplicated by (source, kind,
 uid) over ids and keys in Python, not by grouping every hit. `SearchResult.matched` counts the
@@ -58,6 +47,17 @@ from providers.native.index.fts import (
     quote_fts_string,
     token_words,
 )
+from providers.native.index.lanes import call_lane
+from providers.native.index.scoped_sql import (
+    JOINS,
+    TEXT,
+    BuiltQuery,
+    Candidate,
+    ScopeFilter,
+    candidates,
+    newest_sql,
+    scope_clauses,
+)
 from providers.native.index.store import quote_identifier
 
 COMMAND_WEIGHT: Final = 4.0
@@ -75,17 +75,6 @@ SCAN_ROWS: Final = 1000
 """Newest indexed matches of a common phrase looked at (then the in-scope ones are kept)."""
 COMMON_TERM_ROWS: Final = 8
 """Rows a common multi-token term contributes."""
-CALL_LANE_ROWS: Final = 16
-"""Prior calls each call lane contributes."""
-SESSION_WINDOW: Final = 500
-"""Sessions a call lane reads from the index at a time, newest first."""
-LANE_WALK: Final = 5000
-"""Most sessions one call lane looks at."""
-PROGRAM_RUNS: Final = 400
-"""Runs of a program whose text the same-program lane reads per group of sessions."""
-PROGRAM_GROUPS: Final = 2
-"""Groups of `CALL_LANE_ROWS` in-scope sessions the same-program lane reads: it reads text, so it
-looks at the newest 32 in-scope sessions that ran the program, at most 800 runs' text."""
 MAX_CALL_SHAPES: Final = 3
 """Command terms that get call lanes (`admit` puts the route's commands first)."""
 RANKED_ROWS: Final = 400
@@ -96,33 +85,6 @@ _COLUMNS: Final = (
     "e.observed_at", "s.source", "s.session_id", "s.cwd", "s.checkout_root", "s.repository_identity",
     "s.repository_url_key", "s.git_commit", "f.path",
 )  # fmt: skip
-_TEXT: Final = quote_identifier("entry_text")
-_JOINS: Final = (
-    f"JOIN {quote_identifier('sessions')} AS s ON s.id = e.session_row\n"
-    f"JOIN {quote_identifier('files')} AS f ON f.id = e.file_id"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeFilter:
-    """The scope of one enablement, as the SQL predicates need it."""
-
-    source_roots: tuple[tuple[str, str], ...]
-    """(source, root) pairs: a row's file must be that source's and lie under that root."""
-    repo_roots: tuple[str, ...]
-    """Repository roots: the session's cwd or main checkout must lie under one."""
-    identities: tuple[str, ...] = ()
-    """Root-commit identities the session's checkout may have."""
-    url_keys: tuple[str, ...] = ()
-    """Normalised remote URLs the session may have recorded."""
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltQuery:
-    """A statement and the parameters it binds, by name."""
-
-    sql: str
-    params: dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +137,6 @@ class SearchResult:
     bounded: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    entry_id: int
-    key: tuple[str, str, str]
-
-
 def plan_search(connection: sqlite3.Connection, terms: Sequence[str]) -> SearchPlan:
     """Probe every phrase of `terms` and sort them into ranked, common and command lanes."""
     term_phrases, word_phrases = query_phrases(terms)
@@ -216,22 +172,22 @@ def search(
     The first `front` distinct prior calls of the call lanes come before every ranked row.
     """
     bounded = False
-    calls: list[_Candidate] = []
+    calls: list[Candidate] = []
     sessions: dict[int, bool] = {}  # session row -> in scope, looked up as the lanes meet them
     for shape in plan.shapes:
         for column, value, subjects in (("command_key", shape.key, ()), ("program", shape.program, shape.subjects)):
             if column == "program" and not subjects:
                 continue
-            found, cut = _lane(connection, column, value, subjects, sessions, scope, evidence_types)
+            found, cut = call_lane(connection, column, value, subjects, sessions, scope, evidence_types)
             calls += found
             bounded = bounded or cut
-    ranked: list[_Candidate] = []
+    ranked: list[Candidate] = []
     match = fts_query(plan.ranked)
     if match is not None:
         query = ranked_sql(match, scope, evidence_types=evidence_types, bound=RANKED_ROWS, now=now)
-        ranked = _candidates(connection, query)
+        ranked = candidates(connection, query)
         bounded = bounded or len(ranked) >= RANKED_ROWS
-    newest: list[_Candidate] = []
+    newest: list[Candidate] = []
     for phrase in plan.common_terms:
         newest += _newest(connection, quote_fts_string(phrase), scope, evidence_types, take=COMMON_TERM_ROWS)
         bounded = True  # a common phrase has more rows than its newest ones
@@ -255,15 +211,15 @@ def ranked_sql(match: str, scope: ScopeFilter, *, evidence_types: Sequence[str],
     SQLite evaluates it only for rows that pass them, and keeps the best `bound` in its sorter.
     """
     params: dict[str, object] = {"match": match}
-    where = _scope_clauses(scope, evidence_types, params)
+    where = scope_clauses(scope, evidence_types, params)
     score = (
-        f"bm25({_TEXT}, :command_weight, :body_weight, :detail_weight) * (1.0 + :recency_weight * "
+        f"bm25({TEXT}, :command_weight, :body_weight, :detail_weight) * (1.0 + :recency_weight * "
         "max(0.0, 1.0 - (:now - coalesce(e.observed_epoch, 0.0)) / :recency_horizon))"
     )
     sql = (
-        f"SELECT e.id, s.source, e.kind, e.uid FROM {_TEXT}\n"
-        f"JOIN {quote_identifier('entries')} AS e ON e.id = {_TEXT}.rowid\n{_JOINS}\n"
-        f"WHERE {_TEXT} MATCH :match\n  AND {where}\nORDER BY {score}, e.id LIMIT :bound"
+        f"SELECT e.id, s.source, e.kind, e.uid FROM {TEXT}\n"
+        f"JOIN {quote_identifier('entries')} AS e ON e.id = {TEXT}.rowid\n{JOINS}\n"
+        f"WHERE {TEXT} MATCH :match\n  AND {where}\nORDER BY {score}, e.id LIMIT :bound"
     )
     params.update(
         command_weight=COMMAND_WEIGHT, body_weight=BODY_WEIGHT, detail_weight=DETAIL_WEIGHT,
@@ -272,71 +228,15 @@ def ranked_sql(match: str, scope: ScopeFilter, *, evidence_types: Sequence[str],
     return BuiltQuery(sql, params)
 
 
-def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> BuiltQuery:
-    """Which of the sessions `session_rows` are in scope (the same agent and repository predicates as every search)."""
-    params: dict[str, object] = {"ids": json.dumps(list(session_rows))}
-    where = _scope_clauses(scope, None, params)
-    sql = (
-        f"SELECT s.id FROM json_each(:ids) AS m\nJOIN {quote_identifier('sessions')} AS s ON s.id = m.value\n"
-        f"JOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
-    )
-    return BuiltQuery(sql, params)
-
-
-def lane_sessions_sql(lane: str, *, window: int, offset: int) -> BuiltQuery:
-    """One window of a call lane's walk: the sessions that ran `:value`, newest run first."""
-    sql = (
-        f"SELECT session_row FROM {quote_identifier('call_sessions')} WHERE lane = :lane AND value = :value"
-        " ORDER BY newest_epoch DESC LIMIT :window OFFSET :offset"
-    )
-    return BuiltQuery(sql, {"lane": lane, "window": window, "offset": offset})
-
-
-def lane_runs_sql(lane: str, session_rows: Sequence[int], subjects: Sequence[str], *, take: int) -> BuiltQuery:
-    """The newest `take` runs of `:value` in these sessions; with `subjects`, only runs naming one of them."""
-    if lane not in ("command_key", "program"):
-        raise ValueError("a call lane is command_key or program")
-    params: dict[str, object] = {"sessions": json.dumps(list(session_rows)), "take": take}
-    runs = (
-        f"SELECT entry_id, observed_epoch FROM {quote_identifier('call_details')} WHERE {lane} = :value"
-        " AND session_row IN (SELECT value FROM json_each(:sessions))"
-    )
-    if not subjects:
-        return BuiltQuery(f"{runs}\nORDER BY observed_epoch DESC LIMIT :take", params)
-    tests = []
-    for i, subject in enumerate(subjects):
-        params[f"subject_{i}"] = subject
-        tests.append(f"instr(lower(t.command), :subject_{i}) > 0")
-    params["runs"] = PROGRAM_RUNS
-    sql = (
-        f"SELECT c.entry_id, c.observed_epoch FROM ({runs} ORDER BY observed_epoch DESC LIMIT :runs) AS c\n"
-        f"JOIN {_TEXT} AS t ON t.rowid = c.entry_id\nWHERE {' OR '.join(tests)}\n"
-        "ORDER BY c.observed_epoch DESC LIMIT :take"
-    )
-    return BuiltQuery(sql, params)
-
-
-def newest_sql(ids: Sequence[int], scope: ScopeFilter, *, evidence_types: Sequence[str], take: int) -> BuiltQuery:
-    """Of the rows `ids`, the `take` most recently observed in-scope ones."""
-    params: dict[str, object] = {"ids": json.dumps(list(ids)), "take": take}
-    where = _scope_clauses(scope, evidence_types, params)
-    sql = (
-        f"SELECT e.id, s.source, e.kind, e.uid FROM json_each(:ids) AS m\n"
-        f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{_JOINS}\n"
-        f"WHERE {where}\nORDER BY coalesce(e.observed_epoch, 0.0) DESC, e.id DESC LIMIT :take"
-    )
-    return BuiltQuery(sql, params)
-
-
 def newest_ids_sql(match: str, *, scan: int) -> BuiltQuery:
     """The last `scan` indexed rows matching `match` (FTS5 walks its rowids backwards and stops)."""
-    sql = f"SELECT rowid FROM {_TEXT} WHERE {_TEXT} MATCH :match ORDER BY rowid DESC LIMIT :scan"
+    sql = f"SELECT rowid FROM {TEXT} WHERE {TEXT} MATCH :match ORDER BY rowid DESC LIMIT :scan"
     return BuiltQuery(sql, {"match": match, "scan": scan})
 
 
 def probe_sql(phrase: str, *, cap: int) -> BuiltQuery:
     """How many rows (up to `cap`) contain `phrase`: a bounded count, so a common word costs `cap` rows."""
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {_TEXT} WHERE {_TEXT} MATCH :match LIMIT :cap)"
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {TEXT} WHERE {TEXT} MATCH :match LIMIT :cap)"
     return BuiltQuery(sql, {"match": quote_fts_string(phrase), "cap": cap})
 
 
@@ -369,8 +269,8 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
         return {}
     sql = (
         f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail FROM json_each(:ids) AS m\n"
-        f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{_JOINS}\n"
-        f"JOIN {_TEXT} AS t ON t.rowid = e.id"
+        f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
+        f"JOIN {TEXT} AS t ON t.rowid = e.id"
     )
     rows = (SearchRow(*values) for values in connection.execute(sql, {"ids": json.dumps(list(ids))}))
     return {row.entry_id: row for row in rows}
@@ -384,71 +284,16 @@ def _probe(connection: sqlite3.Connection, phrase: str, cap: int) -> int:
 
 def _newest(
     connection: sqlite3.Connection, match: str, scope: ScopeFilter, evidence_types: Sequence[str], *, take: int
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """A common phrase's in-scope candidates among its newest `SCAN_ROWS` indexed matches."""
     scan = newest_ids_sql(match, scan=SCAN_ROWS)
     ids = [row_id for (row_id,) in connection.execute(scan.sql, scan.params)]
     if not ids:
         return []
-    return _candidates(connection, newest_sql(ids, scope, evidence_types=evidence_types, take=take))
+    return candidates(connection, newest_sql(ids, scope, evidence_types=evidence_types, take=take))
 
 
-def _lane(
-    connection: sqlite3.Connection,
-    lane: str,
-    value: str,
-    subjects: Sequence[str],
-    sessions: dict[int, bool],
-    scope: ScopeFilter,
-    evidence_types: Sequence[str],
-) -> tuple[list[_Candidate], bool]:
-    """A call lane's newest in-scope runs (at most `CALL_LANE_ROWS`), and whether a bound cut it."""
-    chosen: list[tuple[int, float | None]] = []
-    offset, groups = 0, PROGRAM_GROUPS if subjects else LANE_WALK
-    cut = False
-    while len(chosen) < CALL_LANE_ROWS and groups > 0:
-        if offset >= LANE_WALK:
-            cut = True
-            break
-        window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset)
-        met = [row for (row,) in connection.execute(window.sql, {**window.params, "value": value})]
-        _check_sessions(connection, scope, met, sessions)
-        inside = [row for row in met if sessions[row]]
-        for start in range(0, len(inside), CALL_LANE_ROWS):
-            runs = lane_runs_sql(lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS)
-            chosen += connection.execute(runs.sql, {**runs.params, "value": value}).fetchall()
-            groups -= 1
-            if len(chosen) >= CALL_LANE_ROWS or groups == 0:
-                cut = cut or start + CALL_LANE_ROWS < len(inside) or len(met) == SESSION_WINDOW
-                break
-        offset += len(met)
-        if len(met) < SESSION_WINDOW:
-            break
-    if not chosen:
-        return [], cut
-    newest = [entry_id for entry_id, _ in sorted(chosen, key=lambda run: -(run[1] or 0.0))][:CALL_LANE_ROWS]
-    # The scope again in SQL (with the evidence types), newest first: the same order as the walk.
-    query = newest_sql(newest, scope, evidence_types=evidence_types, take=CALL_LANE_ROWS)
-    return _candidates(connection, query), cut or len(chosen) >= CALL_LANE_ROWS
-
-
-def _check_sessions(
-    connection: sqlite3.Connection, scope: ScopeFilter, session_rows: Sequence[int], known: dict[int, bool]
-) -> None:
-    """Record in `known` whether each session not yet in it is in scope."""
-    unknown = [row for row in dict.fromkeys(session_rows) if row not in known]
-    if unknown:
-        query = scope_sessions_sql(unknown, scope)
-        inside = {row for (row,) in connection.execute(query.sql, query.params)}
-        known.update((row, row in inside) for row in unknown)
-
-
-def _candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[_Candidate]:
-    """Rows of (id, source, kind, uid) as candidates."""
-    return [_Candidate(i, (source, kind, uid)) for i, source, kind, uid in connection.execute(query.sql, query.params)]
-
-
-def _distinct(candidates: Sequence[_Candidate]) -> list[_Candidate]:
+def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The first candidate of each record (later copies from other files, or other lanes, dropped)."""
     seen: set[tuple[str, str, str]] = set()
     kept = []
@@ -457,44 +302,3 @@ def _distinct(candidates: Sequence[_Candidate]) -> list[_Candidate]:
             seen.add(candidate.key)
             kept.append(candidate)
     return kept
-
-
-def _scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object]) -> str:
-    """The evidence-type (unless None), agent and repository predicates (ANDed), adding their parameters."""
-    agent = [
-        f"(f.source = :source_{i} AND substr(f.path, 1, length(:source_root_{i})) = :source_root_{i})"
-        for i in range(len(scope.source_roots))
-    ]
-    for i, (source, root) in enumerate(scope.source_roots):
-        params[f"source_{i}"], params[f"source_root_{i}"] = source, _prefix(root)
-    repository = []
-    for i, root in enumerate(scope.repo_roots):
-        params[f"repo_root_{i}"], params[f"repo_prefix_{i}"] = root, _prefix(root)
-        repository.append(
-            f"s.cwd = :repo_root_{i} OR substr(s.cwd, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}"
-            f" OR s.checkout_root = :repo_root_{i}"
-            f" OR substr(s.checkout_root, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}"
-        )
-    if scope.identities:
-        repository.append(f"s.repository_identity IN ({_placeholders('identity', scope.identities, params)})")
-    if scope.url_keys:
-        repository.append(f"s.repository_url_key IN ({_placeholders('url', scope.url_keys, params)})")
-    clauses = [] if evidence_types is None else [
-        f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
-    ]
-    clauses += [
-        "(" + " OR ".join(agent) + ")" if agent else "0",
-        "(" + "\n    OR ".join(repository) + ")" if repository else "0",
-    ]
-    return "\n  AND ".join(clauses)
-
-
-def _placeholders(name: str, values: Sequence[str], params: dict[str, object]) -> str:
-    for i, value in enumerate(values):
-        params[f"{name}_{i}"] = value
-    return ", ".join(f":{name}_{i}" for i in range(len(values)))
-
-
-def _prefix(root: str) -> str:
-    """What a path inside `root` starts with."""
-    return root if root.endswith("/") else root + "/"

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from providers.native.index import lanes as lanes_module
 from providers.native.index import query as query_module
 from providers.native.index.fts import command_key, program_of
 from providers.native.index.query import (
@@ -175,7 +176,7 @@ def test_search_bounds_a_common_term_to_its_newest_rows(fresh_index, monkeypatch
 
 def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index, monkeypatch):
     """Newer runs of the same command in another repository do not hide this scope's older ones."""
-    monkeypatch.setattr(query_module, "SESSION_WINDOW", 2)
+    monkeypatch.setattr(lanes_module, "SESSION_WINDOW", 2)
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
     for number in range(2, 7):
         run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
@@ -186,8 +187,8 @@ def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index, monk
 
 
 def test_a_call_lane_stops_after_its_walk(fresh_index, monkeypatch):
-    monkeypatch.setattr(query_module, "SESSION_WINDOW", 2)
-    monkeypatch.setattr(query_module, "LANE_WALK", 4)
+    monkeypatch.setattr(lanes_module, "SESSION_WINDOW", 2)
+    monkeypatch.setattr(lanes_module, "LANE_WALK", 4)
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
     for number in range(2, 7):
         run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
@@ -198,7 +199,7 @@ def test_a_call_lane_stops_after_its_walk(fresh_index, monkeypatch):
 
 def test_the_newest_runs_come_from_the_sessions_with_the_newest_runs(fresh_index, monkeypatch):
     """Runs are read a group of sessions at a time; the newest runs overall come back, newest first."""
-    monkeypatch.setattr(query_module, "CALL_LANE_ROWS", 2)
+    monkeypatch.setattr(lanes_module, "CALL_LANE_ROWS", 2)
     _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (1.0, 2.0, 50.0)], file_id=1)
     _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (40.0, 60.0)], file_id=2)
     found = _search(fresh_index, ["make check now"], now=100.0)
