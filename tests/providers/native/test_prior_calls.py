@@ -14,6 +14,7 @@ from providers.native.index.calls import PriorCallBuilder
 from providers.native.index.repository import RepositoryBinding
 from providers.native.provider import NativeIndexProvider
 from stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.stages.helpers import enabled_policy, situation_model
 
@@ -139,3 +140,27 @@ def test_prior_calls_never_reach_the_decision_receipt_or_logs(tmp_path, encoder,
     assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
     assert CANARY not in decision.model_dump_json()
     assert CANARY not in caplog.text
+
+
+@requires_real_corpus
+def test_real_heredoc_commit_and_lint_failures_come_back_whole_and_first(tmp_path):
+    """Real Claude Code sessions (claude-spotter): a heredoc commit that failed six times and a
+    `mix credo` run that exited 2 twice come back as prior calls, whole, newest first, at the front."""
+    root = REAL_CORPUS / "claude-spotter"
+    worktrees = "/home/USER/projects/spotter-worktrees"
+    provider = NativeIndexProvider(
+        tmp_path / "index", _enablement(root, repo_roots=[f"{worktrees}/spotter-4te", f"{worktrees}/spotter-a0y"])
+    )
+    commit = 'git add -A && git commit -m "feat: instrument hook controllers with trace correlation and error spans'
+    answer = provider.search(_request([commit, "lib/spotter_web/controllers/hooks_controller.ex"], max_items=6))
+    commits = [call for call in answer.prior_calls if call.command.startswith(commit)]
+    assert len(commits) == 6 and all(call.is_error for call in commits)
+    assert all("\n" in call.command and len(call.command) >= 1167 for call in commits)
+    assert [call.observed_at for call in commits] == sorted((call.observed_at for call in commits), reverse=True)
+    assert {call.repository_cwd for call in commits} == {""}  # the worktree's own root
+    assert answer.result.items[0].evidence_type == "prior_failure"
+    assert answer.result.items[0].snippet.startswith("$ git add -A && git commit")
+    credo = "mix credo --strict lib/spotter/services/active_session_registry.ex 2>&1"
+    answer = provider.search(_request([credo, "lib/spotter_web/controllers/hooks_controller.ex"], max_items=6))
+    runs = [call for call in answer.prior_calls if call.command.startswith("mix credo --strict")]
+    assert runs and runs[0].exit_code in (2, 6) and all(call.tool_name == "Bash" for call in runs)
