@@ -8,10 +8,19 @@ the corpus, a file it touched, and the fixture's ids. No refresh runs inside the
 Wall time and CPU time are both printed: on a shared machine the wall time mostly measures the
 other processes (the load average is printed too).
 
+`--decisions N` adds issue 17's series: whole decisions in process (admit to decision, as `decide()`
+runs them) on the generated decision corpus of each `--messages` size (cached under `.state/bench/`),
+for the bench's stalled situations. It prints CPU p50/p95 and a digest of the verdicts, so two
+checkouts run one after the other show whether a change moved any verdict (and `--verdicts` lists
+them).
+
     .venv/bin/python -m bench.query_latency [--rows 100000 --rows 1000000] [--lookups 200]
+    .venv/bin/python -m bench.query_latency --rows 0 --decisions 200 --messages 10000 --messages 100000
 """
 
 import argparse
+import collections
+import hashlib
 import os
 import random
 import statistics
@@ -42,8 +51,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, action="append", help="index sizes in entries (default 100000)")
     parser.add_argument("--lookups", type=int, default=200)
     parser.add_argument("--dir", type=Path, default=None, help="where to build (default: a temp folder)")
+    parser.add_argument("--decisions", type=int, default=0, help="stalled situations decided per --messages size")
+    parser.add_argument("--messages", type=int, action="append", help="decision corpus sizes (default 100000)")
+    parser.add_argument("--verdicts", action="store_true", help="also print each situation's verdict")
+    parser.add_argument("--cache", type=Path, default=None, help="decision corpora cache (default .state/bench/)")
     arguments = parser.parse_args()
-    sizes = sorted(arguments.rows or [100_000])
+    if arguments.decisions:
+        for messages in sorted(arguments.messages or [100_000]):
+            decision_series(messages, arguments.decisions, cache=arguments.cache, show_verdicts=arguments.verdicts)
+    sizes = sorted(size for size in (arguments.rows or [100_000]) if size > 0)
+    if not sizes:
+        return
     outcomes = real_outcomes()
     rng = random.Random(11)
     work = arguments.dir or Path(tempfile.mkdtemp(prefix="ose-bench-query-"))
@@ -79,6 +97,46 @@ def main() -> None:
             flush=True,
         )
     connection.close()
+
+
+def decision_series(messages: int, count: int, *, cache: Path | None, show_verdicts: bool) -> None:
+    """Decide `count` stalled situations in process on the generated corpus of about `messages` messages.
+
+    Keep `cache` outside any git checkout when comparing two trees: the generated repositories'
+    `.git` folders hold no commits, so git resolves their identity from an enclosing checkout.
+    """
+    from bench._scaled import DECISION_ROUNDS, decision_scale, default_cache_dir, generated_corpus
+    from bench.batch_throughput import stalled_situations
+    from contracts.json_input import load_contract
+    from contracts.situation import ReplanSituation
+    from obelisk_session_evidence.compose import decide
+    from providers.native.index.refresh import refresh_index
+
+    corpus = generated_corpus(cache or default_cache_dir(), seed=7, scale=decision_scale(messages), rounds=DECISION_ROUNDS)
+    refresh_index(corpus.index_path, corpus.roots)  # the decisions start inside the refresh window
+    situations = stalled_situations(count)
+    warm = load_contract(ReplanSituation, situations[0])
+    decide(warm, paths=corpus.state)  # imports, encoder, first connection
+    cpu, wall, verdicts = [], [], []
+    for raw in situations:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        situation = load_contract(ReplanSituation, raw)
+        decision = decide(situation, paths=corpus.state).decision
+        wall.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+        verdicts.append((situation.situation_id, decision.comparison.verdict, decision.retrieval.reason_code))
+    digest = hashlib.sha256(repr(verdicts).encode()).hexdigest()[:16]
+    tally = collections.Counter(verdict for _, verdict, _ in verdicts)
+    print(
+        f"decisions messages={corpus.stats['messages']} situations={len(cpu)} "
+        f"cpu_p50_ms={_percentile(cpu, 50):.1f} cpu_p95_ms={_percentile(cpu, 95):.1f} "
+        f"wall_p50_ms={_percentile(wall, 50):.1f} wall_p95_ms={_percentile(wall, 95):.1f} "
+        f"verdicts={dict(sorted(tally.items()))} verdict_digest={digest} load={os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    if show_verdicts:
+        for situation_id, verdict, reason in verdicts:
+            print(f"  {situation_id} {verdict} {reason}")
 
 
 def _percentile(values: list[float], percent: int) -> float:

@@ -37,7 +37,7 @@ from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.tokenizer import load_encoder
 from obelisk_session_evidence.compose import decide
 from providers.native.index.fts import fts_query, query_phrases
-from providers.native.index.query import ScopeFilter, probe_cap, search_sql, selective_phrases
+from providers.native.index.query import ScopeFilter, plan_search, ranked_sql
 from providers.native.index.refresh import refresh_index
 from providers.native.index.repository import repository_binding
 from providers.native.index.scope import enablement_roots, scope_filter
@@ -194,19 +194,20 @@ def _scope_of(paths) -> ScopeFilter:  # noqa: ANN001
 
 
 def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]:  # noqa: ANN001
-    """Rows and characters of every in-scope item the provider's query matches, with no limit at all.
+    """Rows and characters of every in-scope row the provider's ranked pass matches, with no limit at all.
 
-    The provider's own statement (same phrases, scope and de-duplication), with the limit lifted,
-    summed inside SQLite so no text crosses into Python.
+    The provider's own phrases and scope, with the bound lifted (its call lanes and common terms,
+    bounded by construction, are left out), summed inside SQLite so no text crosses into Python.
     """
-    term_phrases, word_phrases = query_phrases(request.query_terms)
-    match = fts_query([*term_phrases, *selective_phrases(connection, word_phrases, cap=probe_cap(connection))])
+    match = fts_query(plan_search(connection, request.query_terms).ranked)
     if match is None:
         return 0, 0
-    query = search_sql(match, scope, evidence_types=list(dict.fromkeys(request.evidence_types)), limit=-1,
+    query = ranked_sql(match, scope, evidence_types=list(dict.fromkeys(request.evidence_types)), bound=-1,
                        now=time.time())  # fmt: skip
     rows, chars = connection.execute(
-        f"SELECT count(*), coalesce(sum(length(command) + length(body)), 0) FROM ({query.sql})", query.params
+        f"SELECT count(*), coalesce(sum(length(t.command) + length(t.body)), 0) FROM ({query.sql}) AS r"
+        ' JOIN "entry_text" AS t ON t.rowid = r.id',
+        query.params,
     ).fetchone()
     return rows, chars
 

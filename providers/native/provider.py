@@ -7,9 +7,15 @@ A lookup
    after the refresh budget, says `stale`, and is continued by the next lookup or `index
    refresh`. When another process is refreshing, the lookup does not wait: it reads the index as
    it is and says `stale` if files changed since;
-3. runs the scoped query (agent roots and repository binding are SQL predicates);
-4. re-checks every returned row against the scope: one stray row rejects the whole result;
-5. returns ranked, redacted, bounded items with the index's freshness and revision.
+3. runs the scoped, bounded query (agent roots and repository binding are SQL predicates; see
+   `index/query.py` for what bounds its work);
+4. re-checks every returned row and prior call against the scope: one stray row rejects the
+   whole result;
+5. returns ranked, redacted, bounded items with this scope's freshness and the index revision,
+   and beside them the private prior calls of the proposed commands (`index/calls.py`).
+
+Freshness is per scope (`status.scope_freshness`): a failed or damaged file that only holds
+sessions of other repositories does not make this enablement's answers `incomplete`.
 """
 
 import sqlite3
@@ -24,30 +30,26 @@ from contracts.config import Enablement
 from contracts.errors import ProviderError, ScopeViolation, UnsupportedOption
 from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
 from contracts.json_input import describe_validation_error
-from contracts.prior_calls import ProviderAnswer
+from contracts.prior_calls import PriorToolCall, ProviderAnswer
+from providers.native.index.calls import PriorCallBuilder
 from providers.version import PACKAGE_VERSION
 from providers.native.index.excerpts import needles_for
-from providers.native.index.fts import fts_query, query_phrases
-from providers.native.index.query import (
-    ScopeFilter,
-    probe_cap,
-    search,
-    search_sql,
-    selective_phrases,
-)
+from providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
 from providers.native.index.refresh import pending_changes, refresh_locked
 from providers.native.index.binding_cache import stored_binding
 from providers.native.index.repository import RepositoryBinding
 from providers.native.index.results import select_items
 from providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
-from providers.native.index.status import last_refreshed_at, stored_freshness
+from providers.native.index.status import last_refreshed_at, scope_freshness
 from providers.native.index.store import connect, index_errors, index_file, writer_lock
 
 PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
 CANDIDATES_PER_ITEM: Final = 4
 MIN_CANDIDATES: Final = 100
 """Rows fetched per lookup: room for duplicates and per-session caps to drop some."""
+CALL_FRONT_SHARE: Final = 2
+"""The proposed commands' prior calls take at most 1/2 of `max_items` at the front of the result."""
 
 
 class NativeIndexProvider:
@@ -69,6 +71,7 @@ class NativeIndexProvider:
         self._refresh_budget_s = refresh_budget_s
         self._roots = enablement_roots(enablement, home=home)
         self._binding: RepositoryBinding | None = None
+        self._calls: PriorCallBuilder | None = None
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
@@ -79,10 +82,8 @@ class NativeIndexProvider:
             try:
                 binding = self._repository_binding(connection)
                 scope = scope_filter(self._roots, binding)
-                freshness = self._refresh_if_due(connection)
-                return ProviderAnswer(
-                    result=self._answer(connection, request, scope, binding, freshness)
-                )
+                freshness = self._refresh_if_due(connection, binding)
+                return self._answer(connection, request, scope, binding, freshness)
             finally:
                 connection.close()
 
@@ -113,17 +114,20 @@ class NativeIndexProvider:
             self._binding = stored_binding(connection, self._enablement.repo_roots)
         return self._binding
 
-    def _refresh_if_due(self, connection: sqlite3.Connection) -> Freshness:
+    def _refresh_if_due(self, connection: sqlite3.Connection, binding: RepositoryBinding) -> Freshness:
         last = last_refreshed_at(connection, self._roots)
         if last is not None and time.time() - last <= self._refresh_window_s:
-            return stored_freshness(connection, self._roots)
+            return scope_freshness(connection, self._roots, binding)
         with writer_lock(self._index_path, wait_s=0) as acquired:
             if acquired:
-                return refresh_locked(connection, self._roots, budget_s=self._refresh_budget_s).freshness
+                report = refresh_locked(connection, self._roots, budget_s=self._refresh_budget_s)
+                # The report's freshness covers every file it read; this scope's leaves out the
+                # problems of files that hold other repositories' sessions only.
+                return report.freshness if report.freshness == "stale" else scope_freshness(connection, self._roots, binding)
         # Another process is refreshing: read what is there, and say whether it is behind.
         if last is None:
             return "unknown"
-        stored = stored_freshness(connection, self._roots)
+        stored = scope_freshness(connection, self._roots, binding)
         return "stale" if stored == "fresh" and pending_changes(connection, self._roots) else stored
 
     def _answer(
@@ -133,20 +137,27 @@ class NativeIndexProvider:
         scope: ScopeFilter,
         binding: RepositoryBinding,
         freshness: Freshness,
-    ) -> HistoricalEvidenceResult:
-        term_phrases, word_phrases = query_phrases(request.query_terms)
-        cap = probe_cap(connection)
-        match = fts_query([*term_phrases, *selective_phrases(connection, word_phrases, cap=cap)])
-        rows, unfetched = [], 0
-        if match is not None:
-            limit = max(MIN_CANDIDATES, CANDIDATES_PER_ITEM * request.limits.max_items)
-            types = list(dict.fromkeys(request.evidence_types))
-            found = search(connection, search_sql(match, scope, evidence_types=types, limit=limit, now=time.time()))
-            if any(not row_in_scope(row, scope, binding) for row in found.rows):
-                raise ScopeViolation("a returned row lies outside the enablement's scope")
-            rows, unfetched = found.rows, max(0, found.total - len(found.rows))
-        selection = select_items(rows, request.limits, needles_for(request.query_terms), unfetched=unfetched)
-        return HistoricalEvidenceResult(
+    ) -> ProviderAnswer:
+        limits = request.limits
+        found = search(
+            connection,
+            plan_search(connection, request.query_terms),
+            scope,
+            evidence_types=list(dict.fromkeys(request.evidence_types)),
+            limit=max(MIN_CANDIDATES, CANDIDATES_PER_ITEM * limits.max_items),
+            front=max(1, limits.max_items // CALL_FRONT_SHARE),
+            now=time.time(),
+        )
+        if any(not row_in_scope(row, scope, binding) for row in (*found.rows, *found.calls)):
+            raise ScopeViolation("a returned row lies outside the enablement's scope")
+        selection = select_items(
+            found.rows,
+            limits,
+            needles_for(request.query_terms),
+            unfetched=max(0, found.matched - len(found.rows)),
+            bounded=found.bounded,
+        )
+        result = HistoricalEvidenceResult(
             request_id=request.request_id,
             provider_version=self.provider_version,
             index_revision=current_revision(connection).text,
@@ -160,6 +171,13 @@ class NativeIndexProvider:
             truncated=selection.truncated,
             omitted_count=selection.omitted_count,
         )
+        return ProviderAnswer(result=result, prior_calls=self._prior_calls(connection, binding, found))
+
+    def _prior_calls(self, connection: sqlite3.Connection, binding: RepositoryBinding, found: SearchResult) -> list[PriorToolCall]:
+        """The call lanes' calls first, then the tool calls among the ranked rows."""
+        if self._calls is None:
+            self._calls = PriorCallBuilder(binding)
+        return self._calls.build(connection, [*found.calls, *found.rows])
 
 
 def _check_bounds(request: HistoricalEvidenceRequest) -> None:

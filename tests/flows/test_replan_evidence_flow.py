@@ -125,3 +125,31 @@ def test_flow_and_direct_call_give_the_same_decision(prefect_harness, situation_
     assert flowed.decision == direct.decision
     assert flowed.private_result == direct.private_result
     assert flowed.values.capped.prior_calls == direct.values.capped.prior_calls
+
+
+def test_flow_with_native_prior_calls_leaves_no_canary_in_prefect_storage(prefect_harness, tmp_path):
+    """Prior calls (command, output, cwd, files) carry a canary through the native provider; none reaches Prefect."""
+    from tests.providers.native.index.transcripts import ClaudeTranscript
+
+    secret = "SECRETRAWXYZ-prior-call"
+    root = tmp_path / "claude"
+    session = ClaudeTranscript(root, "s1", f"/work/alpha/{secret}")
+    session.bash(f"pytest tests/test_auth.py -x --tag {secret}", f"FAILED {secret}", exit_code=1)
+    session.call("Read", {"file_path": f"/work/alpha/{secret}.py"}, secret)
+    session.write()
+    config = EnablementConfig(
+        enablements=[
+            Enablement(
+                surface="replan-history", agent_id=FIXTURE_AGENT, project_id=FIXTURE_PROJECT,
+                repository_id=FIXTURE_REPOSITORY, provider="native", repo_roots=["/work/alpha"], sources=["claude"],
+                source_roots={"claude": str(root)}, enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
+            )
+        ]
+    )  # fmt: skip
+    write_private(state_paths().config_file, config.model_dump_json().encode())
+    document = situation(commands=["pytest tests/test_auth.py -x"], files=[f"{secret}.py"])
+    output = decide_with_prefect(json.dumps(document).encode(), paths=state_paths())
+    assert output.decision.retrieval.reason_code == "retrieved"
+    assert output.decision.receipt.result_count > 0
+    assert secret not in output.decision.model_dump_json()
+    assert _scan(secret) == []

@@ -8,16 +8,37 @@ never tokens, so each becomes a space: the tokens on either side still match, as
 the indexed text. The whole query is then bound as one SQL parameter.
 """
 
+import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 MAX_PHRASES: Final = 64
+"""Upper bound on the phrases of one query (24 terms of up to 256 characters could make hundreds)."""
 MAX_PHRASE_TOKENS: Final = 16
 """Longest whole term kept as one phrase (`pytest tests/test_auth.py -x` has 6 tokens)."""
 PATH_TAIL_PARTS: Final = 3
 """Components of a path kept in its phrase: enough to tell `lib/auth/token.py` from `tests/…/token.py`."""
-"""Upper bound on the phrases of one query (24 terms of up to 256 characters could make hundreds)."""
+MAX_CALL_SUBJECTS: Final = 8
+"""Subject words of one command kept for its call lane (longest first)."""
+_SEGMENT_BREAK: Final = re.compile(r"&&|\|\||[;|\n()]")
+_PROGRAM: Final = re.compile(r"^[a-z0-9_.][a-z0-9_.+-]*$")
+_ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PREFIX_PROGRAMS: Final = frozenset({"cd", "source", ".", "export", "sudo", "env", "time", "nohup", "exec"})
+"""Programs that set up the one that runs: a call's program is the first segment's program past these."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """What a proposed command looks like to the call lanes: its key, program and subjects."""
+
+    key: str
+    """Its `command_key`: the same for an exact repeat."""
+    program: str
+    """The program that runs (`pytest` for `cd app && .venv/bin/pytest tests -x`)."""
+    subjects: tuple[str, ...]
+    """Its other non-flag words (paths cut to their tail), longest first: what the program acted on."""
 
 
 def quote_fts_string(text: str) -> str:
@@ -95,3 +116,47 @@ def token_words(text: str) -> list[str]:
     if current:
         tokens.append("".join(current))
     return tokens
+
+
+def call_shape(term: str) -> CallShape | None:
+    """The call lanes' reading of a query term, or None when it does not read as a command.
+
+    A command has at least two words and a program (`program_of`): a hypothesis (`Token expiry is
+    off by one`) and an id (`surface-auth`) are not commands.
+    """
+    words = term.split()
+    program = program_of(term) if len(words) >= 2 else None
+    if program is None:
+        return None
+    subjects: dict[str, None] = {}
+    for word in words:
+        word = word.strip("\"'`$(){}")
+        tail, name = path_tail(word).casefold(), word.rsplit("/", 1)[-1].casefold()
+        if word.startswith("-") or _ENV_ASSIGNMENT.match(word) or not has_token(word) or is_weak_word(word):
+            continue
+        if name == program or name in _PREFIX_PROGRAMS:
+            continue
+        subjects.setdefault(tail, None)
+    ordered = tuple(sorted(subjects, key=len, reverse=True)[:MAX_CALL_SUBJECTS])
+    return CallShape(command_key(term) or "", program, ordered)
+
+
+def program_of(command: str) -> str | None:
+    """The program a shell command runs: the first segment's first word past environment
+    assignments and set-up programs (`cd …`, `source …`, `sudo`, …), as a base name; None when
+    that word is not a program name (lower-case, no quotes or spaces)."""
+    for segment in _SEGMENT_BREAK.split(command):
+        parts = [word for word in segment.split() if not _ENV_ASSIGNMENT.match(word)]
+        if not parts:
+            continue
+        name = parts[0].rsplit("/", 1)[-1]
+        if name in _PREFIX_PROGRAMS:
+            continue
+        return name if _PROGRAM.match(name) and has_token(name) else None
+    return None
+
+
+def command_key(command: str) -> str | None:
+    """A command's first `MAX_PHRASE_TOKENS` tokens, space-joined: the same for a byte-for-byte
+    repeat and for one that differs only in spacing, quoting or case. None without a token."""
+    return " ".join(token_words(command)[:MAX_PHRASE_TOKENS]) or None

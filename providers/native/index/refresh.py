@@ -263,7 +263,7 @@ def _refresh_unit(
             known = None if stored is None else _full_cursor(connection, stored.id)
             with atomic(connection):
                 if known is not None:
-                    delete_file_rows(connection, known["id"])
+                    delete_file_rows(connection, known["id"], keep_sessions=True)
                 _record_failure(connection, unit, known, UNREADABLE, "not_a_file")
             tally.changes.append(f"failed:{unit.path}:{UNREADABLE.digest}")
         return

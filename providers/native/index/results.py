@@ -4,7 +4,9 @@ Rows arrive best first. Copies of one record in several files collapse to the fi
 Items are then taken while `max_items`, `max_sessions` and `max_total_chars` allow; each snippet
 is a redacted window of at most `max_snippet_chars` (fewer when the total budget is nearly spent).
 Everything a limit drops is counted in `omitted_count`, including matches beyond the candidates
-the query fetched; `truncated` is true when anything was dropped or any snippet was cut.
+the query fetched. The query's count is bounded (`query.SearchResult.bounded`), so `omitted_count`
+is a lower bound: "at least N items were left out" (exact when nothing was bounded); `truncated`
+is true when anything was dropped, any snippet was cut, or the count was bounded.
 """
 
 import hashlib
@@ -54,9 +56,15 @@ def distinct_rows(rows: Sequence[SearchRow]) -> list[SearchRow]:
 
 
 def select_items(
-    rows: Sequence[SearchRow], limits: RequestLimits, needles: Sequence[str], *, unfetched: int = 0
+    rows: Sequence[SearchRow],
+    limits: RequestLimits,
+    needles: Sequence[str],
+    *,
+    unfetched: int = 0,
+    bounded: bool = False,
 ) -> Selection:
-    """Items for `rows` within `limits`; `unfetched` counts matches the query did not fetch."""
+    """Items for `rows` within `limits`; `unfetched` counts matches the query did not fetch, and
+    `bounded` says that count is a lower bound (more may have matched)."""
     items: list[EvidenceItem] = []
     sessions: set[tuple[str, str]] = set()
     omitted, truncated, total_chars = unfetched, False, 0
@@ -75,7 +83,7 @@ def select_items(
         total_chars += len(snippet)
         sessions.add(session)
         items.append(_item(row, snippet))
-    return Selection(tuple(items), truncated or omitted > 0, omitted)
+    return Selection(tuple(items), truncated or bounded or omitted > 0, omitted)
 
 
 def snippet_for(row: SearchRow, needles: Sequence[str], max_chars: int) -> tuple[str, bool]:
@@ -92,13 +100,14 @@ def _item(row: SearchRow, snippet: str) -> EvidenceItem:
         session_ref=session_ref(row.source, row.session_id),
         message_ref=message_ref(row.source, row.kind, row.uid),
         evidence_type=row.evidence_type,  # type: ignore[arg-type]
-        observed_at=_moment(row.observed_at),
+        observed_at=moment(row.observed_at),
         revision_ref=row.git_commit[:80] if row.git_commit else None,
         snippet=snippet,
     )
 
 
-def _moment(timestamp: str | None) -> datetime | None:
+def moment(timestamp: str | None) -> datetime | None:
+    """A parser timestamp as an aware datetime; None when absent, malformed or naive."""
     if not timestamp:
         return None
     try:

@@ -12,9 +12,10 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Final, NamedTuple
 
 from contracts.config import SourceKind
+from providers.native.index.fts import command_key, program_of
 from providers.native.index.repository import RepositoryResolver, normalise_path, url_key
 from providers.native.parsers import ParseOutcome
 from providers.native.records import FILE_TOOL_NAMES, MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
@@ -52,6 +53,8 @@ class EntryRow:
     body: str
     detail: str = ""
     """Stored for snippets, not searchable (a successful file tool's output)."""
+    files: tuple[str, ...] = ()
+    """Files a tool call named (stored in `call_details`, for compare-route's prior calls)."""
 
 
 @dataclass(slots=True)
@@ -103,7 +106,7 @@ def _call_row(call: ToolCallRecord) -> EntryRow:
     return EntryRow(
         call.session_id, "tool_call", call.call_id, call.evidence_type, None, call.name,
         call.exit_code, is_error, call.timestamp, display_command(call),
-        "" if file_content else output, output if file_content else "",
+        "" if file_content else output, output if file_content else "", call.file_paths,
     )  # fmt: skip
 
 
@@ -126,13 +129,18 @@ def epoch_of(timestamp: str | None) -> float | None:
         return None
 
 
-def delete_file_rows(connection: sqlite3.Connection, file_id: int) -> None:
-    """Remove every row read from one file (its full-text rows, entries and sessions)."""
+def delete_file_rows(connection: sqlite3.Connection, file_id: int, *, keep_sessions: bool = False) -> None:
+    """Remove every row read from one file (its full-text rows, entries and sessions). With
+    `keep_sessions`, its sessions' places stay (nothing searchable does), so a file that vanished
+    still tells which repositories it can have held (`status.scope_freshness`)."""
     connection.execute(
         "DELETE FROM entry_text WHERE rowid IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,)
     )
+    connection.execute("DELETE FROM call_details WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,))
+    connection.execute("DELETE FROM call_sessions WHERE session_row IN (SELECT id FROM sessions WHERE file_id = ?)", (file_id,))
     connection.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
-    connection.execute("DELETE FROM sessions WHERE file_id = ?", (file_id,))
+    if not keep_sessions:
+        connection.execute("DELETE FROM sessions WHERE file_id = ?", (file_id,))
 
 
 class OutcomeWriter:
@@ -165,6 +173,9 @@ class OutcomeWriter:
         ids = range(last + 1, last + 1 + len(rows))
         self._connection.executemany(_INSERT_ENTRY, (_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows)))
         self._connection.executemany(_INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows)))
+        details = [_details(i, r, session_rows) for i, r in zip(ids, rows) if r.kind == "tool_call"]
+        self._connection.executemany(_INSERT_DETAILS, details)
+        self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions(details))
 
     def _upsert(self, file_id: int, rows: list[EntryRow], session_rows: dict[str, int]) -> None:
         fresh_rows = []
@@ -178,8 +189,13 @@ class OutcomeWriter:
             entry_id = found[0]
             self._connection.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
             self._connection.execute("DELETE FROM entry_text WHERE rowid = ?", (entry_id,))
+            self._connection.execute("DELETE FROM call_details WHERE entry_id = ?", (entry_id,))
             self._connection.execute(_INSERT_ENTRY, _entry_values(entry_id, file_id, row, session_rows))
             self._connection.execute(_INSERT_TEXT, (entry_id, row.command, row.body, row.detail))
+            if row.kind == "tool_call":
+                details = _details(entry_id, row, session_rows)
+                self._connection.execute(_INSERT_DETAILS, details)
+                self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions([details]))
         self._insert(file_id, fresh_rows, session_rows)
 
     def _existing_session(self, file_id: int, session_id: str) -> int | None:
@@ -206,6 +222,14 @@ _INSERT_ENTRY: Final = (
     " is_error, observed_at, observed_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_TEXT: Final = "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, ?)"
+_UPSERT_CALL_SESSION: Final = (
+    "INSERT INTO call_sessions (lane, value, session_row, newest_epoch) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (lane, value, session_row) DO UPDATE SET newest_epoch = max(newest_epoch, excluded.newest_epoch)"
+)
+_INSERT_DETAILS: Final = (
+    "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch, paths)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
 _UPSERT_SESSION: Final = """
 INSERT INTO sessions (file_id, source, session_id, parent_session_id, cwd, checkout_root,
     repository_identity, repository_url_key, git_branch, git_commit, started_at, ended_at, title)
@@ -225,6 +249,35 @@ def _entry_values(entry_id: int, file_id: int, row: EntryRow, session_rows: dict
         entry_id, file_id, session_rows[row.session_id], row.kind, row.uid, row.evidence_type, row.role,
         row.tool_name, row.exit_code, row.is_error, row.observed_at, epoch_of(row.observed_at),
     )  # fmt: skip
+
+
+class _CallDetails(NamedTuple):
+    """A tool call's `call_details` row (the column order of `_INSERT_DETAILS`)."""
+
+    entry_id: int
+    session_row: int
+    program: str | None
+    command_key: str | None
+    observed_epoch: float | None
+    paths: str
+
+
+def _details(entry_id: int, row: EntryRow, session_rows: dict[str, int]) -> _CallDetails:
+    """A tool call's `call_details` row: program and command key for shell commands only."""
+    shell = (row.tool_name or "").lower() in SHELL_TOOL_NAMES
+    program, key = (program_of(row.command), command_key(row.command)) if shell else (None, None)
+    return _CallDetails(entry_id, session_rows[row.session_id], program, key, epoch_of(row.observed_at), "\n".join(row.files))
+
+
+def _call_sessions(details: Iterable[_CallDetails]) -> list[tuple[str, str, int, float]]:
+    """`call_sessions` rows: per lane, value and session, the time of the newest run (0 when undated)."""
+    newest: dict[tuple[str, str, int], float] = {}
+    for call in details:
+        for lane, value in (("command_key", call.command_key), ("program", call.program)):
+            if value is not None:
+                slot = (lane, value, call.session_row)
+                newest[slot] = max(newest.get(slot, 0.0), call.observed_epoch or 0.0)
+    return [(*slot, epoch) for slot, epoch in newest.items()]
 
 
 def _unique(rows: Iterable[EntryRow]) -> Iterator[EntryRow]:

@@ -136,6 +136,38 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        "0004_call_details",
+        (
+            # One row per tool call, for compare-route's private prior calls and the call lanes
+            # (`query.py`): the program a shell command runs and its first tokens (`fts.program_of`,
+            # `fts.command_key`), its session and time; and the files the call named,
+            # newline-separated. Calls indexed before this migration have no row until their file
+            # is read again.
+            """CREATE TABLE call_details (
+                entry_id INTEGER PRIMARY KEY,
+                session_row INTEGER NOT NULL,
+                program TEXT,
+                command_key TEXT,
+                observed_epoch REAL,
+                paths TEXT NOT NULL DEFAULT ''
+            )""",
+            "CREATE INDEX call_details_command ON call_details (command_key, session_row, observed_epoch)"
+            " WHERE command_key IS NOT NULL",
+            "CREATE INDEX call_details_program ON call_details (program, session_row, observed_epoch)"
+            " WHERE program IS NOT NULL",
+            # Per session, the newest run of each command key and program: a call lane walks
+            # sessions newest first (one row per session, not per run) and checks each one's scope.
+            """CREATE TABLE call_sessions (
+                lane TEXT NOT NULL CHECK (lane IN ('command_key', 'program')),
+                value TEXT NOT NULL,
+                session_row INTEGER NOT NULL,
+                newest_epoch REAL NOT NULL,
+                PRIMARY KEY (lane, value, session_row)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX call_sessions_newest ON call_sessions (lane, value, newest_epoch)",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

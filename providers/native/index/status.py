@@ -6,7 +6,11 @@ Freshness, most serious first:
   file under it failed to parse;
 - `stale`: files were added, changed or deleted since the last refresh (a stat-only scan);
 - `fresh`: none of the above.
-`stored_freshness` skips the stat scan: it is what a lookup reports within its refresh window.
+`stored_freshness` skips the stat scan. `scope_freshness` is what a lookup reports: the same, but a
+failed, damaged or vanished file counts only when it can hold the enablement's sessions (issue 13
+item 8): when a session it is known to hold binds to the repository, or when what it holds is not
+known (no stored session, or one with no cwd, checkout, identity or URL). A file whose stored
+sessions all ran in other repositories cannot hold this scope's rows, so it leaves it fresh.
 """
 
 import sqlite3
@@ -18,8 +22,10 @@ from contracts.base import Freshness
 from contracts.index_status import IndexRootStatus, IndexStatus
 from providers.native.index.cursor import decode_counts, has_damaged_files
 from providers.native.index.refresh import Roots, pending_changes, root_text
+from providers.native.index.repository import RepositoryBinding, binds
 from providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
 from providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
+from providers.native.parsers.outcome import DAMAGE_REASONS
 
 
 def root_keys(roots: Roots) -> list[tuple[str, str]]:
@@ -53,6 +59,41 @@ def stored_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
         if state != "indexed" or failed is not None or has_damaged_files(connection, source, root):
             return "incomplete"
     return "fresh"
+
+
+def scope_freshness(connection: sqlite3.Connection, roots: Roots, binding: RepositoryBinding) -> Freshness:
+    """`stored_freshness` for one enablement: only problems that can touch its repository count."""
+    if last_refreshed_at(connection, roots) is None:
+        return "unknown"
+    for source, root in root_keys(roots):
+        (state,) = connection.execute("SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)).fetchone()
+        if state == "unreadable":
+            return "incomplete"
+        problems = connection.execute(
+            "SELECT id, failure, skipped_by_reason FROM files"
+            " WHERE source = ? AND root = ? AND (failure IS NOT NULL OR skipped_total > 0)",
+            (source, root),
+        )
+        for file_id, failure, skipped in problems.fetchall():
+            damaged = failure is not None or bool(DAMAGE_REASONS & decode_counts(skipped).keys())
+            if damaged and _may_hold(connection, file_id, binding):
+                return "incomplete"
+    return "fresh"
+
+
+def _may_hold(connection: sqlite3.Connection, file_id: int, binding: RepositoryBinding) -> bool:
+    """True unless every session stored for the file is known to belong to another repository."""
+    sessions = connection.execute(
+        "SELECT cwd, checkout_root, repository_identity, repository_url_key FROM sessions WHERE file_id = ?",
+        (file_id,),
+    ).fetchall()
+    if not sessions:
+        return True
+    return any(
+        all(value is None for value in session)
+        or binds(binding, cwd=session[0], checkout_root=session[1], identity=session[2], url=session[3])
+        for session in sessions
+    )
 
 
 def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:

@@ -10,7 +10,8 @@ from providers.native.records import FILE_TOOL_NAMES
 
 EXCERPT_HALF: Final = 1000
 """Characters kept from each end of a tool output."""
-COMMAND_TEXT_LIMIT: Final = 2000
+COMMAND_TEXT_LIMIT: Final = 16 * 1024
+"""Longest command text kept: compare-route's prior calls carry commands up to 16 KiB (issue 13)."""
 
 _ISO_MS_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 _INJECTED_PREFIXES: Final = (

@@ -123,14 +123,16 @@ def test_search_rejects_a_request_for_another_scope(tmp_path):
         provider.search(request)
 
 
-def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, monkeypatch):
-    """Fault injection: the SQL scope is bypassed, and the per-row re-check still refuses."""
+@pytest.mark.parametrize("lane", ["rows", "calls"])
+def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, monkeypatch, lane):
+    """Fault injection: the SQL scope is bypassed, and the per-row re-check still refuses (items and prior calls)."""
     index_dir, root_a, _ = mixed
     stray = SearchRow(
-        1, "message", "u", "decision", None, None, None, None, "claude", "x", "/work/beta", None, None, None,
-        None, str(root_a / "-work-beta" / "x.jsonl"), "", "text", "", -1.0,
+        1, "tool_call", "u", "prior_failure", "Bash", 1, 1, None, "claude", "x", "/work/beta", None, None, None,
+        None, str(root_a / "-work-beta" / "x.jsonl"), "pytest", "text", "",
     )  # fmt: skip
-    monkeypatch.setattr("providers.native.provider.search", lambda connection, query: SearchResult([stray], 1))
+    found = SearchResult(rows=[stray] if lane == "rows" else [], calls=[stray] if lane == "calls" else [], matched=1, bounded=False)
+    monkeypatch.setattr("providers.native.provider.search", lambda *args, **kwargs: found)
     provider = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)}))
     with pytest.raises(ScopeViolation):
         provider.search(_request())

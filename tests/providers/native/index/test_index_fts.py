@@ -5,6 +5,8 @@ import time
 import pytest
 
 from providers.native.index.fts import (
+    CallShape,
+    call_shape,
     fts_query,
     is_weak_word,
     path_tail,
@@ -12,7 +14,7 @@ from providers.native.index.fts import (
     quote_fts_string,
     token_words,
 )
-from providers.native.index.query import ScopeFilter, search, search_sql
+from providers.native.index.query import ScopeFilter, fetch_rows, plan_search, ranked_sql, search
 from providers.native.index.store import atomic
 
 
@@ -119,26 +121,58 @@ def test_search_matches_hostile_terms_literally(fresh_index, term):
     if match is None:
         assert not token_words(term)
         return
-    found = search(fresh_index, _search(match))
-    assert [row.body for row in found.rows] == [quoting]
+    assert _bodies(fresh_index, match) == [quoting]
     assert fresh_index.execute("SELECT count(*) FROM entries").fetchone() == (2,)
+
+
+@pytest.mark.parametrize("term", HOSTILE_TERMS)
+def test_call_lanes_read_hostile_commands_literally(fresh_index, term):
+    """A hostile word inside a command reaches the call lanes' column queries as data, never syntax."""
+    _index_texts(fresh_index, ["unrelated words only"])
+    plan = plan_search(fresh_index, [f"git commit {term}"])
+    found = search(fresh_index, plan, SCOPE, evidence_types=["decision", "tool_outcome"], limit=5, front=2, now=0.0)
+    assert found.rows == []
 
 
 def test_search_does_not_treat_near_as_an_operator(fresh_index):
     _index_texts(fresh_index, ["alpha then many many many words beta", "near alpha beta"])
-    found = search(fresh_index, _search(fts_query(["NEAR(alpha beta)"])))
-    assert [row.body for row in found.rows] == ["near alpha beta"]
+    assert _bodies(fresh_index, fts_query(["NEAR(alpha beta)"])) == ["near alpha beta"]
 
 
 def test_search_phrase_keeps_flag_and_path_literal(fresh_index):
     _index_texts(fresh_index, ["ran pytest tests/test_auth.py -x and it failed", "ran pytest -x tests/test_auth.py"])
-    found = search(fresh_index, _search(fts_query(["pytest tests/test_auth.py -x"])))
-    assert [row.body for row in found.rows] == ["ran pytest tests/test_auth.py -x and it failed"]
+    assert _bodies(fresh_index, fts_query(["pytest tests/test_auth.py -x"])) == [
+        "ran pytest tests/test_auth.py -x and it failed"
+    ]
 
 
-def _search(match: str):
-    scope = ScopeFilter(source_roots=(("claude", "/root"),), repo_roots=("/repo",))
-    return search_sql(match, scope, evidence_types=["decision"], limit=10, now=time.time())
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [
+        ("pytest tests/test_auth.py -x", CallShape("pytest tests test auth py x", "pytest", ("tests/test_auth.py",))),
+        (
+            "cd app && FOO=1 .venv/bin/pytest -q tests",
+            CallShape("cd app foo 1 venv bin pytest q tests", "pytest", ("tests", "app")),
+        ),
+        ("git add -A && git commit -m 'feat: x'", CallShape("git add a git commit m feat x", "git", ("commit", "feat:", "add"))),
+        ("Token expiry is off by one", None),
+        ("surface-auth", None),
+        ("cd /tmp", None),
+    ],
+)
+def test_call_shape_finds_the_program_past_prefixes_and_keeps_subjects(term, expected):
+    assert call_shape(term) == expected
+
+
+SCOPE = ScopeFilter(source_roots=(("claude", "/root"),), repo_roots=("/repo",))
+
+
+def _bodies(connection, match: str) -> list[str]:
+    """The bodies the ranked pass finds for `match`, best first."""
+    query = ranked_sql(match, SCOPE, evidence_types=["decision"], bound=10, now=time.time())
+    ids = [row[0] for row in connection.execute(query.sql, query.params)]
+    rows = fetch_rows(connection, ids)
+    return [rows[i].body for i in ids]
 
 
 def _index_texts(connection, texts: list[str]) -> None:

@@ -1,7 +1,10 @@
 """`index_status` and freshness: unknown, fresh, stale and incomplete, each for its own reason."""
 
+import pytest
+
 from providers.native.index.refresh import refresh_index, refresh_locked
-from providers.native.index.status import index_freshness, index_status, stored_freshness
+from providers.native.index.repository import RepositoryBinding
+from providers.native.index.status import index_freshness, index_status, scope_freshness, stored_freshness
 from providers.native.index.store import index_file
 
 
@@ -50,3 +53,58 @@ def test_index_freshness_is_unknown_for_a_root_never_refreshed(fresh_index, tmp_
     transcript().user("fine").write()
     refresh_locked(fresh_index, _roots(tmp_path))
     assert index_freshness(fresh_index, {"claude": [tmp_path / "claude"], "codex": [tmp_path / "codex"]}) == "unknown"
+
+
+ALPHA = RepositoryBinding(roots=("/work/alpha",), identities=(), url_keys=())
+
+
+def _damaged(session) -> None:
+    """Write the session with one torn (invalid JSON) line after its records."""
+    path = session.write()
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"type": "user", "message": {"content": "torn\n')
+
+
+@pytest.mark.parametrize(
+    ("cwd", "freshness"),
+    [
+        ("/work/beta", "fresh"),  # a damaged file of another repository cannot hold this scope's rows
+        ("/work/alpha-fork", "fresh"),  # nor one of a look-alike folder
+        ("/work/alpha/src", "incomplete"),  # this repository's own damaged file counts
+    ],
+)
+def test_scope_freshness_counts_damage_only_where_this_scope_can_live(fresh_index, tmp_path, transcript, cwd, freshness):
+    """Issue 13 item 8: one damaged file in another scope leaves this one fresh."""
+    transcript("ok", "/work/alpha").user("fine").write()
+    _damaged(transcript("damaged", cwd).user("before the tear"))
+    refresh_locked(fresh_index, _roots(tmp_path))
+    assert stored_freshness(fresh_index, _roots(tmp_path)) == "incomplete"  # the whole index is not whole
+    assert scope_freshness(fresh_index, _roots(tmp_path), ALPHA) == freshness
+
+
+def test_scope_freshness_counts_a_file_whose_sessions_are_unknown(fresh_index, tmp_path, transcript):
+    """A file that never parsed, or whose session recorded no place, may hold anything: it counts."""
+    transcript("ok", "/work/alpha").user("fine").write()
+    (tmp_path / "claude" / "-work-beta" / "broken.jsonl").mkdir(parents=True)
+    refresh_locked(fresh_index, _roots(tmp_path))
+    assert scope_freshness(fresh_index, _roots(tmp_path), ALPHA) == "incomplete"
+
+
+def test_scope_freshness_counts_a_vanished_file_of_this_repository_only(fresh_index, tmp_path, transcript):
+    """A file indexed once, then turned into a dangling link, keeps its sessions: their place decides."""
+    transcript("ok", "/work/alpha").user("fine").write()
+    mine, theirs = transcript("mine", "/work/alpha").user("x").write(), transcript("theirs", "/work/beta").user("y").write()
+    refresh_locked(fresh_index, _roots(tmp_path))
+    for path in (theirs, mine):
+        path.unlink()
+        path.symlink_to(tmp_path / "claude" / "nowhere")  # inside the root: a link leaving it is not counted
+        refresh_locked(fresh_index, _roots(tmp_path))
+        assert stored_freshness(fresh_index, _roots(tmp_path)) == "incomplete"
+        assert scope_freshness(fresh_index, _roots(tmp_path), ALPHA) == ("fresh" if path == theirs else "incomplete")
+
+
+def test_scope_freshness_is_unknown_and_incomplete_like_stored_freshness(fresh_index, tmp_path, transcript):
+    transcript("ok", "/work/alpha").user("fine").write()
+    assert scope_freshness(fresh_index, _roots(tmp_path), ALPHA) == "unknown"
+    refresh_locked(fresh_index, _roots(tmp_path))
+    assert scope_freshness(fresh_index, _roots(tmp_path), ALPHA) == "fresh"

@@ -1,0 +1,134 @@
+"""Index rows to compare-route's private prior calls (`contracts.prior_calls.PriorToolCall`).
+
+A prior call carries what ran and how it ended, bounded: the command with its newlines (a shell
+tool's command, a file tool's target, another tool's input), exit code and error flag, the cwd it
+ran in and that cwd relative to the repository, when, at which revision, the files it named, and
+an excerpt of its output (head and tail). Nothing here is redacted or cut for a prompt: prior
+calls never reach one, nor the RFC result, a receipt, Prefect or a log.
+
+The cwd is the session's recorded cwd (the parsers record none per call). `repository_cwd` is it
+relative to the top of its checkout when that checkout is the enablement's repository (under a
+root, a linked worktree, a clone with the same root commit); `""` for a folder under a root that
+is no checkout on this machine (the session's folder is its checkout, as a worktree under a
+worktree parent is); otherwise (`/tmp`, another repository) None.
+"""
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Sequence
+from typing import Final
+
+from contracts.prior_calls import (
+    MAX_CALL_COMMAND_CHARS,
+    MAX_CALL_FILES,
+    MAX_CALL_OUTPUT_CHARS,
+    MAX_CALL_PATH_CHARS,
+    MAX_PRIOR_CALLS,
+    PriorToolCall,
+)
+from contracts.snippets import ELLIPSIS
+from providers.native.index.query import SearchRow
+from providers.native.index.repository import RepositoryBinding, locate_checkout, normalise_path, under
+from providers.native.index.results import message_ref, moment, session_ref
+from providers.native.index.rows import SHELL_TOOL_NAMES
+from providers.native.records import FILE_TOOL_NAMES
+
+_PARSER_CUT: Final = re.compile(r"\n\[… \d+ characters omitted …\]\n")
+"""The mark the parsers leave where they cut a long output to its head and tail (`parsers._text.excerpt`)."""
+
+
+class PriorCallBuilder:
+    """Builds prior calls for one enablement's repository, remembering each cwd's checkout."""
+
+    def __init__(self, binding: RepositoryBinding) -> None:
+        self._binding = binding
+        self._places: dict[tuple[str, str | None], str | None] = {}
+
+    def build(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
+        """Prior calls for the tool-call rows among `rows`, in order, one per record, at most `MAX_PRIOR_CALLS`."""
+        chosen: dict[tuple[str, str], SearchRow] = {}
+        for row in rows:
+            if row.kind == "tool_call" and len(chosen) < MAX_PRIOR_CALLS:
+                chosen.setdefault((row.source, row.uid), row)
+        files = _call_files(connection, [row.entry_id for row in chosen.values()])
+        return [self._call(row, files.get(row.entry_id, ())) for row in chosen.values()]
+
+    def repository_cwd(self, cwd: str | None, *, identity: str | None) -> str | None:
+        """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""
+        if not cwd:
+            return None
+        key = (cwd, identity)
+        if key not in self._places:
+            self._places[key] = self._place(normalise_path(cwd), identity)
+        return self._places[key]
+
+    def _place(self, cwd: str, identity: str | None) -> str | None:
+        checkout = locate_checkout(cwd)
+        if checkout is not None:
+            same = any(under(normalise_path(checkout.checkout_root), root) for root in self._binding.roots) or (
+                identity is not None and identity in self._binding.identities
+            )
+            return _relative(cwd, normalise_path(checkout.toplevel)) if same else None
+        # No checkout to tell a subfolder from (the folder is gone, or was never a git checkout): the
+        # session's own folder under a root is its checkout, as a worktree under a worktree parent is.
+        return "" if any(under(cwd, root) for root in self._binding.roots) else None
+
+    def _call(self, row: SearchRow, files: tuple[str, ...]) -> PriorToolCall:
+        command = _command_of(row, files)
+        output = row.body or row.detail
+        excerpt = _excerpt(output)
+        cwd = normalise_path(row.cwd) if row.cwd else None
+        return PriorToolCall(
+            session_ref=session_ref(row.source, row.session_id),
+            message_ref=message_ref(row.source, row.kind, row.uid),
+            tool_name=(row.tool_name or "tool")[:64],
+            command=command[:MAX_CALL_COMMAND_CHARS],
+            command_truncated=len(command) >= MAX_CALL_COMMAND_CHARS,
+            exit_code=row.exit_code,
+            is_error=None if row.is_error is None else bool(row.is_error),
+            cwd=_bounded_path(cwd),
+            repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=row.repository_identity)),
+            observed_at=moment(row.observed_at),
+            revision_ref=row.git_commit[:80] if row.git_commit else None,
+            files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],
+            output_excerpt=excerpt,
+            output_truncated=len(excerpt) < len(output) or _PARSER_CUT.search(output) is not None,
+        )
+
+
+def _command_of(row: SearchRow, files: tuple[str, ...]) -> str:
+    """The shell command itself; a file tool's target; else the tool's input without its name."""
+    name = row.tool_name or ""
+    if name.lower() in SHELL_TOOL_NAMES:
+        return row.command
+    if name.lower() in FILE_TOOL_NAMES and files:
+        return " ".join(files)
+    return row.command.removeprefix(f"{name} ") if name else row.command
+
+
+def _excerpt(output: str) -> str:
+    """`output` whole when it fits, else its head and tail around a `…` line."""
+    if len(output) <= MAX_CALL_OUTPUT_CHARS:
+        return output
+    half = (MAX_CALL_OUTPUT_CHARS - 3) // 2
+    return f"{output[:half]}\n{ELLIPSIS}\n{output[-half:]}"
+
+
+def _relative(path: str, root: str) -> str:
+    return "" if path == root else os.path.relpath(path, root)
+
+
+def _bounded_path(path: str | None) -> str | None:
+    return None if path is None or len(path) > MAX_CALL_PATH_CHARS else path
+
+
+def _call_files(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    if not ids:
+        return {}
+    rows = connection.execute(
+        "SELECT c.entry_id, c.paths FROM json_each(?) AS m JOIN call_details AS c ON c.entry_id = m.value",
+        (json.dumps(list(ids)),),
+    )
+    return {entry_id: tuple(path for path in paths.split("\n") if path) for entry_id, paths in rows}

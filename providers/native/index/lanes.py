@@ -1,0 +1,136 @@
+"""Call lanes: the newest in-scope runs of a proposed command, found by time in bounded work.
+
+For each term that reads as a command (`fts.call_shape`), two lanes: (a) the prior tool calls
+that ran the same command (the same first tokens, `fts.command_key`), then (b) the same program
+with one of the command's subjects in its text. A lane walks the sessions that ran it newest
+first (`call_sessions`: one row per session, by the time of its newest run, whatever order files
+were indexed in), checks each session it meets against the scope once, and reads the runs of the
+in-scope ones `CALL_LANE_ROWS` sessions at a time (the newest N runs always lie within the N
+sessions with the newest runs), until it has `CALL_LANE_ROWS` runs or has looked at `LANE_WALK`
+sessions; the same-program lane, which reads text, stops after `PROGRAM_GROUPS` groups.
+
+Newest first, not failures first: a failure that a later run of the same command resolved must
+arrive with that later run, or the comparator would call a fixed step a repeated dead end.
+"""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Final
+
+from providers.native.index.scoped_sql import (
+    TEXT,
+    BuiltQuery,
+    Candidate,
+    ScopeFilter,
+    candidates,
+    newest_sql,
+    scope_clauses,
+)
+from providers.native.index.store import quote_identifier
+
+CALL_LANE_ROWS: Final = 16
+"""Prior calls each call lane contributes."""
+SESSION_WINDOW: Final = 500
+"""Sessions a call lane reads from the index at a time, newest first."""
+LANE_WALK: Final = 5000
+"""Most sessions one call lane looks at."""
+PROGRAM_RUNS: Final = 400
+"""Runs of a program whose text the same-program lane reads per group of sessions."""
+PROGRAM_GROUPS: Final = 2
+"""Groups of `CALL_LANE_ROWS` in-scope sessions the same-program lane reads: it reads text, so it
+looks at the newest 32 in-scope sessions that ran the program, at most 800 runs' text."""
+
+
+def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> BuiltQuery:
+    """Which of the sessions `session_rows` are in scope (the same agent and repository predicates as every search)."""
+    params: dict[str, object] = {"ids": json.dumps(list(session_rows))}
+    where = scope_clauses(scope, None, params)
+    sql = (
+        f"SELECT s.id FROM json_each(:ids) AS m\nJOIN {quote_identifier('sessions')} AS s ON s.id = m.value\n"
+        f"JOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
+    )
+    return BuiltQuery(sql, params)
+
+
+def lane_sessions_sql(lane: str, *, window: int, offset: int) -> BuiltQuery:
+    """One window of a call lane's walk: the sessions that ran `:value`, newest run first."""
+    sql = (
+        f"SELECT session_row FROM {quote_identifier('call_sessions')} WHERE lane = :lane AND value = :value"
+        " ORDER BY newest_epoch DESC LIMIT :window OFFSET :offset"
+    )
+    return BuiltQuery(sql, {"lane": lane, "window": window, "offset": offset})
+
+
+def lane_runs_sql(lane: str, session_rows: Sequence[int], subjects: Sequence[str], *, take: int) -> BuiltQuery:
+    """The newest `take` runs of `:value` in these sessions; with `subjects`, only runs naming one of them."""
+    if lane not in ("command_key", "program"):
+        raise ValueError("a call lane is command_key or program")
+    params: dict[str, object] = {"sessions": json.dumps(list(session_rows)), "take": take}
+    runs = (
+        f"SELECT entry_id, observed_epoch FROM {quote_identifier('call_details')} WHERE {lane} = :value"
+        " AND session_row IN (SELECT value FROM json_each(:sessions))"
+    )
+    if not subjects:
+        return BuiltQuery(f"{runs}\nORDER BY observed_epoch DESC LIMIT :take", params)
+    tests = []
+    for i, subject in enumerate(subjects):
+        params[f"subject_{i}"] = subject
+        tests.append(f"instr(lower(t.command), :subject_{i}) > 0")
+    params["runs"] = PROGRAM_RUNS
+    sql = (
+        f"SELECT c.entry_id, c.observed_epoch FROM ({runs} ORDER BY observed_epoch DESC LIMIT :runs) AS c\n"
+        f"JOIN {TEXT} AS t ON t.rowid = c.entry_id\nWHERE {' OR '.join(tests)}\n"
+        "ORDER BY c.observed_epoch DESC LIMIT :take"
+    )
+    return BuiltQuery(sql, params)
+
+
+def call_lane(
+    connection: sqlite3.Connection,
+    lane: str,
+    value: str,
+    subjects: Sequence[str],
+    sessions: dict[int, bool],
+    scope: ScopeFilter,
+    evidence_types: Sequence[str],
+) -> tuple[list[Candidate], bool]:
+    """A call lane's newest in-scope runs (at most `CALL_LANE_ROWS`), and whether a bound cut it."""
+    chosen: list[tuple[int, float | None]] = []
+    offset, groups = 0, PROGRAM_GROUPS if subjects else LANE_WALK
+    cut = False
+    while len(chosen) < CALL_LANE_ROWS and groups > 0:
+        if offset >= LANE_WALK:
+            cut = True
+            break
+        window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset)
+        met = [row for (row,) in connection.execute(window.sql, {**window.params, "value": value})]
+        _check_sessions(connection, scope, met, sessions)
+        inside = [row for row in met if sessions[row]]
+        for start in range(0, len(inside), CALL_LANE_ROWS):
+            runs = lane_runs_sql(lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS)
+            chosen += connection.execute(runs.sql, {**runs.params, "value": value}).fetchall()
+            groups -= 1
+            if len(chosen) >= CALL_LANE_ROWS or groups == 0:
+                cut = cut or start + CALL_LANE_ROWS < len(inside) or len(met) == SESSION_WINDOW
+                break
+        offset += len(met)
+        if len(met) < SESSION_WINDOW:
+            break
+    if not chosen:
+        return [], cut
+    newest = [entry_id for entry_id, _ in sorted(chosen, key=lambda run: -(run[1] or 0.0))][:CALL_LANE_ROWS]
+    # The scope again in SQL (with the evidence types), newest first: the same order as the walk.
+    query = newest_sql(newest, scope, evidence_types=evidence_types, take=CALL_LANE_ROWS)
+    return candidates(connection, query), cut or len(chosen) >= CALL_LANE_ROWS
+
+
+def _check_sessions(
+    connection: sqlite3.Connection, scope: ScopeFilter, session_rows: Sequence[int], known: dict[int, bool]
+) -> None:
+    """Record in `known` whether each session not yet in it is in scope."""
+    unknown = [row for row in dict.fromkeys(session_rows) if row not in known]
+    if unknown:
+        query = scope_sessions_sql(unknown, scope)
+        inside = {row for (row,) in connection.execute(query.sql, query.params)}
+        known.update((row, row in inside) for row in unknown)

@@ -1,0 +1,112 @@
+"""The SQL pieces every scoped statement shares: the scope as predicates, bound parameters, candidates.
+
+Scope is part of every statement, never a filter applied afterwards: a row is a candidate only
+when its file lies under one of the agent's (source, root) pairs and its session is bound to the
+repository (see `repository.py`). Every value is a bound parameter; the only text spliced into the
+SQL is fixed SQL and parameter names the builder makes itself.
+"""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from providers.native.index.repository import RepositoryBinding, repository_sql
+from providers.native.index.store import quote_identifier
+
+TEXT: Final = quote_identifier("entry_text")
+JOINS: Final = (
+    f"JOIN {quote_identifier('sessions')} AS s ON s.id = e.session_row\n"
+    f"JOIN {quote_identifier('files')} AS f ON f.id = e.file_id"
+)
+"""An entry's (`e`) session (`s`) and file (`f`), which the scope predicates read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeFilter:
+    """The scope of one enablement, as the SQL predicates need it."""
+
+    source_roots: tuple[tuple[str, str], ...]
+    """(source, root) pairs: a row's file must be that source's and lie under that root."""
+    repo_roots: tuple[str, ...]
+    """Repository roots (see `repository.py` for the rules that bind a session to them)."""
+    identities: tuple[str, ...] = ()
+    """Root-commit identities the session's checkout may have."""
+    url_keys: tuple[str, ...] = ()
+    """Normalised remote URLs the session may have recorded."""
+    checkouts: tuple[str, ...] = ()
+    """Main working trees the session's checkout may be."""
+    enclosing: tuple[str, ...] = ()
+    """Checkouts holding a root as a subfolder: they bind only under that root."""
+    remotes_known: bool = False
+    """The roots' remotes are known, so a recorded remote outside `url_keys` excludes a session."""
+
+    @property
+    def binding(self) -> RepositoryBinding:
+        """The repository part of the scope, as `repository_sql` reads it."""
+        return RepositoryBinding(
+            self.repo_roots, self.identities, self.url_keys, self.checkouts, self.enclosing, self.remotes_known
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltQuery:
+    """A statement and the parameters it binds, by name."""
+
+    sql: str
+    params: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A candidate row: its id and the key of its record (source, kind, uid), by which copies collapse."""
+
+    entry_id: int
+    key: tuple[str, str, str]
+
+
+def newest_sql(ids: Sequence[int], scope: ScopeFilter, *, evidence_types: Sequence[str], take: int) -> BuiltQuery:
+    """Of the rows `ids`, the `take` most recently observed in-scope ones."""
+    params: dict[str, object] = {"ids": json.dumps(list(ids)), "take": take}
+    where = scope_clauses(scope, evidence_types, params)
+    sql = (
+        f"SELECT e.id, s.source, e.kind, e.uid FROM json_each(:ids) AS m\n"
+        f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
+        f"WHERE {where}\nORDER BY coalesce(e.observed_epoch, 0.0) DESC, e.id DESC LIMIT :take"
+    )
+    return BuiltQuery(sql, params)
+
+
+def candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[Candidate]:
+    """Rows of (id, source, kind, uid) as candidates."""
+    return [Candidate(i, (source, kind, uid)) for i, source, kind, uid in connection.execute(query.sql, query.params)]
+
+
+def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object]) -> str:
+    """The evidence-type (unless None), agent and repository predicates (ANDed), adding their parameters."""
+    agent = [
+        f"(f.source = :source_{i} AND substr(f.path, 1, length(:source_root_{i})) = :source_root_{i})"
+        for i in range(len(scope.source_roots))
+    ]
+    for i, (source, root) in enumerate(scope.source_roots):
+        params[f"source_{i}"], params[f"source_root_{i}"] = source, _prefix(root)
+    clauses = [] if evidence_types is None else [
+        f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
+    ]
+    clauses += [
+        "(" + " OR ".join(agent) + ")" if agent else "0",
+        repository_sql(scope.binding, params),
+    ]
+    return "\n  AND ".join(clauses)
+
+
+def _placeholders(name: str, values: Sequence[str], params: dict[str, object]) -> str:
+    for i, value in enumerate(values):
+        params[f"{name}_{i}"] = value
+    return ", ".join(f":{name}_{i}" for i in range(len(values)))
+
+
+def _prefix(root: str) -> str:
+    """What a path inside `root` starts with."""
+    return root if root.endswith("/") else root + "/"
