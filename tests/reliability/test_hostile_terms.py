@@ -35,7 +35,6 @@ from providers.base import EvidenceProvider
 from providers.native.index.fts import token_words
 from providers.native.index.store import connect, index_file
 from providers.native.provider import NativeIndexProvider
-from providers.obelisk import ObeliskProvider
 from providers.obelisk.discovery import clear_probe_cache
 from stages.retrieve import retrieve
 from tests.reliability.figures import FIGURES, FULL
@@ -127,10 +126,10 @@ def _situation(commands: list[str], files: list[str] | None = None, **overrides:
     return load_contract(ReplanSituation, json.dumps(document).encode("utf-8"))
 
 
-def _provider(world: World, backend: str) -> EvidenceProvider:
+def _provider(world: World, backend: str, work_dir: Path) -> EvidenceProvider:
     if backend == "native":
         return NativeIndexProvider(world.index_dir, world.native_enablement())
-    return ObeliskProvider(world.obelisk_enablement(), timeout_s=10.0)
+    return world.obelisk_provider(work_dir, timeout_s=10.0)
 
 
 def _enablement(world: World, backend: str) -> Enablement:
@@ -157,9 +156,9 @@ def _assert_nothing_ran(world: World, shape_before: tuple[list[tuple[str, str]],
         assert integrity_problems(connection) == []
     finally:
         connection.close()
-    queries = world.stand_in.queries()
-    assert all(query["data_block_ok"] for query in queries)
-    assert len({query["code_sha256"] for query in queries}) <= 1
+    scripts = world.stand_in.scripts()
+    assert all(script["data_block_ok"] for script in scripts)
+    assert len({script["code_sha256"] for script in scripts}) <= 1
 
 
 def _assert_literal(run: MeasuredRun, world: World, backend: str, planted_terms: list[str]) -> None:
@@ -181,8 +180,17 @@ def _assert_literal(run: MeasuredRun, world: World, backend: str, planted_terms:
     for item in run.items:
         assert set(token_words(item.snippet)) & tokens, "an item shares no token with the terms"
     if backend == "obelisk":
-        (query,) = world.stand_in.queries()[-1:]
-        assert query["consts"]["TERMS"] == request.query_terms
+        _assert_terms_sent_as_data(world, request)
+
+
+def _assert_terms_sent_as_data(world: World, request: HistoricalEvidenceRequest) -> None:
+    """The last query script carried the terms, unchanged, as JSON data: the tool-call SQL's
+    `?` binding, and `search()`'s list when decisions or summaries were asked for."""
+    (script,) = world.stand_in.scripts()[-1:]
+    consts = script["consts"]
+    assert json.loads(consts["CALLS_ARGS"][3]) == request.query_terms
+    searched = bool({"decision", "summary"} & set(request.evidence_types))
+    assert consts["TERMS"] == (request.query_terms if searched else [])
 
 
 @pytest.mark.parametrize("category", sorted(PAYLOADS))
@@ -195,7 +203,7 @@ def test_run_pipeline_matches_hostile_terms_literally(
     terms = _terms_of(world, category)
     run = run_pipeline_measured(
         _situation(terms),
-        provider=_provider(world, backend),
+        provider=_provider(world, backend, tmp_path / "obelisk-work"),
         policy=_policy(_enablement(world, backend)),
         encoder=encoder,
     )
@@ -207,6 +215,7 @@ def test_run_pipeline_matches_hostile_terms_literally(
     _assert_literal(run, world, backend, terms)
     assert run.seconds < HOSTILE_BOUND_S
     _assert_nothing_ran(world, shape)
+    assert list((tmp_path / "obelisk-work").glob("*")) == [], "a query folder outlived its run"
     captured = capsys.readouterr()
     assert_no_canary(
         CANARY,
@@ -231,7 +240,7 @@ def test_run_pipeline_largest_admissible_situation_is_bounded(
     shape = _index_shape(world)
     run = run_pipeline_measured(
         situation_model,
-        provider=_provider(world, backend),
+        provider=_provider(world, backend, tmp_path / "obelisk-work"),
         policy=_policy(_enablement(world, backend)),
         encoder=encoder,
     )
@@ -304,7 +313,7 @@ def test_retrieve_refuses_an_out_of_contract_request_quickly(
         query_terms=terms,
         limits=_valid_request().limits,
     )
-    provider = _provider(world, backend)
+    provider = _provider(world, backend, tmp_path / "obelisk-work")
     spawned_before = len(world.stand_in.reports())
     started = time.monotonic()
     retrieval = retrieve(_admission(request), provider=provider)
@@ -336,9 +345,11 @@ def test_retrieve_refuses_an_out_of_contract_request_quickly(
 
 @pytest.mark.parametrize("backend", ["native", "obelisk"])
 def test_cli_run_over_hostile_terms_prints_only_the_decision(
-    world: World, backend: str, clean_environment: Path, tmp_path: Path
+    world: World, backend: str, clean_environment: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`run --situation -` end to end: exit 0, one JSON decision, no canary in anything printed."""
+    """`run --situation -` end to end: exit 0, one JSON decision, no canary in anything printed.
+    HOME is the world's: the adapter looks for Obelisk's index where Obelisk keeps it."""
+    monkeypatch.setenv("HOME", str(world.home))
     write_config(clean_environment, _enablement(world, backend))
     terms = _terms_of(world, "shell") + _terms_of(world, "sql")
     raw = _situation(terms).model_dump_json().encode("utf-8")
@@ -364,7 +375,8 @@ _GENERATED_TERMS = st.lists(st.sampled_from(FRAGMENTS) | st.text(min_size=1, max
 def test_run_pipeline_survives_generated_hostile_terms(world: World, backend: str, encoder, tmp_path: Path) -> None:
     """Random mixes of the payloads and arbitrary text: typed, bounded, literal, nothing executed."""
     shape = _index_shape(world)
-    provider, policy = _provider(world, backend), _policy(_enablement(world, backend))
+    provider = _provider(world, backend, tmp_path / "obelisk-work")
+    policy = _policy(_enablement(world, backend))
     outputs: dict[str, str] = {}
 
     @settings(max_examples=GENERATED, deadline=None, suppress_health_check=list(HealthCheck), database=None)

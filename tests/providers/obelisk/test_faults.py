@@ -23,8 +23,13 @@ FAULTS = {
     "huge": "provider_output_too_large",
     "error": "provider_failed",
     "crash": "provider_failed",
+    "killed": "provider_failed",
     "orphan_row": "scope_violation",
     "foreign_row": "scope_violation",
+    "mixed_session_row": "scope_violation",
+    "orphan_call_row": "scope_violation",
+    "foreign_call_row": "scope_violation",
+    "other_source_row": "scope_violation",
 }
 
 
