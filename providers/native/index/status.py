@@ -67,7 +67,7 @@ def scope_freshness(connection: sqlite3.Connection, roots: Roots, binding: Repos
         return "unknown"
     for source, root in root_keys(roots):
         (state,) = connection.execute("SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)).fetchone()
-        if state == "unreadable":
+        if state != "indexed":  # a missing or unreadable root may hold this repository's sessions
             return "incomplete"
         problems = connection.execute(
             "SELECT id, failure, skipped_by_reason FROM files"
