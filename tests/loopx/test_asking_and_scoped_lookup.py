@@ -1,0 +1,95 @@
+import pytest
+
+from contracts.config import Enablement
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT
+from obelisk_session_evidence.loopx.asking import Asker, asker, invocation_asker
+from obelisk_session_evidence.loopx.recall import situation_for
+from obelisk_session_evidence.loopx.scoped_lookup import (
+    MAX_QUERY_WORDS,
+    asking_enablement,
+    query_words,
+)
+from obelisk_session_evidence.state.paths import StatePaths
+from tests.loopx.helpers import CURRENT_SESSION, backend
+from tests.stages.helpers import enabled_policy
+
+LOOPX_ARGV = [
+    "/venv/bin/python3", "/venv/bin/loopx", "decision-context", "recall-context",
+    "--goal-id", "goal-a", "--agent-id=agent-a", "--profile", "p.json",
+]
+
+
+def test_invocation_asker_reads_loopx_decision_context_arguments():
+    assert invocation_asker(LOOPX_ARGV) == Asker("goal-a", "agent-a")
+    assert invocation_asker(["pytest", "--agent-id", "x"]) == Asker(None, None)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, (Asker("goal-a", "agent-a"), None)),
+        ({"LOOPX_AGENT_ID": "agent-a"}, (Asker("goal-a", "agent-a"), None)),
+        ({"LOOPX_AGENT_ID": "agent-b"}, (None, "asking_agent_conflict")),
+    ],
+)
+def test_asker_prefers_the_invocation_and_refuses_disagreement(environ, expected):
+    assert asker(parent_argv=LOOPX_ARGV, environ=environ) == expected
+
+
+def test_asker_falls_back_to_loopx_host_turn_environment():
+    environ = {"LOOPX_GOAL_ID": "goal-b", "LOOPX_AGENT_ID": "agent-b"}
+    assert asker(parent_argv=["bash"], environ=environ) == (Asker("goal-b", "agent-b"), None)
+
+
+def test_query_words_are_bounded_and_stripped_of_syntax():
+    words = query_words('why did "pytest tests/test_auth.py" fail? OR NEAR(x) ' + "w" * 70 + " a")
+    assert words == ["why", "did", "pytest", "tests/test_auth.py", "fail", "OR"]
+    assert len(query_words(" ".join(f"word{i}" for i in range(40)))) == MAX_QUERY_WORDS
+
+
+def _enablement(agent: str, project: str) -> Enablement:
+    base = enabled_policy().config.enablements[0]
+    return base.model_copy(update={"agent_id": agent, "project_id": project})
+
+
+def test_asking_enablement_never_guesses():
+    one = _enablement("agent-a", "project-1")
+    two = _enablement("agent-a", "project-2")
+    assert asking_enablement([one], Asker(None, "agent-a")) == (one, None)
+    assert asking_enablement([one], Asker(None, None)) == (None, "asking_agent_unknown")
+    assert asking_enablement([one], Asker(None, "agent-b")) == (None, "not_enabled")
+    assert asking_enablement([one, two], Asker("goal-x", "agent-a")) == (None, "scope_ambiguous")
+    assert asking_enablement([one, two], Asker("project-2", "agent-a")) == (two, None)
+
+
+def test_situation_for_free_text_builds_an_operator_lookup(tmp_path):
+    paths = StatePaths(tmp_path)
+    backend(paths=paths, history=lambda request: [])
+    situation, session, error = situation_for(
+        paths, scope_ref=CURRENT_SESSION, query="pytest auth failure",
+        asking=Asker(FIXTURE_PROJECT, FIXTURE_AGENT),
+    )
+    assert error is None and session == CURRENT_SESSION
+    assert situation.invoking_session == CURRENT_SESSION
+    assert situation.operator_request.requested is True
+    assert situation.proposed.route.hypothesis == "pytest auth failure"
+    assert situation.scope.agent_id == FIXTURE_AGENT
+
+
+def test_situation_for_refuses_a_thread_bound_to_another_agent(tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        "obelisk_session_evidence.loopx.recall.bound_agents",
+        lambda source, session_id, registry=None: frozenset({"agent-other"}),
+    )
+    paths = StatePaths(tmp_path)
+    backend(paths=paths, history=lambda request: [])
+    assert situation_for(
+        paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT)
+    ) == (None, None, "cross_agent_denied")
+    # The thread alone identifies the agent when LoopX names none.
+    monkeypatch.setattr(
+        "obelisk_session_evidence.loopx.recall.bound_agents",
+        lambda source, session_id, registry=None: frozenset({FIXTURE_AGENT}),
+    )
+    situation, _, error = situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, None))
+    assert error is None and situation.scope.agent_id == FIXTURE_AGENT
