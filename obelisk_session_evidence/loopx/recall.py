@@ -48,7 +48,8 @@ from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spooled_path
 from providers.factory import ProviderFactory
 
-SITUATION_REF: Final = re.compile(r"^replan-situation:(sha256:[0-9a-f]{64})$")
+SITUATION_REF_PREFIX: Final = "replan-situation:"
+SITUATION_REF: Final = re.compile(rf"^{SITUATION_REF_PREFIX}(sha256:[0-9a-f]{{64}})$")
 """A spooled situation, named by the digest `state.spool_document` returned."""
 SCOPES_WITHOUT_HOST_SESSION: Final = frozenset({"goal", "replan-history"})
 """Scopes that name no host session: LoopX's default `goal`, and this project's own."""

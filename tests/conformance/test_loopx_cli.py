@@ -1,0 +1,196 @@
+"""The extension as LoopX 2.1.1 drives it: its own CLI, in subprocesses, with isolated homes.
+
+Every step is a real `loopx` process (install, enable, doctor, `decision-context recall-context`,
+`prepare-evidence`, disable) over a real native index of written Claude Code sessions; nothing
+is stubbed. Assertions are on what LoopX prints: status, result counts, the verdict item, and
+its public retrieval receipt, which must be free of session content and query text (canaries).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import obelisk_session_evidence.loopx as adapters
+from fixtures.situations import situation
+from tests.conformance.conftest import REPOSITORY
+from tests.providers.native.index.transcripts import ClaudeTranscript
+
+pytestmark = pytest.mark.conformance
+
+EXTENSION_ID = "obelisk-session-evidence"
+GOAL, AGENT, REPO_ID = "goal-h15", "agent-h15", "repo-h15"
+CONTENT_CANARY = "canary-zebra-content-5511"
+QUERY_CANARY = "canary-okapi-query-2207"
+ROUTE = "pytest tests/test_auth.py -x"
+MANIFEST = Path(adapters.__file__).with_name("extension.toml")
+
+
+class LoopxHome:
+    """One isolated owner: HOME, LoopX's runtime root, this project's state, a repository."""
+
+    def __init__(self, root: Path, node: Path) -> None:
+        self.root = root
+        self.repo = root / "repo"
+        self.sessions = root / "claude"
+        for folder in (root / "home", self.repo, self.sessions):
+            folder.mkdir(parents=True)
+        self.state = root / "ose"
+        self.environment = {
+            "HOME": str(root / "home"),
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), str(node.parent), "/usr/bin:/bin"]),
+            "PYTHONPATH": str(REPOSITORY),
+            "LOOPX_RUNTIME_ROOT": str(root / "loopx"),
+            "LOOPX_REGISTRY": str(root / "loopx-registry.json"),
+            "LOOPX_USAGE_PING": "0",
+            "OBELISK_SESSION_EVIDENCE_HOME": str(self.state),
+            "TMPDIR": str(root),
+        }
+        self.profile = root / "profile.json"
+        self.profile.write_text(json.dumps({
+            "schema_version": "decision_context_profile_v0",
+            "goal_id": GOAL,
+            "enabled": True,
+            "enabled_agents": [AGENT],
+            "source_provider_bindings": [],
+            "sources": [],
+            "context_provider": {
+                "provider": "extension", "namespace": "replan", "scope_ref": "goal",
+                "max_results": 4, "timeout_seconds": 30, "config": {"extension_id": EXTENSION_ID},
+            },
+            "automation": {"automatic_capture": False, "fail_open": True},
+        }))  # fmt: skip
+
+    def run(self, *args: str, expect: int = 0) -> str:
+        completed = subprocess.run(
+            list(args), capture_output=True, text=True, env=self.environment, cwd=self.root,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert completed.returncode == expect, (args[:3], completed.stdout[-2000:], completed.stderr[-2000:])
+        return completed.stdout
+
+    def loopx(self, *args: str) -> dict[str, Any]:
+        return json.loads(self.run("loopx", *args, "--format", "json"))
+
+    def ours(self, *args: str) -> str:
+        return self.run("obelisk-session-evidence", *args)
+
+    def history(self) -> None:
+        """An earlier session whose route failed, and the current session with an earlier turn."""
+        ClaudeTranscript(self.sessions, "s-earlier", str(self.repo)).user("fix login").bash(
+            ROUTE, f"FAILED tests/test_auth.py::test_login {CONTENT_CANARY}", exit_code=1
+        ).write()
+        ClaudeTranscript(self.sessions, "s-current", str(self.repo)).user("login again").bash(
+            "make lint", f"lint clean {CONTENT_CANARY}"
+        ).write()
+        self.ours(
+            "enable", "--surface", "replan-history", "--agent-id", AGENT, "--project-id", GOAL,
+            "--repository-id", REPO_ID, "--repo-root", str(self.repo), "--source", "claude",
+            "--source-root", f"claude={self.sessions}",
+        )  # fmt: skip
+        self.ours("index", "refresh", "--root", f"claude={self.sessions}")
+
+    def install(self) -> dict[str, Any]:
+        return self.loopx("extension", "install", "--manifest", str(MANIFEST), "--execute")
+
+    def recall(self, scope: str, query: str) -> dict[str, Any]:
+        return self.loopx(
+            "decision-context", "recall-context", "--goal-id", GOAL, "--agent-id", AGENT,
+            "--profile", str(self.profile), "--context-scope-ref", scope, "--query", query,
+            "--query-summary", "prior failures",
+        )  # fmt: skip
+
+
+@pytest.fixture
+def home(tmp_path: Path, loopx_tools: Path) -> LoopxHome:
+    return LoopxHome(tmp_path, loopx_tools)
+
+
+@pytest.fixture
+def ready(home: LoopxHome) -> LoopxHome:
+    home.history()
+    assert home.install()["doctor"]["status"] == "ready"
+    assert home.loopx("extension", "enable", EXTENSION_ID, "--execute")["enabled"] is True
+    doctor = home.loopx("extension", "doctor", EXTENSION_ID, "--execute")
+    assert (doctor["status"], doctor["verified"]) == ("ready", True)
+    return home
+
+
+def _verdict(payload: dict[str, Any]) -> str:
+    receipt = payload["retrieval_receipt"]
+    public = json.dumps(receipt)
+    assert CONTENT_CANARY not in public and QUERY_CANARY not in public and "pytest" not in public
+    assert receipt["raw_content_captured"] is False
+    return receipt["results"][0]["summary"]
+
+
+def test_doctor_is_not_ready_without_an_enablement_or_with_a_broken_configuration(home):
+    # LoopX refuses to install an extension whose doctor fails, and says so.
+    refused = json.loads(home.run(
+        "loopx", "extension", "install", "--manifest", str(MANIFEST), "--execute", "--format", "json",
+        expect=2,
+    ))  # fmt: skip
+    assert refused["error"].endswith("doctor is not ready: provider_unavailable")
+    home.history()
+    assert home.install()["doctor"]["status"] == "ready"
+    (home.state / "config.json").write_text("{broken")
+    doctor = home.loopx("extension", "doctor", EXTENSION_ID, "--execute")
+    assert (doctor["status"], doctor["failure_kind"]) == ("provider_unavailable", "probe_nonzero_exit")
+
+
+def test_free_text_with_goal_scope_answers_with_the_verdict(ready):
+    payload = ready.recall("goal", f"pytest test_auth login failed {QUERY_CANARY}")
+    assert (payload["status"], payload["reason_code"]) == ("completed", None)
+    verdict = _verdict(payload)
+    assert verdict.startswith("verdict ") and "index fresh" in verdict
+    returned = int(re.search(r"; returned (\d+);", verdict).group(1))
+    assert returned >= 1 and payload["result_count"] == 1 + returned  # the verdict, then history
+    assert any(CONTENT_CANARY in result["content"] for result in payload["results"][1:])
+
+
+def test_free_text_with_host_session_scope_counts_that_threads_history(ready):
+    payload = ready.recall("host-session:claude:s-current", "make lint")
+    assert (payload["status"], payload["reason_code"]) == ("completed", None)
+    verdict = _verdict(payload)
+    # The named thread's earlier turn is history: it is returned, and nothing was excluded.
+    assert "invoking turn excluded 0" in verdict and "; returned 1;" in verdict
+    assert "lint clean" in payload["results"][1]["content"]
+
+
+def test_a_spooled_situation_reference_carries_the_full_route(ready):
+    document = situation(scope={"agent_id": AGENT, "project_id": GOAL, "repository_id": REPO_ID})
+    (ready.root / "situation.json").write_text(json.dumps(document))
+    reference = ready.ours("situation", "spool", "--situation", str(ready.root / "situation.json")).strip()
+    assert reference.startswith("replan-situation:sha256:")
+    payload = ready.recall("goal", reference)
+    assert (payload["status"], payload["result_count"]) == ("completed", 2)
+    assert _verdict(payload).startswith("verdict repeats_prior_failure; delta route_repeats_prior_failure")
+
+
+def test_prepare_evidence_is_answered(ready):
+    payload = ready.loopx(
+        "decision-context", "prepare-evidence", "--goal-id", GOAL, "--agent-id", AGENT,
+        "--profile", str(ready.profile), "--decision-id", "decision-1",
+    )  # fmt: skip
+    receipt = payload["assembly"]["context_retrieval_receipt"]
+    assert (receipt["status"], receipt["reason_code"]) == ("completed", None)
+    assert receipt["results"][0]["summary"].startswith("verdict ")
+    assert CONTENT_CANARY not in json.dumps(payload["assembly"])
+
+
+def test_a_disabled_extension_is_never_called(ready):
+    ready.loopx("extension", "disable", EXTENSION_ID, "--execute")
+    payload = ready.recall("goal", "pytest")
+    assert payload["status"] == "unavailable"
+    assert payload["retrieval_receipt"]["search_performed"] is False
+
+
+def test_a_broken_configuration_is_config_invalid_in_loopx(ready):
+    (ready.state / "config.json").write_text("{broken")
+    payload = ready.recall("goal", "pytest")
+    assert (payload["status"], payload["reason_code"]) == ("unavailable", "config_invalid")
