@@ -27,7 +27,7 @@ from typing import Final, Literal
 
 from contracts.config import Enablement, ProviderKind
 from contracts.decision import ReplanEvidenceDecision
-from contracts.errors import ConfigInvalid, EvidenceError
+from contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
 from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
 from contracts.json_input import load_contract
 from contracts.prior_calls import ProviderAnswer
@@ -268,6 +268,15 @@ def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | 
     if asking.agent_id is not None and asking.agent_id != agent_id:
         return None, "cross_agent_denied"
     return Asker(asking.goal_id, agent_id, asking.registry), None
+
+
+def agent_enablement(paths: StatePaths, goal_id: str, agent_id: str) -> Enablement:
+    """The enablement of `agent_id` for `goal_id`, as a lookup resolves it; `InvalidInput` naming
+    the reason code when there is none."""
+    enablement, error = _enablement_for(paths, Asker(goal_id, agent_id))
+    if enablement is None:
+        raise InvalidInput(f"agent-id: {error}")
+    return enablement
 
 
 def _enablement_for(paths: StatePaths, asking: Asker) -> tuple[Enablement | None, str | None]:

@@ -11,13 +11,14 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import obelisk_session_evidence.loopx as adapters
-from fixtures.situations import situation
+from fixtures.situations import observation, situation
 from tests.conformance.conftest import REPOSITORY
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
@@ -32,7 +33,8 @@ MANIFEST = Path(adapters.__file__).with_name("extension.toml")
 
 
 class LoopxHome:
-    """One isolated owner: HOME, LoopX's runtime root, this project's state, a repository."""
+    """One isolated owner: HOME (which holds LoopX's default runtime root), LoopX's registry,
+    this project's state, a repository."""
 
     def __init__(self, root: Path, node: Path) -> None:
         self.root = root
@@ -45,7 +47,6 @@ class LoopxHome:
             "HOME": str(root / "home"),
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), str(node.parent), "/usr/bin:/bin"]),
             "PYTHONPATH": str(REPOSITORY),
-            "LOOPX_RUNTIME_ROOT": str(root / "loopx"),
             "LOOPX_REGISTRY": str(root / "loopx-registry.json"),
             "LOOPX_USAGE_PING": "0",
             "OBELISK_SESSION_EVIDENCE_HOME": str(self.state),
@@ -106,9 +107,34 @@ class LoopxHome:
         )  # fmt: skip
 
 
+    def loopx_runs(self, *observations: dict[str, Any]) -> None:
+        """Run records in LoopX's own run index, which LoopX's `collect_history` reads."""
+        runtime_root = self.run(sys.executable, "-c", (
+            "from loopx.paths import select_default_runtime_root; print(select_default_runtime_root())"
+        )).strip()  # fmt: skip
+        assert runtime_root.startswith(str(self.root))
+        runs = Path(runtime_root) / "goals" / GOAL / "runs"
+        runs.mkdir(parents=True)
+        rows = [
+            {"generated_at": f"2026-11-2{day}T10:00:00+00:00", "goal_id": GOAL, "agent_id": AGENT,
+             "classification": "no_progress", "progress_observation": observation}
+            for day, observation in enumerate(observations, start=1)
+        ]  # fmt: skip
+        (runs / "index.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    def stop_loopx_runtime(self) -> None:
+        """Stop the TypeScript runtime daemon LoopX started under this home's TMPDIR."""
+        self.run(sys.executable, "-c", (
+            "from loopx.control_plane.effect_runtime import restart_effect_runtime;"
+            "restart_effect_runtime(timeout=10.0, wait_for_exit=True)"
+        ))  # fmt: skip
+
+
 @pytest.fixture
-def home(tmp_path: Path, loopx_tools: Path) -> LoopxHome:
-    return LoopxHome(tmp_path, loopx_tools)
+def home(tmp_path: Path, loopx_tools: Path) -> Iterator[LoopxHome]:
+    owner = LoopxHome(tmp_path, loopx_tools)
+    yield owner
+    owner.stop_loopx_runtime()
 
 
 @pytest.fixture
@@ -194,3 +220,29 @@ def test_a_broken_configuration_is_config_invalid_in_loopx(ready):
     (ready.state / "config.json").write_text("{broken")
     payload = ready.recall("goal", "pytest")
     assert (payload["status"], payload["reason_code"]) == ("unavailable", "config_invalid")
+
+
+def test_situation_from_loopx_state_reaches_the_verdict(ready):
+    baseline = observation("unchanged")
+    ready.loopx_runs(baseline, baseline, baseline)
+    reference = ready.ours(
+        "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT, "--spool",
+        "--command", ROUTE, "--file", "tests/test_auth.py",
+    ).strip()  # fmt: skip
+    document = json.loads(ready.ours(
+        "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT, "--format", "json",
+    ))  # fmt: skip
+    # LoopX's own obligation, derived by LoopX from its run history.
+    assert document["obligation"]["obligation_id"].startswith("replan-")
+    assert [t["kind"] for t in document["obligation"]["triggers"]] == ["typed_progress_repeat"]
+    assert len(document["recent_observations"]) == 3
+    assert document["scope"] == {"agent_id": AGENT, "project_id": GOAL, "repository_id": REPO_ID}
+    payload = ready.recall("goal", reference)
+    assert payload["status"] == "completed"
+    # Proposing the unchanged observation again over a route that failed before.
+    assert _verdict(payload).startswith("verdict repeats_prior_failure; delta unchanged_never_advances")
+    wrong = ready.run(
+        "obelisk-session-evidence", "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT,
+        "--obligation-id", "replan-0000000000000000", expect=2,
+    )  # fmt: skip
+    assert wrong == ""
