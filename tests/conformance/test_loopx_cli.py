@@ -246,3 +246,12 @@ def test_situation_from_loopx_state_reaches_the_verdict(ready):
         "--obligation-id", "replan-0000000000000000", expect=2,
     )  # fmt: skip
     assert wrong == ""
+
+
+def test_a_host_thread_bound_to_another_agent_is_refused_in_loopx(ready):
+    binding = {"thread_id": "s-current", "host_surface": "claude-code", "agent_id": "agent-other"}
+    Path(ready.environment["LOOPX_REGISTRY"]).write_text(json.dumps(
+        {"goals": [{"id": GOAL, "coordination": {"thread_agent_bindings": [binding]}}]}
+    ))  # fmt: skip
+    payload = ready.recall("host-session:claude:s-current", "make lint")
+    assert (payload["status"], payload["reason_code"]) == ("unavailable", "cross_agent_denied")

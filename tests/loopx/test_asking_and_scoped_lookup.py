@@ -1,3 +1,6 @@
+import json
+from importlib.util import find_spec
+
 import pytest
 
 from contracts.config import Enablement
@@ -76,20 +79,23 @@ def test_situation_for_free_text_builds_an_operator_lookup(tmp_path):
     assert situation.scope.agent_id == FIXTURE_AGENT
 
 
-def test_situation_for_refuses_a_thread_bound_to_another_agent(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        "obelisk_session_evidence.loopx.recall.bound_agents",
-        lambda source, session_id, registry=None: frozenset({"agent-other"}),
-    )
-    paths = StatePaths(tmp_path)
+def _registry(tmp_path, agent_id: str) -> str:
+    """A LoopX registry binding the current host thread to `agent_id` (read by LoopX's code)."""
+    path = tmp_path / "registry.json"
+    binding = {"thread_id": CURRENT_SESSION.split(":", 2)[2], "host_surface": "codex-app", "agent_id": agent_id}
+    path.write_text(json.dumps({"goals": [{"id": FIXTURE_PROJECT, "coordination": {"thread_agent_bindings": [binding]}}]}))
+    return str(path)
+
+
+@pytest.mark.skipif(find_spec("loopx") is None, reason="LoopX reads its own thread-agent bindings")
+def test_situation_for_takes_the_agent_from_loopxs_thread_binding(tmp_path):
+    paths = StatePaths(tmp_path / "state")
     backend(paths=paths, history=lambda request: [])
+    other = _registry(tmp_path, "agent-other")
     assert situation_for(
-        paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT)
+        paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT, other)
     ) == (None, None, "cross_agent_denied")
     # The thread alone identifies the agent when LoopX names none.
-    monkeypatch.setattr(
-        "obelisk_session_evidence.loopx.recall.bound_agents",
-        lambda source, session_id, registry=None: frozenset({FIXTURE_AGENT}),
-    )
-    situation, _, error = situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, None))
+    own = _registry(tmp_path, FIXTURE_AGENT)
+    situation, _, error = situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, None, own))
     assert error is None and situation.scope.agent_id == FIXTURE_AGENT
