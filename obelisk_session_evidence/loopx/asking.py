@@ -5,8 +5,9 @@ namespace, a scope ref and the query, but neither the goal nor the agent that Lo
 gate just checked. The extension runs as a direct child of the `loopx` process and inherits its
 environment, so the asker is read from, in order:
 
-1. LoopX's own invocation: the parent process's `decision-context <command> --goal-id G
-   --agent-id A` arguments (Linux `/proc`; LoopX validated both against the profile);
+1. LoopX's own invocation: the `decision-context <command> --goal-id G --agent-id A`
+   arguments of the parent process (Linux `/proc`), or of this process when the in-process
+   provider runs inside LoopX; LoopX validated both against the profile;
 2. LoopX's host-turn environment, `LOOPX_GOAL_ID` / `LOOPX_AGENT_ID`.
 
 Both present and different is a conflict, never a guess. For a `host-session:<source>:<id>`
@@ -16,6 +17,7 @@ the asker is refused.
 """
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +43,7 @@ def asker(
     *, parent_argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> tuple[Asker | None, str | None]:
     """`(asker, None)`, or `(None, "asking_agent_conflict")` when LoopX's two sources disagree."""
-    from_invocation = invocation_asker(parent_argv if parent_argv is not None else parent_arguments())
+    from_invocation = invocation_asker(parent_argv if parent_argv is not None else loopx_arguments())
     environment = os.environ if environ is None else environ
     from_environment = Asker(environment.get(GOAL_VARIABLE) or None, environment.get(AGENT_VARIABLE) or None)
     for field in ("goal_id", "agent_id"):
@@ -65,10 +67,19 @@ def invocation_asker(argv: Sequence[str]) -> Asker:
     return Asker(_option(argv, "--goal-id"), _option(argv, "--agent-id"), _option(argv, "--registry"))
 
 
-def parent_arguments() -> list[str]:
-    """The parent process's argument vector, or [] where it cannot be read."""
+def loopx_arguments() -> list[str]:
+    """LoopX's argument vector: the parent's (the extension runs as LoopX's child), else this
+    process's own (an in-process `ContextProvider` runs inside LoopX); [] when neither is LoopX's.
+    Only the goal, agent and registry options are read from it."""
+    for argv in (_process_arguments(os.getppid()), list(sys.argv)):
+        if LOOPX_COMMAND in argv:
+            return argv
+    return []
+
+
+def _process_arguments(pid: int) -> list[str]:
     try:
-        raw = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()[:MAX_CMDLINE_BYTES]
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()[:MAX_CMDLINE_BYTES]
     except OSError:
         return []
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]

@@ -22,23 +22,19 @@ project as follows:
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Final, Literal
 
 from contracts.config import Enablement, ProviderKind
 from contracts.decision import ReplanEvidenceDecision
 from contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
+from contracts.evidence import EvidenceItem
 from contracts.json_input import load_contract
-from contracts.prior_calls import ProviderAnswer
 from contracts.situation import ReplanSituation
 from providers.base import EvidenceProvider
 from providers.invoking_session import (
     InvokingSessionExclusion,
-    host_session_refs,
-    invocation_boundary,
+    WithoutInvokingSession,
     is_host_session,
-    without_invoking_turn,
 )
 from obelisk_session_evidence.compose import decide, provider_factory_for
 from obelisk_session_evidence.lifecycle.policy import load_config
@@ -166,10 +162,9 @@ def recall(
     if named is not None and invoking_session is not None and named != invoking_session:
         return unavailable("invoking_session_mismatch")
     bound = situation.model_copy(update={"invoking_session": named or invoking_session})
-    recorder = _AnswerRecorder(provider_factory_for(paths, provider_factory))
-    invoked_at = datetime.now(timezone.utc)
+    reporting = _ExclusionReporting(provider_factory_for(paths, provider_factory), bound.invoking_session)
     try:
-        run = decide(bound, paths=paths, provider_factory=recorder)
+        run = decide(bound, paths=paths, provider_factory=reporting)
     except EvidenceError as error:
         return unavailable(error.reason_code)
     except Exception:  # noqa: BLE001 - fail open: a host never sees an adapter fault as an error
@@ -183,7 +178,7 @@ def recall(
     evidence = tuple(_recalled(item, result.freshness) for item in result.items[: max_results - 1])
     if not result.items and result.freshness != "fresh":
         return unavailable(f"index_{result.freshness}", search_performed=True, decision=decision)
-    exclusion = recorder.exclusion(bound.invoking_session, invoked_at)
+    exclusion = reporting.exclusion
     verdict = verdict_item(decision, exclusion, returned=len(evidence))
     return Recall("completed", None, True, bool(evidence), (verdict, *evidence), decision, exclusion)
 
@@ -218,40 +213,27 @@ def bounded_max_results(max_results: int) -> int:
     return min(max(1, max_results), MAX_RECALL_ITEMS)
 
 
-class _AnswerRecorder:
-    """A provider factory whose providers keep their last raw answer, so the adapter can say
-    what the invoking-turn rule (applied by `compose.decide`) excluded from it."""
+class _ExclusionReporting:
+    """A provider factory that applies the invoking-turn rule itself, so the adapter can say
+    exactly what it excluded. `compose.decide` applies the rule again over this answer, with a
+    boundary taken a moment later, and finds nothing left to drop."""
 
-    def __init__(self, factory: ProviderFactory) -> None:
+    def __init__(self, factory: ProviderFactory, invoking_session: str | None) -> None:
         self._factory = factory
-        self._answer: ProviderAnswer | None = None
+        self._invoking_session = invoking_session
+        self._wrapper: WithoutInvokingSession | None = None
 
     def __call__(self, enablement: Enablement, kind: ProviderKind) -> EvidenceProvider:
-        return _Recording(self._factory(enablement, kind), self)
+        provider = self._factory(enablement, kind)
+        if self._invoking_session is None:
+            return provider
+        self._wrapper = WithoutInvokingSession(provider, self._invoking_session)
+        return self._wrapper
 
-    def record(self, answer: ProviderAnswer) -> None:
-        self._answer = answer
-
-    def exclusion(self, invoking_session: str | None, invoked_at: datetime) -> InvokingSessionExclusion:
-        if invoking_session is None or self._answer is None:
-            return InvokingSessionExclusion()
-        refs = host_session_refs(invoking_session)
-        return without_invoking_turn(self._answer, refs, invocation_boundary(invoked_at))[1]
-
-
-class _Recording:
-    def __init__(self, provider: EvidenceProvider, recorder: _AnswerRecorder) -> None:
-        self._provider = provider
-        self._recorder = recorder
-        self.provider_version = provider.provider_version
-
-    def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
-        answer = self._provider.search(request)
-        self._recorder.record(answer)
-        return answer
-
-    def index_revision(self) -> str | None:
-        return self._provider.index_revision()
+    @property
+    def exclusion(self) -> InvokingSessionExclusion:
+        """What the last answer lost to the rule (nothing when no session is named)."""
+        return self._wrapper.exclusion if self._wrapper is not None else InvokingSessionExclusion()
 
 
 def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | None, str | None]:
