@@ -79,7 +79,8 @@ def from_loopx(
     """Build a replan_situation_v0 from LoopX's own state: the agent's open Replan obligation,
     its recent typed observations and the proposed observation, scoped by its enablement here.
     Route fields LoopX does not hold are optional; without them the verdict sees only the typed
-    observation (README, LoopX integration).
+    observation (README, LoopX integration). Text output shows ids and counts only; JSON output
+    is the private situation document itself; --spool keeps it private and prints its reference.
 
     Example: obelisk-session-evidence situation from-loopx --goal-id my-goal --agent-id
     codex-main --command "pytest tests/test_auth.py -x" --spool

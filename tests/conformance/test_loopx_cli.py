@@ -237,6 +237,8 @@ def test_situation_from_loopx_state_reaches_the_verdict(ready):
     assert [t["kind"] for t in document["obligation"]["triggers"]] == ["typed_progress_repeat"]
     assert len(document["recent_observations"]) == 3
     assert document["scope"] == {"agent_id": AGENT, "project_id": GOAL, "repository_id": REPO_ID}
+    summary = ready.ours("situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT, "--command", ROUTE)
+    assert "typed_progress_repeat" in summary and ROUTE not in summary and "pytest" not in summary
     payload = ready.recall("goal", reference)
     assert payload["status"] == "completed"
     # Proposing the unchanged observation again over a route that failed before.
