@@ -37,6 +37,8 @@ class Asker:
     agent_id: str | None
     registry: str | None = None
     """LoopX's `--registry`, when the invocation named one (else LoopX's default applies)."""
+    runtime_root: str | None = None
+    """LoopX's `--runtime-root`, when the invocation named one (else LoopX's rule applies)."""
 
 
 def asker(
@@ -55,6 +57,7 @@ def asker(
             from_invocation.goal_id or from_environment.goal_id,
             from_invocation.agent_id or from_environment.agent_id,
             from_invocation.registry,
+            from_invocation.runtime_root,
         ),
         None,
     )
@@ -64,7 +67,12 @@ def invocation_asker(argv: Sequence[str]) -> Asker:
     """`--goal-id` / `--agent-id` of a `loopx decision-context ...` command line."""
     if LOOPX_COMMAND not in argv:
         return Asker(None, None)
-    return Asker(_option(argv, "--goal-id"), _option(argv, "--agent-id"), _option(argv, "--registry"))
+    return Asker(
+        _option(argv, "--goal-id"),
+        _option(argv, "--agent-id"),
+        _option(argv, "--registry"),
+        _option(argv, "--runtime-root"),
+    )
 
 
 def loopx_arguments() -> list[str]:

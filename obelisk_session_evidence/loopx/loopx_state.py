@@ -46,6 +46,8 @@ def loopx_situation(
     """The situation of `agent_id`'s open Replan obligation on `goal_id`; `InvalidInput` when
     LoopX is absent, holds no open obligation, or holds another one than `obligation_id`."""
     runs = _agent_runs(goal_id, agent_id, registry=registry, runtime_root=runtime_root)
+    if not runs:
+        raise InvalidInput("no LoopX run history for this goal and agent")
     obligation = _open_obligation(runs, agent_id)
     if obligation is None:
         raise InvalidInput("no open LoopX replan obligation for this goal and agent")

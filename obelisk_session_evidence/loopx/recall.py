@@ -39,7 +39,11 @@ from providers.invoking_session import (
 from obelisk_session_evidence.compose import decide, provider_factory_for
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
-from obelisk_session_evidence.loopx.scoped_lookup import asking_enablement, scoped_situation
+from obelisk_session_evidence.loopx.scoped_lookup import (
+    asking_enablement,
+    obligation_lookup,
+    scoped_situation,
+)
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spooled_path
 from providers.factory import ProviderFactory
@@ -127,10 +131,8 @@ def situation_for(
     enablement, error = _enablement_for(paths, asking)
     if enablement is None:
         return None, None, error
-    situation = scoped_situation(
-        enablement=enablement, asking=asking, query=query, invoking_session=invoking_session
-    )
-    return situation, invoking_session, None
+    lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
+    return obligation_lookup(**lookup) or scoped_situation(**lookup), invoking_session, None
 
 
 def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | None, str | None]:
@@ -249,7 +251,7 @@ def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | 
     (agent_id,) = bound
     if asking.agent_id is not None and asking.agent_id != agent_id:
         return None, "cross_agent_denied"
-    return Asker(asking.goal_id, agent_id, asking.registry), None
+    return Asker(asking.goal_id, agent_id, asking.registry, asking.runtime_root), None
 
 
 def agent_enablement(paths: StatePaths, goal_id: str, agent_id: str) -> Enablement:

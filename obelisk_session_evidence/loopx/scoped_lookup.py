@@ -7,30 +7,37 @@ Such a query becomes a typed `replan_situation_v0`:
 - scope: the enablement of the asking agent (`asking.py`), which also gives the project and the
   repository identity. An agent with several enablements is disambiguated by the goal id naming
   the project; otherwise the lookup is refused (`scope_ambiguous`), never guessed;
-- obligation and proposed observation: a lookup id digested from (goal, agent, query), as the
-  obligation id and the observation's work item, no triggers; the operator request is set, since
-  an agent or operator asked explicitly;
+- obligation, recent and proposed observations: when LoopX holds an open Replan obligation for
+  the asker on the goal, exactly what `situation from-loopx` reads (`loopx_state.py`: LoopX's
+  obligation, the agent's typed observations, its newest one as the proposal); otherwise a
+  lookup id digested from (goal, agent, query), as the obligation id and the proposed
+  observation's work item, with no triggers. The operator request is set either way, since an
+  agent or operator asked explicitly;
 - route: the query's words become the route hypothesis, and only they. A word is a run of
   letters, digits and `._/-` (2-64 characters, at most `MAX_QUERY_WORDS`, de-duplicated);
   everything else (quotes, operators, punctuation) is dropped, and the provider escapes each
-  word as data (`providers/native/index/fts.quote_fts_string`). The query text itself never
-  leaves the private situation;
+  word as data (`providers/native/index/fts.quote_fts_string`). LoopX's fixed `prepare-evidence`
+  query asks nothing specific and contributes no words. The query text itself never leaves the
+  private situation;
 - the invoking session: the `host-session` scope, whose earlier history counts
   (`providers/invoking_session.py`).
 
-What the verdict cannot see here: there are no commands, files or typed proposal, so compare-route
-judges the query's words against prior attempts (hypothesis dimension only), and the semantic delta
-judges a proposal without evidence ids (`evidence_required` unless history says otherwise). A
-`situation spool` reference carries the full route.
+What the verdict cannot see here: there are no commands or files, so compare-route judges the
+query's words against prior attempts (hypothesis dimension only). Without an open obligation the
+semantic delta judges a proposal without evidence ids (`evidence_required` unless history says
+otherwise), and `prepare-evidence` has no search terms at all (`no_query_terms`). A
+`situation spool` or `from-loopx` reference carries the full route.
 """
 
 import hashlib
 import re
+from pathlib import Path
 from typing import Final
 
 from contracts.config import Enablement
-from contracts.situation import ReplanSituation
+from contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.loopx.loopx_state import loopx_situation
 
 MAX_QUERY_WORDS: Final = 12
 WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{1,63}")
@@ -39,7 +46,9 @@ LOOPX_PREPARE_QUERY: Final = "current decision evidence"
 
 
 def query_words(query: str) -> list[str]:
-    """The bounded words of a free-text query, in order."""
+    """The bounded words of a free-text query, in order (none for LoopX's fixed query)."""
+    if " ".join(query.split()) == LOOPX_PREPARE_QUERY:
+        return []
     words: list[str] = []
     for token in query.split():
         match = WORD.fullmatch(token.strip(".,;:!?()[]{}\"'`"))
@@ -63,6 +72,30 @@ def asking_enablement(
         if len(own) != 1:
             return None, "scope_ambiguous"
     return own[0], None
+
+
+def obligation_lookup(
+    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+) -> ReplanSituation | None:
+    """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
+    (or cannot be read here: the lookup then stands on its own)."""
+    if asking.goal_id is None:
+        return None
+    words = query_words(query)
+    try:
+        situation = loopx_situation(
+            goal_id=asking.goal_id,
+            agent_id=enablement.agent_id,
+            enablement=enablement,
+            route=RouteProposal(action_kind="lookup", hypothesis=" ".join(words) or None),
+            registry=Path(asking.registry) if asking.registry else None,
+            runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
+        )
+    except Exception:  # noqa: BLE001 - no obligation, LoopX absent or its state unreadable
+        return None
+    return situation.model_copy(
+        update={"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
+    )
 
 
 def scoped_situation(

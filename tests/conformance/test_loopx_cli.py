@@ -198,15 +198,24 @@ def test_a_spooled_situation_reference_carries_the_full_route(ready):
     assert _verdict(payload).startswith("verdict repeats_prior_failure; delta route_repeats_prior_failure")
 
 
-def test_prepare_evidence_is_answered(ready):
-    payload = ready.loopx(
-        "decision-context", "prepare-evidence", "--goal-id", GOAL, "--agent-id", AGENT,
-        "--profile", str(ready.profile), "--decision-id", "decision-1",
-    )  # fmt: skip
-    receipt = payload["assembly"]["context_retrieval_receipt"]
+def test_prepare_evidence_looks_up_the_open_obligation_loopx_holds(ready):
+    def prepare() -> dict[str, Any]:
+        payload = ready.loopx(
+            "decision-context", "prepare-evidence", "--goal-id", GOAL, "--agent-id", AGENT,
+            "--profile", str(ready.profile), "--decision-id", "decision-1",
+        )  # fmt: skip
+        assert CONTENT_CANARY not in json.dumps(payload["assembly"])
+        return payload["assembly"]["context_retrieval_receipt"]
+
+    # LoopX's fixed query asks nothing specific: with no open obligation there is nothing to find.
+    receipt = prepare()
+    assert (receipt["status"], receipt["reason_code"]) == ("unavailable", "no_query_terms")
+    baseline = observation("unchanged")
+    ready.loopx_runs(baseline, baseline, baseline)
+    receipt = prepare()
     assert (receipt["status"], receipt["reason_code"]) == ("completed", None)
-    assert receipt["results"][0]["summary"].startswith("verdict ")
-    assert CONTENT_CANARY not in json.dumps(payload["assembly"])
+    verdict = receipt["results"][0]["summary"]
+    assert verdict.startswith("verdict novel; delta unchanged_never_advances; accepted false"), verdict
 
 
 def test_a_disabled_extension_is_never_called(ready):

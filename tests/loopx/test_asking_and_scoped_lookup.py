@@ -48,6 +48,8 @@ def test_query_words_are_bounded_and_stripped_of_syntax():
     words = query_words('why did "pytest tests/test_auth.py" fail? OR NEAR(x) ' + "w" * 70 + " a")
     assert words == ["why", "did", "pytest", "tests/test_auth.py", "fail", "OR"]
     assert len(query_words(" ".join(f"word{i}" for i in range(40)))) == MAX_QUERY_WORDS
+    # LoopX's fixed prepare-evidence query asks nothing specific.
+    assert query_words("current  decision evidence") == []
 
 
 def _enablement(agent: str, project: str) -> Enablement:
