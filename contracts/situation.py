@@ -167,5 +167,8 @@ class ReplanSituation(ContractModel):
     limits: SituationLimits | None = None
     """Requested bounds, clamped to the hard caps."""
     invoking_session: HostSessionRef | None = None
-    """The host session asking (`host-session:<source>:<id>`): the current session is not
-    history, so its records never count as prior evidence."""
+    """The host session asking (`host-session:<source>:<id>`), as LoopX means it: the thread
+    whose agent asks, and whose earlier history counts. Only its records from the invocation
+    onward (the lookup's start less 30 s) and its undated records are excluded: the invoking turn
+    is not history (`providers/invoking_session.py`). Earlier releases excluded the
+    whole session."""

@@ -1,17 +1,31 @@
-"""The invoking host session is not history: its records never count as prior evidence.
+"""The invoking turn is not history: the asking session's records from the invocation onward
+never count as prior evidence; its earlier records do.
 
-A situation (or the scope LoopX hands an adapter) may name the session that is asking,
-`host-session:<source>:<session id>`. Every provider gives an item an opaque `session:` ref,
-each backend its own digest of (LoopX source, session id): the native index
-`providers/native/index/results.session_ref`, the Obelisk adapter
-`providers/obelisk/items.opaque_ref`. The wrapper here drops items carrying any of that
-session's refs from every answer, before `cap-by-tokens` and `compare-route` see them, so the
-current session can neither pass as a prior failure nor make a route look repeated.
+A situation (or the scope LoopX hands an adapter) may name the host session that is asking,
+`host-session:<source>:<session id>`, as LoopX means it (`resolve-agent-thread`, thread-agent
+bindings): the thread whose agent is asking, and whose history counts. What must not count is the
+call that is asking right now and whatever follows it, which a live backend (Obelisk reads the
+current transcript) may already hold: the question itself, its partial output, the step it is
+asking about. So, for records of the invoking session only (every backend gives a record an opaque
+`session:` ref, each its own digest of (LoopX source, session id): the native index
+`providers/native/index/results.session_ref`, the Obelisk adapter `providers/obelisk/items.opaque_ref`):
 
-Items are dropped without counting as omitted: they are not history that a limit cut.
+- a record observed before the boundary counts like any other history;
+- a record observed at or after the boundary is excluded (`from_invocation`);
+- a record without an observation time cannot be placed before the boundary and is excluded
+  (`undated`): this is where the boundary cannot be found, and the count says so.
+
+The boundary is the invocation time less `INVOCATION_ALLOWANCE`, which covers the asking tool
+call's own records, written by the host a moment before the lookup starts. The invocation time is
+when the lookup starts (the wrapper is built per decision), unless the caller names it.
+
+Excluded records are not counted as omitted (they are not history that a limit cut); `exclusion`
+reports them by reason.
 """
 
 import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Final
 
 from contracts.evidence import HistoricalEvidenceRequest
@@ -20,6 +34,8 @@ from contracts.situation import HOST_SESSION_PATTERN
 from providers.base import EvidenceProvider
 
 _HOST_SESSION: Final = re.compile(HOST_SESSION_PATTERN)
+INVOCATION_ALLOWANCE: Final = timedelta(seconds=30)
+"""How long before the lookup the asking call's own records may have been written."""
 
 
 def is_host_session(value: str) -> bool:
@@ -44,23 +60,73 @@ def host_session_refs(invoking_session: str) -> frozenset[str]:
     )
 
 
-class WithoutInvokingSession:
-    """A provider whose answers never hold the invoking session's items."""
+@dataclass(frozen=True, slots=True)
+class InvokingSessionExclusion:
+    """What the invoking-turn rule did to one answer (items and prior calls alike)."""
 
-    def __init__(self, provider: EvidenceProvider, invoking_session: str) -> None:
+    counted: int = 0
+    """Records of the invoking session from before the boundary: kept as history."""
+    from_invocation: int = 0
+    """Records of the invoking session at or after the boundary: excluded."""
+    undated: int = 0
+    """Records of the invoking session without a time: excluded, the boundary cannot be placed."""
+
+    @property
+    def excluded(self) -> int:
+        """Every excluded record."""
+        return self.from_invocation + self.undated
+
+
+def invocation_boundary(invoked_at: datetime) -> datetime:
+    """The first instant that belongs to the invoking turn."""
+    return invoked_at - INVOCATION_ALLOWANCE
+
+
+def without_invoking_turn(
+    answer: ProviderAnswer, excluded_refs: frozenset[str], boundary: datetime
+) -> tuple[ProviderAnswer, InvokingSessionExclusion]:
+    """`answer` less the invoking session's records from `boundary` on, and what was dropped."""
+    counts = {"counted": 0, "from_invocation": 0, "undated": 0}
+
+    def keep(session_ref: str, observed_at: datetime | None) -> bool:
+        if session_ref not in excluded_refs:
+            return True
+        reason = (
+            "undated" if observed_at is None
+            else "counted" if observed_at < boundary
+            else "from_invocation"
+        )
+        counts[reason] += 1
+        return reason == "counted"
+
+    result = answer.result
+    items = [item for item in result.items if keep(item.session_ref, item.observed_at)]
+    calls = [call for call in answer.prior_calls if keep(call.session_ref, call.observed_at)]
+    exclusion = InvokingSessionExclusion(**counts)
+    if not exclusion.excluded:
+        return answer, exclusion
+    return ProviderAnswer(result=result.model_copy(update={"items": items}), prior_calls=calls), exclusion
+
+
+class WithoutInvokingSession:
+    """A provider whose answers never hold the invoking turn's records."""
+
+    def __init__(
+        self, provider: EvidenceProvider, invoking_session: str, *, invoked_at: datetime | None = None
+    ) -> None:
         self._provider = provider
         self._excluded_refs = host_session_refs(invoking_session)
+        self._boundary = invocation_boundary(invoked_at or datetime.now(timezone.utc))
         self.provider_version = provider.provider_version
+        self.exclusion = InvokingSessionExclusion()
+        """What the last answer lost to the invoking-turn rule."""
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
-        """The wrapped provider's answer less the invoking session's items and calls."""
-        answer = self._provider.search(request)
-        result = answer.result
-        kept = [item for item in result.items if item.session_ref not in self._excluded_refs]
-        calls = [call for call in answer.prior_calls if call.session_ref not in self._excluded_refs]
-        if len(kept) == len(result.items) and len(calls) == len(answer.prior_calls):
-            return answer
-        return ProviderAnswer(result=result.model_copy(update={"items": kept}), prior_calls=calls)
+        """The wrapped provider's answer less the invoking turn's items and calls."""
+        answer, self.exclusion = without_invoking_turn(
+            self._provider.search(request), self._excluded_refs, self._boundary
+        )
+        return answer
 
     def index_revision(self) -> str | None:
         """The wrapped provider's."""
@@ -70,7 +136,7 @@ class WithoutInvokingSession:
 def without_invoking_session(
     provider: EvidenceProvider | None, invoking_session: str | None
 ) -> EvidenceProvider | None:
-    """`provider`, wrapped so the invoking session is excluded when one is named."""
+    """`provider`, wrapped so the invoking turn is excluded when a session is named."""
     if provider is None or invoking_session is None:
         return provider
     return WithoutInvokingSession(provider, invoking_session)

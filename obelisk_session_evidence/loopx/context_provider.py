@@ -3,9 +3,10 @@
 LoopX's agent-turn-recall runtime (`run_configured_agent_turn_recall(..., provider=...)`) and
 Decision Context both take a provider object with `provider_id`, `retrieve(...)` and `sync(...)`.
 This one answers from this project's pipeline (`recall.py` says how LoopX's arguments map onto a
-typed situation): bounded items whose `content` is the private snippet for the in-process
-caller, whose `summary` (which LoopX publishes) names only the evidence type and date, with
-`read_performed` true only when items were actually read back. It is read-only: `sync` writes
+typed situation): a leading content-free verdict item, then bounded items whose `content` is
+the private snippet for the in-process caller, whose `summary` (which LoopX publishes) names
+only the evidence type and date, with `read_performed` true only when historical items were
+actually read back. It is read-only: `sync` writes
 nothing and says so. Nothing here raises to LoopX: every fault is an `unavailable` retrieval.
 
 Import cost: LoopX's record types are imported on the first call, from the LoopX process that
@@ -24,7 +25,7 @@ from obelisk_session_evidence.loopx.recall import (
     bounded_max_results,
     invoking_session_of,
     recall,
-    spooled_situation,
+    situation_for,
     unavailable,
 )
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
@@ -120,14 +121,15 @@ class SessionEvidenceContextProvider:
         )
 
     def _recall(self, *, scope_ref: str, query: str, max_results: int) -> Recall:
-        invoking_session, scope_error = invoking_session_of(scope_ref)
-        if scope_error is not None:
-            return unavailable(scope_error)
-        situation = self._situation
-        if situation is None:
-            situation, situation_error = spooled_situation(self._paths, query)
-            if situation is None:
-                return unavailable(situation_error or "situation_ref_required")
+        if self._situation is not None:
+            situation = self._situation
+            invoking_session, error = invoking_session_of(scope_ref)
+        else:
+            situation, invoking_session, error = situation_for(
+                self._paths, scope_ref=scope_ref, query=query
+            )
+        if situation is None or error is not None:
+            return unavailable(error or "situation_ref_required")
         return recall(
             situation,
             invoking_session=invoking_session,

@@ -13,12 +13,18 @@ extension_provider.py`):
 
 LoopX rejects any other response field, an item field set other than those four, more items
 than it asked for (at most 8), a completed answer with a reason code, and an unavailable one
-with items or without one. `recall.py` says how the request maps onto a typed situation.
+with items or without one. The request names neither the goal nor the agent (`asking.py` says
+where they are read from); `recall.py` says how the request maps onto a typed situation, and
+how the verdict travels as the leading item of a completed answer.
 
 Exit codes follow the LoopX habit: 0 with `ok: true` for every answer, including typed
 `unavailable` ones (the host fails open on them); 2 with `ok: false` for a request that breaks
-the protocol. `--doctor` (LoopX's readiness probe) exits 0 when the package and its state
-folder load. Registration: `extension.toml` beside this module (see the README).
+the protocol. `--doctor` (LoopX's readiness probe, whose output LoopX discards) runs the checks
+of `obelisk-session-evidence status` for every enabled project and exits 0 only when the
+configuration loads, at least one scope is enabled, and every scope can answer (a stale or
+incomplete index still answers, typed); otherwise it prints the reason and exits 1, which LoopX
+reports as `provider_unavailable` / `probe_nonzero_exit`. Registration: `extension.toml`
+beside this module (see the README).
 """
 
 import json
@@ -26,16 +32,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.loopx.doctor import doctor_report
 from obelisk_session_evidence.loopx.recall import (
     Recall,
     bounded_max_results,
-    invoking_session_of,
     recall,
-    spooled_situation,
+    situation_for,
     unavailable,
 )
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
-from obelisk_session_evidence.lifecycle.policy import load_policy
 from providers.factory import ProviderFactory
 
 REQUEST_SCHEMA: Final = "decision_context_advisory_retrieve_request_v0"
@@ -62,19 +68,23 @@ class RequestInvalid(ValueError):
 
 
 def response_for(
-    request: Any, *, paths: StatePaths, provider_factory: ProviderFactory | None = None
+    request: Any,
+    *,
+    paths: StatePaths,
+    provider_factory: ProviderFactory | None = None,
+    asking: Asker | None = None,
 ) -> dict[str, Any]:
     """The protocol response for one parsed request; raises `RequestInvalid`.
 
     :param provider_factory: builds the backend (default: the real providers).
+    :param asking: who LoopX asks for (default: read from LoopX's invocation, `asking.py`).
     """
     fields = _validated(request)
-    invoking_session, scope_error = invoking_session_of(fields["scope_ref"])
-    if scope_error is not None:
-        return render_response(unavailable(scope_error))
-    situation, situation_error = spooled_situation(paths, fields["query"])
+    situation, invoking_session, error = situation_for(
+        paths, scope_ref=fields["scope_ref"], query=fields["query"], asking=asking
+    )
     if situation is None:
-        return render_response(unavailable(situation_error or "situation_ref_required"))
+        return render_response(unavailable(error or "situation_ref_required"))
     outcome = recall(
         situation,
         invoking_session=invoking_session,
@@ -109,8 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     paths = state_paths()
     if arguments == ["--doctor"]:
-        load_policy(paths)
-        return 0
+        ready, reason_code = doctor_report(paths)
+        sys.stdout.write(f"{'ready' if ready else 'not ready'}: {reason_code}\n")
+        return 0 if ready else 1
     if arguments:
         return _refuse("arguments_unsupported")
     raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)

@@ -8,25 +8,22 @@ from pathlib import Path
 import pytest
 
 import obelisk_session_evidence.loopx as adapters
-from fixtures.situations import situation
 from obelisk_session_evidence.loopx.context_provider import SessionEvidenceContextProvider
 from obelisk_session_evidence.loopx.decision_context_extension import render_response
 from obelisk_session_evidence.loopx.recall import recall
 from obelisk_session_evidence.state.paths import StatePaths
-from obelisk_session_evidence.state.spool import spool_document
 from tests.conformance.conftest import LOOPX_VERSION, installed_loopx_version, require
 from tests.loopx.helpers import (
     CURRENT_SESSION,
-    CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
     FAILED_RUN,
     backend,
+    current_turn_failure,
 )
 from tests.stages.helpers import situation_model
 
 pytestmark = pytest.mark.conformance
 
-EXTENSION_ID = "obelisk-session-evidence"
 OBSERVED_AT = "2026-11-29T10:00:00Z"
 
 
@@ -41,8 +38,7 @@ def loopx_installed() -> None:
 def _provider(encoder) -> SessionEvidenceContextProvider:
     return SessionEvidenceContextProvider(
         situation=situation_model(),
-        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
-        ),
+        **backend(lambda request: [current_turn_failure(), EARLIER_SESSION_FAILURE]),
     )
 
 
@@ -63,13 +59,16 @@ def test_context_provider_retrieve_is_a_loopx_retrieval_with_content_free_public
     assert (retrieval.status, retrieval.search_performed, retrieval.read_performed) == (
         "completed", True, True,
     )
-    # The current session's failure is not history; the earlier one is.
-    assert [item.resource_ref for item in retrieval.items] == [EARLIER_SESSION_FAILURE.message_ref]
+    # The invoking turn's failure is not history; the earlier session's is. The verdict leads.
+    verdict, evidence = retrieval.items
+    assert evidence.resource_ref == EARLIER_SESSION_FAILURE.message_ref
+    assert verdict.summary.startswith("verdict repeats_prior_failure;")
+    assert "invoking turn excluded 1" in verdict.summary
     public = json.dumps(retrieval.public_packet())
     assert "pytest" not in public and "FAILED" not in public and "secret" not in public
     assert retrieval.public_packet()["raw_content_captured"] is False
     transient = retrieval.transient_results(content_trust="untrusted", content_may_instruct=False)
-    assert transient[0]["content"] == FAILED_RUN
+    assert transient[1]["content"] == FAILED_RUN
 
 
 def test_context_provider_sync_writes_nothing(encoder):
@@ -102,53 +101,26 @@ def test_loopx_reward_memory_recall_filters_session_evidence_items(encoder):
     packet = session.public_packet
     assert packet["provider_call_count"] == 1
     assert (packet["status"], packet["empty_cause"]) == ("empty", "all_provider_items_filtered")
-    assert packet["filtered_reason_counts"] == {"record_contract_filtered": 2}
+    # The verdict item and both historical items: none is a Reward Memory record.
+    assert packet["filtered_reason_counts"] == {"record_contract_filtered": 3}
     assert "pytest" not in json.dumps(packet)
 
 
-def test_extension_registers_and_answers_through_loopx_decision_context(
+def test_extension_doctor_is_not_ready_through_loopx_without_an_enablement(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from loopx.capabilities.decision_context.extension_provider import (
-        build_extension_context_provider,
-    )
-    from loopx.extensions.runtime import (
-        doctor_installed_extension,
-        enable_extension,
-        install_extension,
-    )
+    """Issue 15 §5: LoopX used to report "ready" with no enablement; its own doctor now fails."""
+    from loopx.extensions.readiness import extension_doctor
+    from loopx.extensions.manifest import load_extension_manifest
 
     # LoopX resolves the entrypoint on PATH, as an installed console script.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{Path(sys.executable).parent}")
-    runtime_root = tmp_path / "loopx-runtime"
-    state_file = runtime_root / "extensions" / "state.json"
-    manifest = Path(adapters.__file__).with_name("extension.toml")
-    installed = install_extension(manifest, state_file=state_file, execute=True)
-    assert installed["doctor"]["status"] == "ready"
-    assert enable_extension(EXTENSION_ID, state_file=state_file, execute=True)["enabled"] is True
-    assert doctor_installed_extension(EXTENSION_ID, state_file=state_file, execute=True)["verified"]
-
-    home = tmp_path / "ose-state"
-    monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(home))
-    reference = spool_document(StatePaths(home), "situations", json.dumps(situation()).encode())
-    provider = build_extension_context_provider(
-        {"provider": "extension", "extension_id": EXTENSION_ID}, runtime_root=runtime_root
-    )
-    retrieval = provider.retrieve(
-        namespace="replan",
-        scope_ref=CURRENT_SESSION,
-        query=f"replan-situation:{reference}",
-        query_summary="prior failures for this replan",
-        max_results=4,
-        timeout_seconds=30,
-        observed_at=OBSERVED_AT,
-    )
-    assert retrieval.provider_readiness["status"] == "ready"
-    # No enablement in the fresh state folder: a typed, fail-open unavailable answer.
-    assert (retrieval.status, retrieval.reason_code, retrieval.items) == ("unavailable", "not_enabled", ())
-    # Surprise: LoopX reports search_performed for every executed call; the protocol has no
-    # field for the extension to say it searched nothing.
-    assert retrieval.search_performed is True and retrieval.read_performed is False
+    monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(tmp_path / "ose-state"))
+    manifest = load_extension_manifest(Path(adapters.__file__).with_name("extension.toml"))
+    doctor = extension_doctor(manifest, execute=True)
+    assert (doctor["status"], doctor["failure_kind"]) == ("provider_unavailable", "probe_nonzero_exit")
+    backend(lambda request: [], paths=StatePaths(tmp_path / "ose-state"))  # enabled, but no index yet
+    assert extension_doctor(manifest, execute=True)["status"] == "provider_unavailable"
 
 
 def test_loopx_accepts_a_completed_extension_response(encoder):
@@ -160,9 +132,9 @@ def test_loopx_accepts_a_completed_extension_response(encoder):
         situation_model(),
         invoking_session=CURRENT_SESSION,
         max_results=4,
-        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
-        ),
+        **backend(lambda request: [current_turn_failure(), EARLIER_SESSION_FAILURE]),
     )
     items = _response_items(render_response(outcome), requested_limit=4)
-    assert [item.resource_ref for item in items] == [EARLIER_SESSION_FAILURE.message_ref]
-    assert items[0].summary == outcome.items[0].summary
+    assert [item.resource_ref for item in items[1:]] == [EARLIER_SESSION_FAILURE.message_ref]
+    assert [item.summary for item in items] == [item.summary for item in outcome.items]
+    assert items[0].resource_ref.startswith("replan-decision:sha256:")

@@ -19,19 +19,31 @@ FAILED_RUN = tool_snippet(ROUTE, "exit 1", "FAILED tests/test_auth.py::test_logi
 History = Callable[[HistoricalEvidenceRequest], list[EvidenceItem]]
 
 
-def failure_in(session_ref: str, *, message: int = 1) -> EvidenceItem:
+EARLIER = datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc)
+
+
+def failure_in(
+    session_ref: str, *, message: int = 1, observed_at: datetime | None = EARLIER
+) -> EvidenceItem:
     return EvidenceItem(
         session_ref=session_ref,
         message_ref=f"message:{message:064x}",
         evidence_type="prior_failure",
-        observed_at=datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc),
+        observed_at=observed_at,
         snippet=FAILED_RUN,
     )
 
 
 CURRENT_SESSION_ID = CURRENT_SESSION.split(":", 2)[2]
-CURRENT_SESSION_FAILURE = failure_in(native_session_ref("codex", CURRENT_SESSION_ID), message=1)
-"""The current session's failure as the native index would report it."""
+CURRENT_SESSION_REF = native_session_ref("codex", CURRENT_SESSION_ID)
+CURRENT_SESSION_FAILURE = failure_in(CURRENT_SESSION_REF, message=1)
+"""An earlier turn's failure in the invoking session, as the native index would report it."""
+
+
+def current_turn_failure(message: int = 3) -> EvidenceItem:
+    """A failure of the invoking session recorded now: the invoking turn, not history."""
+    return failure_in(CURRENT_SESSION_REF, message=message, observed_at=datetime.now(timezone.utc))
+
 EARLIER_SESSION_FAILURE = failure_in("session:" + "ab" * 32, message=2)
 
 

@@ -3,16 +3,22 @@ import json
 
 import pytest
 
-from fixtures.situations import situation
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, situation
 from obelisk_session_evidence.loopx import decision_context_extension as extension
+from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import spool_document
 from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
     backend,
+    current_turn_failure,
 )
+
+ASKING = Asker(goal_id=FIXTURE_PROJECT, agent_id=FIXTURE_AGENT)
+QUERY_CANARY = "zebra-canary-7731"
 
 
 def _request(**overrides):
@@ -30,30 +36,55 @@ def _request(**overrides):
     }
 
 
-def test_response_for_spooled_situation_excludes_the_invoking_session(encoder, tmp_path):
+def test_response_for_spooled_situation_excludes_only_the_invoking_turn(encoder, tmp_path):
     paths = StatePaths(tmp_path)
     reference = spool_document(paths, "situations", json.dumps(situation()).encode())
     response = extension.response_for(
         _request(query=f"replan-situation:{reference}"),
-        **backend(paths=paths, history=lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
+        **backend(
+            paths=paths,
+            history=lambda request: [current_turn_failure(), CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE],
         ),
     )
     assert set(response) == {"schema_version", "ok", "status", "reason_code", "items"}
     assert (response["ok"], response["status"], response["reason_code"]) == (True, "completed", None)
-    assert [item["resource_ref"] for item in response["items"]] == [EARLIER_SESSION_FAILURE.message_ref]
-    assert set(response["items"][0]) == {"resource_ref", "summary", "content", "score"}
+    verdict, *evidence = response["items"]
+    # The invoking session's earlier failure counts; its record from the invocation on does not.
+    assert [item["resource_ref"] for item in evidence] == [
+        CURRENT_SESSION_FAILURE.message_ref,
+        EARLIER_SESSION_FAILURE.message_ref,
+    ]
+    assert verdict["resource_ref"].startswith("replan-decision:sha256:")
+    assert verdict["summary"].startswith("verdict repeats_prior_failure; delta route_repeats_prior_failure")
+    assert "invoking turn excluded 1" in verdict["summary"]
+    assert all(set(item) == {"resource_ref", "summary", "content", "score"} for item in response["items"])
+
+
+def test_response_for_free_text_goal_scope_is_a_scoped_lookup(encoder, tmp_path):
+    response = extension.response_for(
+        _request(scope_ref="goal", query=f"pytest test_auth {QUERY_CANARY} failed?"),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=lambda request: [EARLIER_SESSION_FAILURE]),
+    )
+    assert (response["status"], response["reason_code"]) == ("completed", None)
+    verdict, evidence = response["items"]
+    assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
+    assert "verdict " in verdict["summary"] and "matched " in verdict["summary"]
+    # The query's words are private: neither the verdict nor any summary carries them.
+    public = json.dumps([verdict, evidence["summary"]])
+    assert QUERY_CANARY not in public and "pytest" not in public
 
 
 @pytest.mark.parametrize(
-    ("overrides", "reason_code"),
+    ("overrides", "asking", "reason_code"),
     [
-        ({}, "situation_ref_required"),
-        ({"scope_ref": "/home/someone/.codex"}, "scope_ref_unsupported"),
-        ({"query": "replan-situation:sha256:" + "0" * 64}, "situation_not_found"),
+        ({}, Asker(None, None), "not_enabled"),
+        ({"scope_ref": "/home/someone/.codex"}, ASKING, "scope_ref_unsupported"),
+        ({"query": "replan-situation:sha256:" + "0" * 64}, ASKING, "situation_not_found"),
     ],
 )
-def test_response_for_typed_unavailable_answers(tmp_path, overrides, reason_code):
-    response = extension.response_for(_request(**overrides), paths=StatePaths(tmp_path))
+def test_response_for_typed_unavailable_answers(tmp_path, overrides, asking, reason_code):
+    response = extension.response_for(_request(**overrides), paths=StatePaths(tmp_path), asking=asking)
     assert response == {
         "schema_version": extension.RESPONSE_SCHEMA,
         "ok": True,
@@ -61,6 +92,20 @@ def test_response_for_typed_unavailable_answers(tmp_path, overrides, reason_code
         "reason_code": reason_code,
         "items": [],
     }
+
+
+def test_response_for_free_text_with_an_unknown_asker_is_refused(encoder, tmp_path):
+    paths = StatePaths(tmp_path)
+    backend(paths=paths, history=lambda request: [EARLIER_SESSION_FAILURE])
+    response = extension.response_for(_request(scope_ref="goal"), paths=paths, asking=Asker(None, None))
+    assert (response["status"], response["reason_code"]) == ("unavailable", "asking_agent_unknown")
+
+
+def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
+    paths = StatePaths(tmp_path)
+    write_private(paths.config_file, b"{not json")
+    response = extension.response_for(_request(scope_ref="goal"), paths=paths, asking=ASKING)
+    assert (response["status"], response["reason_code"]) == ("unavailable", "config_invalid")
 
 
 @pytest.mark.parametrize(
@@ -84,12 +129,20 @@ def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin
 def test_main_answers_unavailable_with_exit_0(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(_request()).encode())))
     assert extension.main([]) == 0
-    assert json.loads(capsys.readouterr().out)["reason_code"] == "situation_ref_required"
+    assert json.loads(capsys.readouterr().out)["reason_code"] == "not_enabled"
 
 
-def test_main_doctor_exits_0_and_prints_nothing(capsys):
-    assert extension.main(["--doctor"]) == 0
-    assert capsys.readouterr().out == ""
+def test_main_doctor_is_not_ready_without_an_enablement(capsys):
+    assert extension.main(["--doctor"]) == 1
+    assert capsys.readouterr().out == "not ready: not_enabled\n"
+
+
+def test_main_doctor_is_not_ready_with_a_broken_configuration(capsys):
+    from obelisk_session_evidence.state.paths import state_paths
+
+    write_private(state_paths().config_file, b'{"schema_version": "obelisk_session_evidence_config_v0", "x": 1}')
+    assert extension.main(["--doctor"]) == 1
+    assert capsys.readouterr().out == "not ready: config_invalid\n"
 
 
 def test_main_rejects_unknown_arguments(capsys):

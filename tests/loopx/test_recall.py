@@ -19,22 +19,37 @@ from tests.loopx.helpers import (
     EARLIER_SESSION_FAILURE,
     FAILED_RUN,
     backend,
+    current_turn_failure,
 )
 from tests.stages.helpers import situation_model
 
 
-def test_recall_current_session_records_never_count_as_prior_evidence(encoder):
-    """Issue 10 §4: the same failure counts when it is history, not when it is this session."""
-    history = backend(lambda request: [CURRENT_SESSION_FAILURE])
-    as_history = recall(situation_model(), invoking_session=None, max_results=8, **history)
-    as_current = recall(
-        situation_model(), invoking_session=CURRENT_SESSION, max_results=8, **history
+def test_recall_the_invoking_turn_never_counts_but_the_sessions_history_does(encoder):
+    """Issue 15 §2: the named thread's earlier failure counts; the invoking turn's does not."""
+    earlier_turn = recall(
+        situation_model(),
+        invoking_session=CURRENT_SESSION,
+        max_results=8,
+        **backend(lambda request: [CURRENT_SESSION_FAILURE]),
     )
-    assert as_history.decision.comparison.verdict == "repeats_prior_failure"
-    assert as_history.decision.semantic_delta.outcomes == []
-    assert as_current.decision.comparison.verdict == "novel"
-    assert as_current.decision.semantic_delta.outcomes == ["new_probe_family"]
-    assert as_current.items == () and as_current.decision.receipt.result_count == 0
+    assert earlier_turn.decision.comparison.verdict == "repeats_prior_failure"
+    assert earlier_turn.decision.semantic_delta.outcomes == []
+    assert earlier_turn.exclusion.excluded == 0
+    this_turn = recall(
+        situation_model(),
+        invoking_session=CURRENT_SESSION,
+        max_results=8,
+        **backend(lambda request: [current_turn_failure()]),
+    )
+    assert this_turn.decision.comparison.verdict == "novel"
+    assert this_turn.decision.semantic_delta.outcomes == ["new_probe_family"]
+    assert this_turn.decision.receipt.result_count == 0
+    assert (this_turn.exclusion.from_invocation, this_turn.read_performed) == (1, False)
+    (verdict,) = this_turn.items
+    assert verdict.summary == (
+        "verdict novel; delta semantic_advance; accepted true; matched 0 of 0 items; returned 0; "
+        "index fresh; invoking turn excluded 1"
+    )
 
 
 def test_recall_situation_may_name_the_invoking_session_itself(encoder):
@@ -43,10 +58,9 @@ def test_recall_situation_may_name_the_invoking_session_itself(encoder):
         named,
         invoking_session=None,
         max_results=8,
-        **backend(lambda request: [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE]
-        ),
+        **backend(lambda request: [current_turn_failure(), EARLIER_SESSION_FAILURE]),
     )
-    assert [item.resource_ref for item in outcome.items] == [EARLIER_SESSION_FAILURE.message_ref]
+    assert [item.resource_ref for item in outcome.items[1:]] == [EARLIER_SESSION_FAILURE.message_ref]
     assert outcome.decision.comparison.verdict == "repeats_prior_failure"
 
 
@@ -67,14 +81,17 @@ def test_recall_completed_items_are_bounded_and_summaries_content_free(encoder):
     outcome = recall(
         situation_model(),
         invoking_session=None,
-        max_results=1,
+        max_results=2,
         **backend(lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]
         ),
     )
     assert (outcome.status, outcome.reason_code) == ("completed", None)
     assert outcome.search_performed and outcome.read_performed
-    assert len(outcome.items) == 1
-    item = outcome.items[0]
+    assert len(outcome.items) == 2  # the verdict, then one historical item
+    verdict, item = outcome.items
+    assert verdict.summary.startswith("verdict repeats_prior_failure;")
+    assert "matched 2 of 2 items; returned 1" in verdict.summary
+    assert FAILED_RUN not in verdict.content and "pytest" not in verdict.content
     assert item.content == FAILED_RUN
     assert item.summary == "prior_failure from an earlier session of this agent; observed 2026-11-20"
     assert item.resource_ref == EARLIER_SESSION_FAILURE.message_ref
@@ -100,8 +117,9 @@ def test_recall_status_and_honesty_flags(encoder, history, freshness, status, re
     )
     assert (outcome.status, outcome.reason_code) == (status, reason_code)
     assert (outcome.search_performed, outcome.read_performed) == (searched, read)
-    if outcome.items and freshness != "fresh":
-        assert outcome.items[0].summary.endswith(f"index {freshness}")
+    if outcome.items[1:] and freshness != "fresh":
+        assert outcome.items[1].summary.endswith(f"index {freshness}")
+        assert f"index {freshness}" in outcome.items[0].summary
 
 
 def test_recall_not_admitted_searches_nothing(encoder):
@@ -127,6 +145,7 @@ def test_recall_fails_open_when_the_state_cannot_be_used(tmp_path):
     ("scope_ref", "expected"),
     [
         ("replan-history", (None, None)),
+        ("goal", (None, None)),
         (CURRENT_SESSION, (CURRENT_SESSION, None)),
         ("agent:agent-fixture", (None, "scope_ref_unsupported")),
         ("host-session:cursor:x", (None, "scope_ref_unsupported")),

@@ -1,7 +1,11 @@
+from datetime import datetime, timedelta, timezone
+
 import pytest
 
 from contracts.config import SOURCE_KINDS
 from providers.invoking_session import (
+    INVOCATION_ALLOWANCE,
+    InvokingSessionExclusion,
     WithoutInvokingSession,
     host_session_refs,
     is_host_session,
@@ -16,7 +20,10 @@ from tests.loopx.helpers import (
     CURRENT_SESSION_ID,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
+    failure_in,
 )
+
+INVOKED_AT = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
 from tests.stages.helpers import result_for, situation_model
 
 
@@ -37,12 +44,13 @@ def test_host_session_refs_cover_every_backends_session_ref(source):
     ],
     ids=["native", "obelisk"],
 )
-def test_without_invoking_session_drops_the_session_under_either_backends_ref(current_ref):
-    current = CURRENT_SESSION_FAILURE.model_copy(update={"session_ref": current_ref})
+def test_without_invoking_session_drops_the_invoking_turn_under_either_backends_ref(current_ref):
+    current = CURRENT_SESSION_FAILURE.model_copy(
+        update={"session_ref": current_ref, "observed_at": INVOKED_AT}
+    )
     inner = HandlerProvider(lambda r: result_for(r, [current, EARLIER_SESSION_FAILURE]))
-    assert WithoutInvokingSession(inner, CURRENT_SESSION).search(_request()).result.items == [
-        EARLIER_SESSION_FAILURE
-    ]
+    wrapper = WithoutInvokingSession(inner, CURRENT_SESSION, invoked_at=INVOKED_AT)
+    assert wrapper.search(_request()).result.items == [EARLIER_SESSION_FAILURE]
 
 
 @pytest.mark.parametrize(
@@ -61,15 +69,32 @@ def test_is_host_session_table(value, expected):
     assert is_host_session(value) is expected
 
 
-def test_without_invoking_session_drops_only_that_sessions_items():
-    request = _request()
+def test_the_invoking_sessions_history_counts_and_only_its_turn_from_the_invocation_is_dropped():
+    session = CURRENT_SESSION_FAILURE.session_ref
+    boundary = INVOKED_AT - INVOCATION_ALLOWANCE
+    before = failure_in(session, message=10, observed_at=boundary - timedelta(seconds=1))
+    at = failure_in(session, message=11, observed_at=boundary)
+    after = failure_in(session, message=12, observed_at=INVOKED_AT + timedelta(seconds=5))
+    undated = failure_in(session, message=13, observed_at=None)
+    other_undated = failure_in(EARLIER_SESSION_FAILURE.session_ref, message=14, observed_at=None)
     inner = HandlerProvider(
-        lambda r: result_for(r, [CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE])
+        lambda r: result_for(r, [CURRENT_SESSION_FAILURE, before, at, after, undated, other_undated])
     )
-    result = WithoutInvokingSession(inner, CURRENT_SESSION).search(request).result
-    assert result.items == [EARLIER_SESSION_FAILURE]
+    wrapper = WithoutInvokingSession(inner, CURRENT_SESSION, invoked_at=INVOKED_AT)
+    result = wrapper.search(_request()).result
+    assert result.items == [CURRENT_SESSION_FAILURE, before, other_undated]
+    assert wrapper.exclusion == InvokingSessionExclusion(counted=2, from_invocation=2, undated=1)
+    assert wrapper.exclusion.excluded == 3
     # Not history a limit cut: nothing is reported as omitted or truncated.
     assert (result.truncated, result.omitted_count) == (False, 0)
+
+
+def test_the_invocation_defaults_to_when_the_lookup_starts():
+    now = datetime.now(timezone.utc)
+    recent = failure_in(CURRENT_SESSION_FAILURE.session_ref, message=20, observed_at=now)
+    inner = HandlerProvider(lambda r: result_for(r, [recent, CURRENT_SESSION_FAILURE]))
+    wrapper = WithoutInvokingSession(inner, CURRENT_SESSION)
+    assert wrapper.search(_request()).result.items == [CURRENT_SESSION_FAILURE]
 
 
 def test_without_invoking_session_is_identity_when_no_session_is_named():

@@ -1,0 +1,132 @@
+"""A free-text Decision Context query as a scoped lookup (trigger `operator_requested_history`).
+
+LoopX sends `recall-context --query <text>` with scope `goal` or `host-session:<source>:<id>`,
+and `prepare-evidence` with its fixed query `current decision evidence` and the profile's scope.
+Such a query becomes a typed `replan_situation_v0`:
+
+- scope: the enablement of the asking agent (`asking.py`), which also gives the project and the
+  repository identity. An agent with several enablements is disambiguated by the goal id naming
+  the project; otherwise the lookup is refused (`scope_ambiguous`), never guessed;
+- obligation, recent and proposed observations: when LoopX holds an open Replan obligation for
+  the asker on the goal, exactly what `situation from-loopx` reads (`loopx_state.py`: LoopX's
+  obligation, the agent's typed observations, its newest one as the proposal); otherwise a
+  lookup id digested from (goal, agent, query), as the obligation id and the proposed
+  observation's work item, with no triggers. The operator request is set either way, since an
+  agent or operator asked explicitly;
+- route: the query's words become the route hypothesis, and only they. A word is a run of
+  letters, digits and `._/-` (2-64 characters, at most `MAX_QUERY_WORDS`, de-duplicated);
+  everything else (quotes, operators, punctuation) is dropped, and the provider escapes each
+  word as data (`providers/native/index/fts.quote_fts_string`). LoopX's fixed `prepare-evidence`
+  query asks nothing specific and contributes no words. The query text itself never leaves the
+  private situation;
+- the invoking session: the `host-session` scope, whose earlier history counts
+  (`providers/invoking_session.py`).
+
+What the verdict cannot see here: there are no commands or files, so compare-route judges the
+query's words against prior attempts (hypothesis dimension only). Without an open obligation the
+semantic delta judges a proposal without evidence ids (`evidence_required` unless history says
+otherwise), and `prepare-evidence` has no search terms at all (`no_query_terms`). A
+`situation spool` or `from-loopx` reference carries the full route.
+"""
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Final
+
+from contracts.config import Enablement
+from contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
+from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.loopx.loopx_state import loopx_situation
+
+MAX_QUERY_WORDS: Final = 12
+WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{1,63}")
+LOOPX_PREPARE_QUERY: Final = "current decision evidence"
+"""The query `prepare-evidence` always sends (`assemble_profile_decision_evidence`)."""
+
+
+def query_words(query: str) -> list[str]:
+    """The bounded words of a free-text query, in order (none for LoopX's fixed query)."""
+    if " ".join(query.split()) == LOOPX_PREPARE_QUERY:
+        return []
+    words: list[str] = []
+    for token in query.split():
+        match = WORD.fullmatch(token.strip(".,;:!?()[]{}\"'`"))
+        if match is not None and match.group(0) not in words:
+            words.append(match.group(0))
+    return words[:MAX_QUERY_WORDS]
+
+
+def asking_enablement(
+    enablements: list[Enablement], asking: Asker
+) -> tuple[Enablement | None, str | None]:
+    """The one enablement of the asking agent, or why there is none."""
+    if asking.agent_id is None:
+        return None, "asking_agent_unknown"
+    own = [e for e in enablements if e.agent_id == asking.agent_id]
+    if not own:
+        return None, "not_enabled"
+    if len(own) > 1:
+        named = [e for e in own if e.project_id == asking.goal_id]
+        own = named
+        if len(own) != 1:
+            return None, "scope_ambiguous"
+    return own[0], None
+
+
+def obligation_lookup(
+    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+) -> ReplanSituation | None:
+    """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
+    (or cannot be read here: the lookup then stands on its own)."""
+    if asking.goal_id is None:
+        return None
+    words = query_words(query)
+    try:
+        situation = loopx_situation(
+            goal_id=asking.goal_id,
+            agent_id=enablement.agent_id,
+            enablement=enablement,
+            route=RouteProposal(action_kind="lookup", hypothesis=" ".join(words) or None),
+            registry=Path(asking.registry) if asking.registry else None,
+            runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
+        )
+    except Exception:  # noqa: BLE001 - no obligation, LoopX absent or its state unreadable
+        return None
+    return situation.model_copy(
+        update={"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
+    )
+
+
+def scoped_situation(
+    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+) -> ReplanSituation:
+    """The typed situation of one free-text lookup."""
+    digest = hashlib.sha256(
+        "\0".join([asking.goal_id or "", enablement.agent_id, query]).encode()
+    ).hexdigest()[:16]
+    words = query_words(query)
+    return ReplanSituation.model_validate(
+        {
+            "schema_version": "replan_situation_v0",
+            "situation_id": f"loopx-lookup-{digest}",
+            "scope": {
+                "agent_id": enablement.agent_id,
+                "project_id": enablement.project_id,
+                "repository_id": enablement.repository_id,
+            },
+            "obligation": {"obligation_id": f"lookup-{digest}"},
+            "proposed": {
+                "observation": {"result_class": "advanced", "work_item_id": f"lookup-{digest}"},
+                "route": {"action_kind": "lookup", **({"hypothesis": " ".join(words)} if words else {})},
+            },
+            "coverage": {
+                "hypotheses_exhausted": False,
+                "prior_session_coverage": "unknown",
+                "work_identified": False,
+                "decision_evidence_missing": False,
+            },
+            "operator_request": {"requested": True},
+            "invoking_session": invoking_session,
+        }
+    )

@@ -1,0 +1,35 @@
+"""The extension's doctor: the checks of `status`, over every enabled project."""
+
+from click.testing import CliRunner
+
+from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.loopx.doctor import doctor_report
+from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.private_files import write_private
+from tests.providers.native.index.transcripts import ClaudeTranscript
+
+
+def _enable(tmp_path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "claude").mkdir()
+    result = CliRunner().invoke(main, [
+        "enable", "--surface", "replan-history", "--agent-id", "agent-a", "--project-id", "project-a",
+        "--repository-id", "repo-a", "--repo-root", str(tmp_path / "repo"), "--source", "claude",
+        "--source-root", f"claude={tmp_path / 'claude'}",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+
+
+def test_doctor_follows_status_from_absent_to_ready(tmp_path):
+    paths = state_paths()
+    assert doctor_report(paths) == (False, "not_enabled")
+    _enable(tmp_path)
+    assert doctor_report(paths) == (False, "index_absent")
+    ClaudeTranscript(tmp_path / "claude", "s1", str(tmp_path / "repo")).user("hi").write()
+    assert CliRunner().invoke(main, ["index", "refresh", "--root", f"claude={tmp_path / 'claude'}"]).exit_code == 0
+    assert doctor_report(paths) == (True, "healthy")
+    # A session written since the refresh: the index is behind, and lookups still answer.
+    ClaudeTranscript(tmp_path / "claude", "s2", str(tmp_path / "repo")).user("again").write()
+    assert doctor_report(paths)[0] is True
+    write_private(paths.config_file, b"[]")
+    assert doctor_report(paths) == (False, "config_invalid")
