@@ -38,8 +38,12 @@ def spool(situation_source: str, output_format: str) -> None:
     as its query (`recall-context --query <reference>`). The reference is a content digest: it
     names the situation without revealing it.
 
-    Example: loopx decision-context recall-context ... --query "$(obelisk-session-evidence
-    situation spool --situation situation.json)"
+    Example: obelisk-session-evidence situation spool --situation situation.json --format json
+
+    \b
+    From LoopX (the reference is the query):
+      REF=$(obelisk-session-evidence situation spool --situation situation.json)
+      loopx decision-context recall-context ... --query "$REF"
     """
     with reported_errors():
         raw = read_document(situation_source)
