@@ -1,6 +1,7 @@
 """The operator views (tags, tables, markdown) and the server environment, without a server."""
 
 import json
+import os
 import socket
 
 import pytest
@@ -22,6 +23,7 @@ from flows.operators import (
     summary_markdown,
 )
 from contracts.digests import agent_digest
+from flows.hardening import apply_prefect_environment
 from flows.server import ServerAddress, database_kind, server_environment
 from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
@@ -77,13 +79,26 @@ def test_merged_tags_keep_existing_first_once():
 
 
 def test_server_environment_points_the_ui_at_its_port_and_drops_a_client_api_url(tmp_path):
-    environ = {"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PREFECT_HOME": "/elsewhere", "PATH": "/bin"}
+    environ = {"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PATH": "/bin"}
     env = server_environment(StatePaths(tmp_path), ServerAddress(4250), environ)
     assert "PREFECT_API_URL" not in env
     assert (env["PREFECT_SERVER_API_HOST"], env["PREFECT_SERVER_API_PORT"]) == ("127.0.0.1", "4250")
     assert env["PREFECT_HOME"] == str(tmp_path / "prefect")
     assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false" and env["DO_NOT_TRACK"] == "1"
     assert env["PREFECT_UI_STATIC_DIRECTORY"].startswith(str(tmp_path / "prefect"))
+
+
+def test_ui_and_clients_share_a_user_set_prefect_home(tmp_path, monkeypatch):
+    user_home = tmp_path / "my-prefect"
+    monkeypatch.setenv("PREFECT_HOME", str(user_home))
+    monkeypatch.delenv("PREFECT_RESULTS_LOCAL_STORAGE_PATH")
+    paths = StatePaths(tmp_path / "state")
+    env = server_environment(paths, ServerAddress(4250))
+    assert env["PREFECT_HOME"] == str(user_home)
+    assert env["PREFECT_UI_STATIC_DIRECTORY"].startswith(str(user_home))
+    apply_prefect_environment(paths)
+    assert os.environ["PREFECT_HOME"] == str(user_home)
+    assert os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"].startswith(str(user_home))
 
 
 @pytest.mark.parametrize(
