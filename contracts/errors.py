@@ -39,6 +39,12 @@ class InvalidInput(EvidenceError):
 
     reason_code = "invalid_input"
 
+    @classmethod
+    def unreadable(cls, argument: object, error: OSError) -> "InvalidInput":
+        """A path the user gave that cannot be read: the path as they wrote it and the OS reason
+        (`No such file or directory`), never the file's content."""
+        return cls(f"cannot read {argument}: {error.strerror or type(error).__name__}")
+
 
 class ConfigInvalid(EvidenceError):
     """The enablement configuration is unreadable or malformed; admission stays off."""

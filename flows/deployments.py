@@ -4,6 +4,7 @@ A deployment's parameters are the same digests as a direct run (`situation_ref`,
 so spool first (`batch --spool-only`) on a state directory the runner can read.
 """
 
+import os
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,14 +38,14 @@ def _require_api() -> None:
 
 
 def serve_deployments(paths: StatePaths, *, limit: int) -> None:
-    """Register both deployments and run their flow runs from this process until stopped."""
+    """Register both deployments and run their flow runs from this process until stopped.
+
+    Served runs are this process's children and inherit its environment (Prefect refuses job
+    variables without a work pool), so the run environment is set here."""
     _require_api()
-    environment = _run_environment(paths)
-    deployments = [
-        flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"],
-                           job_variables={"env": environment})
-        for flow in FLOWS
-    ]
+    for name, value in _run_environment(paths).items():
+        os.environ.setdefault(name, value)
+    deployments = [flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"]) for flow in FLOWS]
     serve(*deployments, limit=limit, print_starting_message=False)
 
 

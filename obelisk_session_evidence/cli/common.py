@@ -35,8 +35,8 @@ def read_document(source: str) -> bytes:
         return sys.stdin.buffer.read()
     try:
         return Path(source).read_bytes()
-    except OSError:
-        raise InvalidInput("the input file cannot be read") from None
+    except OSError as error:
+        raise InvalidInput.unreadable(source, error) from None
 
 
 def fail(error: EvidenceError) -> NoReturn:
