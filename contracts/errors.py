@@ -7,6 +7,7 @@
     ├── StageFailed                  stage_failed
     ├── PrefectApiNotConfigured      prefect_api_not_configured
     ├── PrefectServerFailed          prefect_server_failed
+    ├── DaskUnreachable              dask_unreachable
     └── ProviderError                provider_error
         ├── ProviderUnavailable      provider_unavailable
         ├── ProviderTimeout          provider_timeout
@@ -86,6 +87,12 @@ class PrefectServerFailed(EvidenceError):
     """`ui` could not start the local Prefect server (port taken, early exit, not ready in time)."""
 
     reason_code = "prefect_server_failed"
+
+
+class DaskUnreachable(EvidenceError):
+    """`--dask-address` names a scheduler that does not answer (checked before any work starts)."""
+
+    reason_code = "dask_unreachable"
 
 
 class ProviderError(EvidenceError):

@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "stage_failed",
     "prefect_api_not_configured",
     "prefect_server_failed",
+    "dask_unreachable",
     "provider_error",
     "provider_unavailable",
     "provider_timeout",

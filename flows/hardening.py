@@ -38,3 +38,17 @@ def apply_prefect_environment(paths: StatePaths) -> None:
     os.environ.setdefault("PREFECT_RESULTS_LOCAL_STORAGE_PATH", str(storage))
     for name, value in HARDENED_DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+
+QUIET_CONSOLE = {
+    # People get a progress bar or the decision; the run logs are in the Prefect UI.
+    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
+}
+
+
+def apply_console_verbosity(*, verbose: bool) -> None:
+    """Silence Prefect's console lines unless `verbose` (or the user set the level); before
+    `import prefect`, which reads the logging settings once."""
+    if not verbose:
+        for name, value in QUIET_CONSOLE.items():
+            os.environ.setdefault(name, value)

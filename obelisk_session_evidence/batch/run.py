@@ -15,7 +15,6 @@ leaves every item either fully recorded or absent, and a re-run completes the re
 """
 
 import hashlib
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,16 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import TypeAdapter, ValidationError
-
-from contracts.base import OpaqueId
 from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary
 from contracts.config import AdmissionPolicy, Enablement, ProviderKind
 from contracts.decision import ReplanEvidenceDecision
 from contracts.digests import canonical_digest
 from contracts.errors import EvidenceError, InvalidInput, StageFailed
 from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
+from contracts.situation import ReplanSituation, public_situation_id
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import (
     SETTLED_RETRIEVALS,
@@ -181,19 +177,6 @@ def _valid_situation(raw: bytes | None) -> ReplanSituation | None:
     try:
         return load_contract(ReplanSituation, raw)
     except EvidenceError:
-        return None
-
-
-_SITUATION_ID: Final = TypeAdapter(OpaqueId)
-
-
-def public_situation_id(raw: bytes | None) -> str | None:
-    """The `situation_id` of an item that is otherwise invalid, when it is a well-formed opaque
-    id (public by contract); None for anything else, which is never echoed."""
-    try:
-        document = json.loads(raw or b"")
-        return _SITUATION_ID.validate_python(document.get("situation_id"), strict=True)
-    except (ValueError, AttributeError, ValidationError, RecursionError):
         return None
 
 

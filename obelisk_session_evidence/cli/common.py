@@ -1,5 +1,6 @@
 """Options, input and exit handling every command shares."""
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+from rich.console import Console
 
 from contracts.errors import EvidenceError, InvalidInput, StageFailed
 
@@ -15,6 +17,17 @@ EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+UNWRAPPED_WIDTH = 4096
+"""Text printed to a file or a pipe: wide enough that rich never cuts a path or a digest."""
+
+
+def text_console(**options: Any) -> Console:
+    """The console for a command's text on stdout: the terminal's width on a terminal (or
+    COLUMNS when set), else `UNWRAPPED_WIDTH`, so output piped to a file is never cut at 80."""
+    console = Console(**options)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(width=UNWRAPPED_WIDTH, **options)
+    return console
 
 
 def format_option(command: Command) -> Command:

@@ -5,9 +5,8 @@ import signal
 from types import FrameType
 
 import click
-from rich.console import Console
 
-from obelisk_session_evidence.cli.common import format_option, reported_errors
+from obelisk_session_evidence.cli.common import format_option, reported_errors, text_console
 from flows.server import (
     DEFAULT_PORT,
     READY_TIMEOUT_SECONDS,
@@ -59,7 +58,7 @@ def _announce(server: RunningServer, output_format: str) -> None:
     if output_format == "json":
         click.echo(json.dumps(facts), nl=True)
         return
-    console = Console(highlight=False)
+    console = text_console(highlight=False)
     console.print(f"Prefect UI: [bold]{address.url}[/bold]  (ready in {server.ready_seconds} s, "
                   f"{server.database} database)")
     console.print(f"Point clients at it: export PREFECT_API_URL={address.api_url}")

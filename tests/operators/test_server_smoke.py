@@ -67,7 +67,7 @@ def test_decision_run_is_visible_with_stage_tasks_tags_and_artifact(smoke):
     assert smoke["decision"].returncode == 0, smoke["decision"].stderr[-2000:]
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("replan-evidence")
-    assert (run["name"], run["state_type"]) == ("replan-evidence", "COMPLETED")
+    assert (run["name"], run["state_type"]) == ("replan-evidence/smoke-decision", "COMPLETED")
     assert set(run["parameters"]) == {"situation_ref", "provider_kind", "state_root"}
     assert run["parameters"]["state_root"] == str(smoke["server"].state)
     assert {"trigger:replan_repetition", "verdict:novel", f"agent:{agent_digest('agent-fixture')}"} <= set(run["tags"])
@@ -84,11 +84,15 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     assert summary["provider_faults_by_reason"] == {"provider_crashed": 1}
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("reprocess-stalled")
-    assert (run["name"], run["state_type"]) == ("reprocess-stalled", "COMPLETED")
+    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
+    assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
     assert list(run["parameters"]) == ["manifest_ref", "state_root"]
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
     names = sorted(task["name"] for task in api.task_runs(run["id"]))
-    assert names == ["decide-stalled-item"] * 6 + ["plan-batch", "summarize-batch"]
+    assert names == [
+        "item-1/stalled-0", "item-2/stalled-1", "item-3/stalled-2", "item-4/other-agent", "item-5/crash-1",
+        "item-6/invalid-1", "plan-batch", "summarize-batch",
+    ]  # fmt: skip
     keys = sorted(a["key"] for a in api.artifacts(run["id"]))
     assert keys == ["reprocess-stalled-items", "reprocess-stalled-summary"]
     assert len(list((smoke["out"] / "decisions").glob("*.json"))) == 5
