@@ -3,7 +3,8 @@
 from rich.console import Console
 from rich.table import Table
 
-from obelisk_session_evidence.qualify import QualificationSummary
+from contracts.qualification import QualificationSummary
+from obelisk_session_evidence.qualify.report import shown_figure
 
 
 def render_qualification(summary: QualificationSummary, console: Console) -> None:
@@ -16,6 +17,11 @@ def render_qualification(summary: QualificationSummary, console: Console) -> Non
     table.add_row("false-repeat rate", f"{summary.false_repeat_rate:.3f}")
     table.add_row("p95 private context", f"{summary.tokens_p95:.0f} tokens")
     table.add_row("thresholds", ", ".join(f"{name}={value}" for name, value in summary.thresholds.items()))
-    table.add_row("targets", "met" if summary.targets_met else "NOT met")
+    missed = [check for check in summary.targets if not check.met]
+    table.add_row("targets", "all met" if not missed else f"{len(missed)} of {len(summary.targets)} NOT met")
+    for check in missed:
+        table.add_row(
+            "missed", f"{check.label}: {shown_figure(check)}, target {check.comparison} {check.target:g}"
+        )
     table.add_row("report", summary.report_path)
     console.print(table)

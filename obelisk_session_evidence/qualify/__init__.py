@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from contracts.qualification import QualificationSummary
 from contracts.thresholds import RouteThresholds
 from fixtures.qualification import QualificationCase, qualification_cases
 from obelisk_session_evidence.qualify.arms import (
@@ -33,8 +34,8 @@ from obelisk_session_evidence.qualify.arms import (
     run_full_history,
 )
 from obelisk_session_evidence.qualify.calibrate import calibrate, rescored, sweep
-from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection
-from obelisk_session_evidence.qualify.report import ReportInputs, render_report, write_plots
+from obelisk_session_evidence.qualify.metrics import context_size, detection
+from obelisk_session_evidence.qualify.report import ReportInputs, render_report, target_checks, write_plots
 from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
 from stages.cap_by_tokens import TokenEncoder
 
@@ -50,22 +51,6 @@ __all__ = [
 ]
 
 Backend = Literal["standin", "native"]
-
-
-@dataclass(frozen=True, slots=True)
-class QualificationSummary:
-    """The headline numbers: arm 2 on the held-back split, and the thresholds chosen."""
-
-    cases: int
-    held_back: int
-    thresholds: dict[str, int]
-    precision: float
-    recall: float
-    f1: float
-    false_repeat_rate: float
-    tokens_p95: float
-    targets_met: bool
-    report_path: str
 
 
 def qualify(
@@ -143,6 +128,7 @@ def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Back
     (out_dir / "results.json").write_text(_results_json(cases, runs, chosen), encoding="utf-8")
     result = detection([cases[i] for i in held], [runs["admitted_retrieval"][i] for i in held])
     tokens_p95 = context_size(runs["admitted_retrieval"]).tokens_p95
+    targets = target_checks(result, tokens_p95)
     return QualificationSummary(
         cases=len(cases),
         held_back=len(held),
@@ -152,7 +138,8 @@ def write_report(out_dir: Path, results: ArmResults, *, seed: int, backend: Back
         f1=result.f1,
         false_repeat_rate=result.false_repeat_rate,
         tokens_p95=tokens_p95,
-        targets_met=_targets_met(result, tokens_p95),
+        targets=targets,
+        targets_met=all(check.met for check in targets),
         report_path=str(report_path),
     )
 
@@ -185,15 +172,6 @@ def _run_arms(
         runs["full_history"].append(run)
         traces["full_history"].append(trace)
     return {arm: tuple(values) for arm, values in runs.items()}, traces
-
-
-def _targets_met(result: Detection, tokens_p95: float) -> bool:
-    return (
-        result.precision >= 0.95
-        and result.recall >= 0.90
-        and result.false_repeat_rate <= 0.02
-        and tokens_p95 <= 2000
-    )
 
 
 def _results_json(
