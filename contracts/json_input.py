@@ -42,16 +42,16 @@ def describe_validation_error(error: ValidationError) -> str:
     there are, never by its key: the key is the caller's text and may be content.
     The one formatter for every contract's validation errors: keep all callers on it."""
     details = error.errors(include_input=False, include_url=False, include_context=False)
-    unknown: dict[str, int] = {}
+    unknown: dict[tuple[int | str, ...], int] = {}
     problems: list[str] = []
     for detail in details:
         location = detail["loc"]
         if detail["type"] == "extra_forbidden":
-            parent = _location(location[:-1])
-            unknown[parent] = unknown.get(parent, 0) + 1
+            unknown[location[:-1]] = unknown.get(location[:-1], 0) + 1
         else:
             problems.append(f"{_location(location)}: {detail['msg']}")
-    listed = [f"{where}: unknown field ({count})" for where, count in unknown.items()] + problems
+    outermost_first = sorted(unknown, key=len)
+    listed = [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
     shown = "; ".join(listed[:MAX_PROBLEMS])
     more = len(listed) - MAX_PROBLEMS
     return shown + (f" (+{more} more)" if more > 0 else "")
