@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from prefect import Flow
-from prefect.exceptions import TerminationSignal
+from prefect.exceptions import ObjectNotFound, TerminationSignal
 from prefect.runner import Runner
 from prefect.client.orchestration import get_client
 from prefect.settings import get_current_settings
@@ -50,6 +50,7 @@ def serve_deployments(paths: StatePaths, *, limit: int, on_registered: Callable[
     _require_api()
     for name, value in _run_environment(paths).items():
         os.environ.setdefault(name, value)
+    _drop_work_pool_registrations()
     runner = Runner(limit=limit, pause_on_shutdown=False)
     for flow in FLOWS:
         runner.add_deployment(flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"]))
@@ -58,6 +59,19 @@ def serve_deployments(paths: StatePaths, *, limit: int, on_registered: Callable[
         asyncio.run(runner.start())
     except TerminationSignal:
         return
+
+
+def _drop_work_pool_registrations() -> None:
+    """Remove a same-named deployment that `serve --work-pool` registered: re-applying it as a
+    served one keeps its pull steps, and its runs would then crash looking for flow storage."""
+    with get_client(sync_client=True) as client:
+        for name in deployment_names():
+            try:
+                deployment = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if deployment.work_pool_name or deployment.pull_steps:
+                client.delete_deployment(deployment.id)
 
 
 def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:

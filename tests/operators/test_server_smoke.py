@@ -162,12 +162,16 @@ def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_s
             if run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
                 break
             time.sleep(2)
-        assert (run["state_type"], run["name"]) == ("COMPLETED", f"reprocess-stalled/{manifest_ref[7:19]}")
+        if run["state_type"] != "COMPLETED":
+            process.send_signal(signal.SIGINT)
+            output = process.communicate(timeout=60)
+            pytest.fail(f"{run['state']['message']}: {output[0][-3000:]!r} {output[1][-3000:]!r}")
+        assert run["name"] == f"reprocess-stalled/{manifest_ref[7:19]}"
         assert json.loads((tmp_path / "out" / "summary.json").read_text())["decided"] == 1
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            assert process.wait(timeout=60) == 0
+            assert process.wait(timeout=60) == 0, process.stderr.read().decode(errors="replace")[-3000:]
         finally:
             if process.poll() is None:
                 process.kill()
