@@ -49,7 +49,7 @@ def batch_failure_message(summary: BatchSummary) -> str:
     reasons = ", ".join(f"{code} {n}" for code, n in summary.failures_by_reason.items())
     parts = [f"{summary.failed} of {summary.items} items failed" + (f" ({reasons})" if reasons else "")]
     if summary.missing:
-        parts.append(f"{summary.missing} not reached")
+        parts.append(f"{summary.missing} not recorded")
     parts.append(f"{summary.decided} decided")
     return "; ".join(parts)
 

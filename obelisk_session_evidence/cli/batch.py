@@ -1,4 +1,5 @@
-"""`batch`: reprocess stalled work items through the Prefect flow `reprocess-stalled`."""
+"""`batch`: reprocess stalled work items through the Prefect flow `reprocess-stalled` (against the
+configured API or a temporary local one), or directly with `--no-prefect`."""
 
 import os
 import threading
@@ -83,10 +84,13 @@ def batch(
         fail(InvalidInput("--no-prefect runs in this process: --task-runner dask needs Prefect"))
     with reported_errors():
         paths = state_paths()
-        lines = read_stalled_lines(source)
+        numbered = read_stalled_lines(source)
         manifest_ref = spool_batch(
-            paths, [raw for _, raw in lines], out_dir=out_dir, provider_kind=provider_kind,
-            lines=[line for line, _ in lines],
+            paths,
+            [raw for _, raw in numbered],
+            out_dir=out_dir,
+            provider_kind=provider_kind,
+            lines=[line for line, _ in numbered],
         )
         if spool_only:
             click.echo(manifest_ref)
