@@ -14,7 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
+from contracts.schemas import json_schema
 from flows.server import free_port, start_prefect_server, stop_prefect_server
 from obelisk_session_evidence.batch.outputs import decisions_in
 from obelisk_session_evidence.state.paths import StatePaths
@@ -72,6 +74,8 @@ def test_batch_without_a_server_says_once_that_a_temporary_api_started(serverles
 
 def test_decisions_are_the_same_with_and_without_prefect(serverless):
     flowed, direct = json.loads(serverless["flowed"].stdout), json.loads(serverless["direct"].stdout)
+    for summary in (flowed, direct):
+        Draft202012Validator(json_schema("reprocess_stalled_summary_v0")).validate(summary)
     fields = ("items", "decided", "failed", "by_verdict", "by_retrieval", "failures_by_reason")
     assert {f: flowed[f] for f in fields} == {f: direct[f] for f in fields}
     assert decisions_in(serverless["work"] / "flow") == decisions_in(serverless["work"] / "direct")
