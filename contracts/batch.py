@@ -151,3 +151,16 @@ class BatchSummary(ContractModel):
     """Wall time of this run, when it ran."""
     items_per_second: Annotated[float, Field(ge=0)] | None = None
     """Items this run processed per wall second."""
+
+
+class BatchSpooled(ContractModel):
+    """`reprocess_stalled_spool_v0`: what `batch --spool-only --format json` prints."""
+
+    schema_version: Literal["reprocess_stalled_spool_v0"] = "reprocess_stalled_spool_v0"
+    """This document's schema id."""
+    manifest_ref: Digest
+    """The manifest digest: the `reprocess-stalled` deployment's `manifest_ref` parameter."""
+    items: Count
+    """Distinct items spooled."""
+    input_count: Count
+    """Items read from the input, duplicates included."""

@@ -4,7 +4,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from contracts.batch import BatchItemRecord, BatchSummary
+from contracts.batch import BatchItemRecord, BatchSpooled, BatchSummary
 from contracts.config import EnablementConfig
 from contracts.decision import ReplanEvidenceDecision
 from contracts.evidence import (
@@ -34,6 +34,7 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_index_status_v0": IndexStatus,
     "reprocess_stalled_summary_v0": BatchSummary,
     "reprocess_stalled_item_v0": BatchItemRecord,
+    "reprocess_stalled_spool_v0": BatchSpooled,
     "obelisk_session_evidence_qualify_v0": QualificationSummary,
     "obelisk_session_evidence_ui_v0": UiFacts,
     "obelisk_session_evidence_serve_v0": ServeOutcome,

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from contracts.batch import BatchSummary
+from contracts.batch import BatchSpooled, BatchSummary
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
 from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
@@ -93,7 +93,7 @@ def batch(
             lines=[line for line, _ in numbered],
         )
         if spool_only:
-            click.echo(manifest_ref)
+            _print_spooled(paths, manifest_ref, output_format)
             return
         if no_prefect:
             with _progress_bar(paths, manifest_ref):
@@ -106,6 +106,16 @@ def batch(
         render_batch_summary(summary, text_console())
     if summary.failed or summary.missing:
         raise SystemExit(EXIT_NOT_OK)
+
+
+def _print_spooled(paths: StatePaths, manifest_ref: str, output_format: str) -> None:
+    """The manifest digest alone for scripts (`REF=$(... --spool-only)`), or the JSON document."""
+    if output_format != "json":
+        click.echo(manifest_ref)
+        return
+    manifest = load_manifest(paths, manifest_ref)
+    spooled = BatchSpooled(manifest_ref=manifest_ref, items=len(manifest.item_refs), input_count=manifest.input_count)
+    click.echo(spooled.model_dump_json())
 
 
 def _run_flow(

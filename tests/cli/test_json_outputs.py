@@ -53,6 +53,16 @@ def test_batch_summary_and_every_item_record_match_their_schemas(standin_scope, 
         _valid(json.loads(record.read_text()), "reprocess_stalled_item_v0")
 
 
+def test_batch_spool_only_json_matches_its_schema(tmp_path):
+    items = tmp_path / "stalled.jsonl"
+    standin.write_jsonl(items, standin.stalled_items(1) * 2)
+    result = _invoke("batch", "--in", str(items), "--out", str(tmp_path / "out"), "--spool-only", "--format", "json")
+    assert result.exit_code == 0, result.output
+    spooled = json.loads(result.stdout)
+    _valid(spooled, "reprocess_stalled_spool_v0")
+    assert (spooled["items"], spooled["input_count"]) == (4, 8)
+
+
 def test_qualify_json_matches_its_schema_and_names_every_target(tmp_path):
     result = _invoke("qualify", "--out", str(tmp_path / "q"), "--backend", "standin", "--per-family", "1",
                      "--format", "json")  # fmt: skip
