@@ -6,7 +6,7 @@ public outputs: digests, codes, counts and timings only, never situation text or
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from contracts.base import ContractModel, Digest, EvidenceType, Freshness, OpaqueId, Trigger
 from contracts.config import AbsolutePath, ProviderKind
@@ -17,6 +17,8 @@ from contracts.outcomes import OutcomeId
 Count = Annotated[int, Field(ge=0)]
 AgentDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}$")]
 """The first 8 hex of sha256(agent_id): enough to group runs, too short to be an identity."""
+InputLine = Annotated[int, Field(ge=1)]
+"""1-based line of an item in the batch input (a folder's files read in name order as one stream)."""
 StageName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]{0,31}$")]
 
 
@@ -27,12 +29,24 @@ class BatchManifest(ContractModel):
     """This document's schema id."""
     item_refs: Annotated[list[Digest], Field(min_length=1)]
     """Spool digests of the items, in input order, each once."""
+    item_lines: Annotated[list[InputLine], Field(min_length=1)]
+    """Each item's first line in the input, in `item_refs` order."""
     input_count: Count
     """Items read from the input, duplicates included."""
     out_dir: AbsolutePath
     """Where decisions, records and the summary are written."""
     provider_kind: ProviderKind | None = None
     """The provider override for every item, when given."""
+
+    @model_validator(mode="after")
+    def _one_line_per_item(self) -> "BatchManifest":
+        if len(self.item_lines) != len(self.item_refs):
+            raise ValueError("item_lines must give one line per item_ref")
+        return self
+
+    def line_of(self) -> dict[str, int]:
+        """Item digest -> its input line."""
+        return dict(zip(self.item_refs, self.item_lines, strict=True))
 
 
 class BatchItemRecord(ContractModel):
@@ -42,6 +56,8 @@ class BatchItemRecord(ContractModel):
     """This document's schema id."""
     item_ref: Digest
     """The item's spool digest."""
+    line: InputLine
+    """The item's line in the batch input (its first, when it appears more than once)."""
     key: Digest
     """Idempotency key: situation digest, index revision, configuration and version."""
     skippable: bool
@@ -53,7 +69,8 @@ class BatchItemRecord(ContractModel):
     failed_stage: StageName | None = None
     """The stage that raised, when a stage did."""
     situation_id: OpaqueId | None = None
-    """The situation decided (public by contract), when the item was valid."""
+    """The situation's id (public by contract), when the item has a well-formed one, even if
+    the rest of the item is invalid."""
     agent_digest: AgentDigest | None = None
     """Short digest of the situation's agent id, for operator tags."""
     trigger: Trigger | None = None
@@ -134,3 +151,16 @@ class BatchSummary(ContractModel):
     """Wall time of this run, when it ran."""
     items_per_second: Annotated[float, Field(ge=0)] | None = None
     """Items this run processed per wall second."""
+
+
+class BatchSpooled(ContractModel):
+    """`reprocess_stalled_spool_v0`: what `batch --spool-only --format json` prints."""
+
+    schema_version: Literal["reprocess_stalled_spool_v0"] = "reprocess_stalled_spool_v0"
+    """This document's schema id."""
+    manifest_ref: Digest
+    """The manifest digest: the `reprocess-stalled` deployment's `manifest_ref` parameter."""
+    items: Count
+    """Distinct items spooled."""
+    input_count: Count
+    """Items read from the input, duplicates included."""

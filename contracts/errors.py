@@ -7,6 +7,7 @@
     ├── StageFailed                  stage_failed
     ├── PrefectApiNotConfigured      prefect_api_not_configured
     ├── PrefectServerFailed          prefect_server_failed
+    ├── DaskUnreachable              dask_unreachable
     └── ProviderError                provider_error
         ├── ProviderUnavailable      provider_unavailable
         ├── ProviderTimeout          provider_timeout
@@ -38,6 +39,12 @@ class InvalidInput(EvidenceError):
     """An input document failed validation; `detail` names the field, never its value."""
 
     reason_code = "invalid_input"
+
+    @classmethod
+    def unreadable(cls, argument: object, error: OSError) -> "InvalidInput":
+        """A path the user gave that cannot be read: the path as they wrote it and the OS reason
+        (`No such file or directory`), never the file's content."""
+        return cls(f"cannot read {argument}: {error.strerror or type(error).__name__}")
 
 
 class ConfigInvalid(EvidenceError):
@@ -80,6 +87,12 @@ class PrefectServerFailed(EvidenceError):
     """`ui` could not start the local Prefect server (port taken, early exit, not ready in time)."""
 
     reason_code = "prefect_server_failed"
+
+
+class DaskUnreachable(EvidenceError):
+    """`--dask-address` names a scheduler that does not answer (checked before any work starts)."""
+
+    reason_code = "dask_unreachable"
 
 
 class ProviderError(EvidenceError):

@@ -4,15 +4,19 @@ These read-backs are owner-local. They name the session roots the owner configur
 session content) and never carry a message, a command or a snippet.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
-from contracts.base import ContractModel, Freshness
+from contracts.base import ContractModel, EvidenceType, Freshness
 from contracts.config import SourceKind
 
 Count = Annotated[int, Field(ge=0)]
 IndexRevision = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+STATUS_TYPE_ORDER: Final[tuple[EvidenceType, ...]] = (
+    "prior_failure", "tool_outcome", "file_history", "decision", "summary",
+)
+"""Failures first: what a reader of `index status` looks for."""
 RootState = Literal["indexed", "missing", "unreadable"]
 """`missing`: the folder does not exist; `unreadable`: it exists but could not be listed (or is not
 a folder). Either way the index is incomplete for it and keeps its rows: absence is never "no
@@ -102,7 +106,11 @@ class IndexStatus(ContractModel):
     summaries: Count
     """Title and summary rows."""
     failures: Count
-    """Files whose last parse failed."""
+    """Files whose last parse failed (files, not tool calls: see `failed_tool_calls`)."""
+    failed_tool_calls: Count
+    """Tool calls that reported an error or exited nonzero (the `prior_failure` evidence)."""
+    evidence_type_counts: dict[EvidenceType, Count]
+    """Indexed entries per evidence type, every type listed (0 when none), in `STATUS_TYPE_ORDER`."""
     skipped_records: Count
     """Lines or records the parsers skipped, over every indexed file."""
     skipped_by_reason: dict[Annotated[str, StringConstraints(max_length=40)], Count] = {}

@@ -30,12 +30,33 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
         raise InvalidInput(describe_validation_error(error)) from None
 
 
+MAX_PROBLEMS: Final = 5
+ROOT: Final = "<root>"
+
+
 def describe_validation_error(error: ValidationError) -> str:
-    """`<field path>: <what is wrong>` for the first error, plus how many more there are."""
-    first = error.errors(include_input=False, include_url=False)[0]
-    path = ".".join(str(part) for part in first["loc"])[:200] or "(document)"
-    more = error.error_count() - 1
-    return f"{path}: {first['msg']}" + (f" (+{more} more)" if more else "")
+    """Every problem as `<field path>: <what is wrong>`, unknown fields first, at most
+    `MAX_PROBLEMS` (then how many more). An unknown field is named by where it is and how many
+    there are, never by its key: the key is the caller's text and may be content.
+    The one formatter for every contract's validation errors: keep all callers on it."""
+    details = error.errors(include_input=False, include_url=False, include_context=False)
+    unknown: dict[tuple[int | str, ...], int] = {}
+    problems: list[str] = []
+    for detail in details:
+        location = detail["loc"]
+        if detail["type"] == "extra_forbidden":
+            unknown[location[:-1]] = unknown.get(location[:-1], 0) + 1
+        else:
+            problems.append(f"{_location(location)}: {detail['msg']}")
+    outermost_first = sorted(unknown, key=len)
+    listed = [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
+    shown = "; ".join(listed[:MAX_PROBLEMS])
+    more = len(listed) - MAX_PROBLEMS
+    return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def _location(location: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in location)[:200] or ROOT
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "stage_failed",
     "prefect_api_not_configured",
     "prefect_server_failed",
+    "dask_unreachable",
     "provider_error",
     "provider_unavailable",
     "provider_timeout",
@@ -28,6 +29,10 @@ ErrorCode = Literal[
     "scope_violation",
 ]
 """`EvidenceError.reason_code` of each class of the one error tree (`contracts/errors.py`)."""
+
+EnvelopeCode = Literal[ErrorCode, "internal_error"]
+"""An error envelope's code: one of the tree's, or `internal_error` for an unexpected fault
+(named by its type only)."""
 
 StageFailureCode = Literal[ErrorCode, "stage_crashed"]
 """What a failing stage raised: one of the tree's codes, or `stage_crashed` for a bug."""
@@ -137,6 +142,7 @@ RecallCode = Literal[
 
 FAMILIES: Final = {
     "error": ErrorCode,
+    "envelope": EnvelopeCode,
     "stage_failure": StageFailureCode,
     "gap": GapCode,
     "denial": DenialCode,

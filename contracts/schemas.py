@@ -4,6 +4,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from contracts.batch import BatchItemRecord, BatchSpooled, BatchSummary
 from contracts.config import EnablementConfig
 from contracts.decision import ReplanEvidenceDecision
 from contracts.evidence import (
@@ -13,6 +14,9 @@ from contracts.evidence import (
 )
 from contracts.index_status import IndexStatus, RefreshReport
 from contracts.lifecycle import DisableOutcome, EnableOutcome, IndexDropOutcome, LifecycleStatus
+from contracts.error_envelope import ErrorEnvelope
+from contracts.operators import ServeOutcome, UiFacts
+from contracts.qualification import QualificationSummary
 from contracts.situation import ReplanSituation
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
@@ -28,6 +32,13 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_index_drop_v0": IndexDropOutcome,
     "obelisk_session_evidence_index_refresh_v0": RefreshReport,
     "obelisk_session_evidence_index_status_v0": IndexStatus,
+    "reprocess_stalled_summary_v0": BatchSummary,
+    "reprocess_stalled_item_v0": BatchItemRecord,
+    "reprocess_stalled_spool_v0": BatchSpooled,
+    "obelisk_session_evidence_qualify_v0": QualificationSummary,
+    "obelisk_session_evidence_ui_v0": UiFacts,
+    "obelisk_session_evidence_serve_v0": ServeOutcome,
+    "obelisk_session_evidence_error_v0": ErrorEnvelope,
 }
 
 

@@ -1,8 +1,9 @@
 """`replan_situation_v0`: the typed input of one Replan cold-path decision."""
 
+import json
 from typing import Annotated, Final, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 
 from contracts.base import ContractModel, EvidenceType, OpaqueId
 from contracts.observations import RecentObservation, TypedProgressObservation
@@ -172,3 +173,16 @@ class ReplanSituation(ContractModel):
     onward (the lookup's start less 30 s) and its undated records are excluded: the invoking turn
     is not history (`providers/invoking_session.py`). Earlier releases excluded the
     whole session."""
+
+
+_SITUATION_ID: Final = TypeAdapter(OpaqueId)
+
+
+def public_situation_id(raw: bytes | None) -> str | None:
+    """The `situation_id` of an item that is otherwise invalid, when it is a well-formed opaque
+    id (public by contract); None for anything else, which is never echoed."""
+    try:
+        document = json.loads(raw or b"")
+        return _SITUATION_ID.validate_python(document.get("situation_id"), strict=True)
+    except (ValueError, AttributeError, ValidationError, RecursionError):
+        return None

@@ -4,10 +4,15 @@ A deployment's parameters are the same digests as a direct run (`situation_ref`,
 so spool first (`batch --spool-only`) on a state directory the runner can read.
 """
 
+import asyncio
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from prefect import Flow, serve
+from prefect import Flow
+from prefect.exceptions import ObjectNotFound, TerminationSignal
+from prefect.runner import Runner
 from prefect.client.orchestration import get_client
 from prefect.settings import get_current_settings
 
@@ -36,16 +41,37 @@ def _require_api() -> None:
         raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
 
 
-def serve_deployments(paths: StatePaths, *, limit: int) -> None:
-    """Register both deployments and run their flow runs from this process until stopped."""
+def serve_deployments(paths: StatePaths, *, limit: int, on_registered: Callable[[], None]) -> None:
+    """Register both deployments, call `on_registered`, then run their flow runs from this
+    process until stopped.
+
+    Served runs are this process's children and inherit its environment (Prefect refuses job
+    variables without a work pool), so the run environment is set here."""
     _require_api()
-    environment = _run_environment(paths)
-    deployments = [
-        flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"],
-                           job_variables={"env": environment})
-        for flow in FLOWS
-    ]
-    serve(*deployments, limit=limit, print_starting_message=False)
+    for name, value in _run_environment(paths).items():
+        os.environ.setdefault(name, value)
+    _drop_work_pool_registrations()
+    runner = Runner(limit=limit, pause_on_shutdown=False)
+    for flow in FLOWS:
+        runner.add_deployment(flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"]))
+    on_registered()
+    try:
+        asyncio.run(runner.start())
+    except TerminationSignal:
+        return
+
+
+def _drop_work_pool_registrations() -> None:
+    """Remove a same-named deployment that `serve --work-pool` registered: re-applying it as a
+    served one keeps its pull steps, and its runs would then crash looking for flow storage."""
+    with get_client(sync_client=True) as client:
+        for name in deployment_names():
+            try:
+                deployment = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if deployment.work_pool_name or deployment.pull_steps:
+                client.delete_deployment(deployment.id)
 
 
 def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:

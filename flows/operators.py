@@ -19,6 +19,41 @@ MAX_ITEM_ROWS: Final = 1000
 """The batch's item table stops here; every item's record is in the output folder anyway."""
 
 
+SHORT_DIGEST_HEX: Final = 12
+
+
+def short_digest(digest: str) -> str:
+    """The first hex digits of a `sha256:` digest: enough to tell runs apart in a list."""
+    return digest.removeprefix("sha256:")[:SHORT_DIGEST_HEX]
+
+
+def decision_run_name(situation_id: str | None) -> str:
+    """`replan-evidence/<situation id>` (public by contract); `replan-evidence/invalid` when the
+    spooled situation has no well-formed id."""
+    return f"replan-evidence/{situation_id or 'invalid'}"
+
+
+def batch_run_name(manifest_ref: str) -> str:
+    """`reprocess-stalled/<manifest short digest>`."""
+    return f"reprocess-stalled/{short_digest(manifest_ref)}"
+
+
+def item_failure_message(record: BatchItemRecord) -> str:
+    """A failed item's task state message: where it is and its reason code, nothing else."""
+    stage = f" at {record.failed_stage}" if record.failed_stage else ""
+    return f"item at line {record.line} failed{stage}: {record.reason_code}"
+
+
+def batch_failure_message(summary: BatchSummary) -> str:
+    """The batch's Failed state message: counts and reason codes only."""
+    reasons = ", ".join(f"{code} {n}" for code, n in summary.failures_by_reason.items())
+    parts = [f"{summary.failed} of {summary.items} items failed" + (f" ({reasons})" if reasons else "")]
+    if summary.missing:
+        parts.append(f"{summary.missing} not recorded")
+    parts.append(f"{summary.decided} decided")
+    return "; ".join(parts)
+
+
 def decision_tags(decision: ReplanEvidenceDecision, agent_digest: str | None) -> list[str]:
     """`trigger:<t>`, `verdict:<v>` and `agent:<8 hex>` for one decision's flow run."""
     return [
@@ -85,6 +120,7 @@ def batch_item_rows(records: Iterable[BatchItemRecord]) -> list[dict[str, str]]:
             break
         rows.append(
             {
+                "line": str(record.line),
                 "item": record.item_ref.removeprefix("sha256:")[:16],
                 "status": record.reason_code
                 + (f" ({record.failed_stage})" if record.failed_stage else ""),

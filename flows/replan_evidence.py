@@ -10,6 +10,7 @@ the public decision only (`flows/operator_records.py`).
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.runtime import flow_run
 from prefect.cache_policies import NO_CACHE
 from prefect.settings import (
     PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
@@ -21,8 +22,9 @@ from contracts.config import ProviderKind
 from contracts.digests import agent_digest
 from contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
 from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
-from contracts.situation import ReplanSituation
+from contracts.situation import ReplanSituation, public_situation_id
 from flows.operator_records import publish_decision_record
+from flows.operators import decision_run_name
 from obelisk_session_evidence.compose import decide
 from obelisk_session_evidence.state.paths import StatePaths, state_at
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
@@ -54,9 +56,23 @@ def call_as_task(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
     return STAGE_TASKS[stage.name](args, options)
 
 
+def _decision_run_name() -> str:
+    """`replan-evidence/<situation id>`: the id is read from the spooled situation (public by
+    contract); anything else in it stays out of the name."""
+    parameters = flow_run.parameters
+    try:
+        raw = read_spooled(
+            state_at(parameters.get("state_root")), "situations", str(parameters.get("situation_ref")),
+            max_bytes=MAX_DOCUMENT_BYTES,
+        )
+    except Exception:  # noqa: BLE001 - a name must never fail the run; the flow reports the fault
+        raw = None
+    return decision_run_name(public_situation_id(raw))
+
+
 @flow(
     name="replan-evidence",
-    flow_run_name="replan-evidence",
+    flow_run_name=_decision_run_name,
     persist_result=False,
     log_prints=False,
     validate_parameters=True,

@@ -1,27 +1,30 @@
 """The `reprocess-stalled` flow: one mapped task per stalled item, the stages as plain calls inside.
 
 Mapping each stage separately costs about ten times more per item (stack notes §4), so an item is
-one task run (`decide-stalled-item`) that runs the pipeline directly. The only flow parameter is the
-manifest digest; task arguments are digests and the state folder's path (Prefect records only
-references to them). A bad item is recorded with its reason code and its task run fails with that
-code alone; the batch goes on. The task runner is chosen per run: threads by default, or Dask.
+one task run (`decide-stalled-item`, run name `item-<line>/<situation id>`) that runs the pipeline
+directly. The only flow parameter is the manifest digest; task arguments are digests and the state
+folder's path (Prefect records only references to them). A bad item is recorded with its reason
+code and its task run ends Failed with its line and that code alone; the batch goes on, and ends
+Failed with the counts when any item failed. The task runner is chosen per run: threads by
+default, or Dask.
 """
 
 import os
+import socket
 import time
+from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow, get_run_logger, task, unmapped
-from prefect.settings import (
-    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
-    get_current_settings,
-    temporary_settings,
-)
+from prefect import State, flow, get_run_logger, task, unmapped
+from prefect.runtime import flow_run, task_run
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from contracts.batch import BatchItemRecord, BatchSummary
-from contracts.errors import EvidenceError, InvalidInput, PrefectApiNotConfigured, StageFailed
+from contracts.errors import DaskUnreachable, EvidenceError, InvalidInput, StageFailed
 from flows.operator_records import publish_batch_record
+from flows.operators import batch_failure_message, batch_run_name, item_failure_message
 from flows.replan_evidence import PRIVATE_TASK_OPTIONS
 from obelisk_session_evidence.batch.run import (
     BatchPlan,
@@ -32,11 +35,15 @@ from obelisk_session_evidence.batch.run import (
     plan_batch,
     report_batch,
 )
-from obelisk_session_evidence.batch.outputs import RunStats
+from obelisk_session_evidence.batch.manifest import load_manifest
+from obelisk_session_evidence.batch.outputs import RunStats, read_summary
 from obelisk_session_evidence.state.paths import StatePaths, state_at
 
 TaskRunnerKind = Literal["thread", "dask"]
 DEFAULT_CONCURRENCY = 4
+DEFAULT_DASK_PORT = 8786
+DASK_CONNECT_TIMEOUT_S = 5.0
+"""An unreachable scheduler fails within this (and a reachable one answers in milliseconds)."""
 
 
 @task(name="plan-batch", task_run_name="plan-batch", **PRIVATE_TASK_OPTIONS)
@@ -45,15 +52,22 @@ def plan_batch_task(manifest_ref: str, state_root: str | None) -> BatchPlan:
     return plan_batch(state_at(state_root), manifest_ref)
 
 
-@task(name="decide-stalled-item", task_run_name="decide-stalled-item", **PRIVATE_TASK_OPTIONS)
-def decide_stalled_item(item: PlannedItem, batch: BatchRef) -> BatchItemRecord:
-    """Decide one item with the stages as plain calls; a failed item fails with its code only."""
+def _item_run_name() -> str:
+    """`item-<line>/<situation id>`, from the task's own (content-free) planned item."""
+    item = task_run.parameters["item"]
+    return item.run_name if isinstance(item, PlannedItem) else "item"
+
+
+@task(name="decide-stalled-item", task_run_name=_item_run_name, **PRIVATE_TASK_OPTIONS)
+def decide_stalled_item(item: PlannedItem, batch: BatchRef) -> BatchItemRecord | State:
+    """Decide one item with the stages as plain calls. A failed item's run ends Failed with its
+    line and reason code as the message: no exception, so no traceback reaches Prefect."""
     try:
         record = decide_item(batch, item)
     except Exception as error:  # noqa: BLE001 - e.g. an OSError naming the output path
-        raise StageFailed(f"decide-stalled-item:{type(error).__name__}") from None
+        return Failed(message=f"item at line {item.line} failed: decide-stalled-item:{type(error).__name__}")
     if record.status == "failed":
-        raise StageFailed(record.reason_code)
+        return Failed(message=item_failure_message(record))
     return record
 
 
@@ -63,17 +77,22 @@ def summarize_batch_task(manifest_ref: str, state_root: str | None, run: RunStat
     return report_batch(state_at(state_root), manifest_ref, run=run)
 
 
+def _batch_run_name() -> str:
+    return batch_run_name(str(flow_run.parameters.get("manifest_ref", "")))
+
+
 @flow(
     name="reprocess-stalled",
-    flow_run_name="reprocess-stalled",
+    flow_run_name=_batch_run_name,
     persist_result=False,
     log_prints=False,
     validate_parameters=True,
     task_runner=ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY),
 )
-def reprocess_stalled(manifest_ref: str, state_root: str | None = None) -> BatchSummary:
+def reprocess_stalled(manifest_ref: str, state_root: str | None = None) -> BatchSummary | State:
     """Decide every stalled item of a spooled manifest; the parameters are its digest and the
-    state folder (default: the runner's), never content."""
+    state folder (default: the runner's), never content. Ends Failed, with the counts as its
+    message, when any item failed or was not reached."""
     started = time.perf_counter()
     try:
         plan = plan_batch_task(manifest_ref, state_root)
@@ -94,6 +113,8 @@ def reprocess_stalled(manifest_ref: str, state_root: str | None = None) -> Batch
         summary.skipped_this_run,
     )
     publish_batch_record(report)
+    if summary.failed or summary.missing:
+        return Failed(message=batch_failure_message(summary))
     return summary
 
 
@@ -110,6 +131,11 @@ def task_runner_for(
             "--task-runner dask needs the dask extra: pip install 'obelisk-session-evidence[dask]'"
         ) from None
     if dask_address:
+        probe_dask_address(dask_address)
+        import dask
+
+        # distributed's own default (30 s, retried) made an unreachable address fail after ~35 s.
+        dask.config.set({"distributed.comm.timeouts.connect": f"{DASK_CONNECT_TIMEOUT_S}s"})
         return DaskTaskRunner(address=dask_address)
     # One process per core at most (each imports Prefect, ~2.5 s); the rest of `concurrency` as threads.
     workers = max(1, min(concurrency, os.cpu_count() or 1))
@@ -125,6 +151,27 @@ def task_runner_for(
     )
 
 
+def probe_dask_address(address: str, *, timeout: float = DASK_CONNECT_TIMEOUT_S) -> None:
+    """Fail fast with `dask_unreachable` when nothing accepts a connection at a tcp:// or tls://
+    scheduler address (other transports are left to Dask)."""
+    scheme, separator, rest = address.partition("://")
+    if not separator:
+        scheme, rest = "tcp", address
+    if scheme not in ("tcp", "tls"):
+        return
+    host, _, port = rest.rstrip("/").rpartition(":")
+    if not host:
+        host, port = rest.rstrip("/"), str(DEFAULT_DASK_PORT)
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return
+    except ValueError:
+        raise InvalidInput(f"--dask-address {address}: not a scheduler address (tcp://HOST:PORT)") from None
+    except OSError as error:
+        reason = error.strerror or f"no answer within {timeout:.0f} s"
+        raise DaskUnreachable(f"no Dask scheduler answers at {address} ({reason})") from None
+
+
 def run_reprocess_stalled_flow(
     manifest_ref: str,
     *,
@@ -133,9 +180,16 @@ def run_reprocess_stalled_flow(
     concurrency: int = DEFAULT_CONCURRENCY,
     dask_address: str | None = None,
 ) -> BatchSummary:
-    """Run the batch flow in this process against the configured API, heartbeat thread off."""
-    if get_current_settings().api.url is None:
-        raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
+    """Run the batch flow in this process against the configured API (or the temporary one the
+    caller started), heartbeat thread off; the summary also when items failed."""
     runner = task_runner_for(task_runner, concurrency=concurrency, dask_address=dask_address)
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return reprocess_stalled.with_options(task_runner=runner)(manifest_ref, str(paths.root))
+        state = reprocess_stalled.with_options(task_runner=runner)(
+            manifest_ref, str(paths.root), return_state=True
+        )
+    if state.is_completed():
+        return state.result()
+    outcome = state.result(raise_on_failure=False)
+    if isinstance(outcome, BaseException):
+        raise outcome  # the flow's own content-free StageFailed
+    return read_summary(Path(load_manifest(paths, manifest_ref).out_dir))  # items failed

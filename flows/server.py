@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from contracts.errors import PrefectServerFailed
+from flows.hardening import prefect_home_for
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir
 
@@ -81,8 +82,9 @@ def database_kind(environ: Mapping[str, str] = os.environ) -> str:
 def server_environment(
     paths: StatePaths, address: ServerAddress, environ: Mapping[str, str] = os.environ
 ) -> dict[str, str]:
-    """The server's environment: host and port for the UI, state under the state directory."""
-    prefect_home = private_dir(paths.prefect_home)
+    """The server's environment: host and port for the UI, state under the state directory, or
+    under the user's own `PREFECT_HOME` when set (the clients then share the server's database)."""
+    prefect_home = private_dir(prefect_home_for(paths, environ))
     env = {name: value for name, value in environ.items() if name != "PREFECT_API_URL"}
     env.update(SERVER_SETTINGS)
     env.update(

@@ -18,7 +18,15 @@ from obelisk_session_evidence.state.spool import read_spooled, spool_document
 
 def read_stalled_items(source: Path) -> list[bytes]:
     """The raw documents in a JSONL file, a `.json` file, or a folder of both (sorted by name)."""
+    return [raw for _, raw in read_stalled_lines(source)]
+
+
+def read_stalled_lines(source: Path) -> list[tuple[int, bytes]]:
+    """`(line, document)` for every item: its 1-based line in the input, a folder's files read
+    in name order as one stream (a `.json` file's item is on its first line)."""
+    reading = source
     try:
+        source.stat()  # a missing path fails here, with the OS's reason
         if source.is_dir():
             files = sorted(
                 path
@@ -28,20 +36,24 @@ def read_stalled_items(source: Path) -> list[bytes]:
         elif source.is_file():
             files = [source]
         else:
-            raise InvalidInput("the batch input does not exist")
-        items = [document for path in files for document in _documents_in(path)]
-    except OSError:
-        raise InvalidInput("the batch input cannot be read") from None
+            raise InvalidInput(f"cannot read {source}: not a file or a folder")
+        items: list[tuple[int, bytes]] = []
+        first_line = 1
+        for reading in files:
+            data = reading.read_bytes()
+            items.extend((first_line + offset, raw) for offset, raw in _documents_in(reading, data))
+            first_line += len(data.splitlines())
+    except OSError as error:
+        raise InvalidInput.unreadable(reading, error) from None
     if not items:
         raise InvalidInput("the batch input holds no items")
     return items
 
 
-def _documents_in(path: Path) -> list[bytes]:
-    data = path.read_bytes()
+def _documents_in(path: Path, data: bytes) -> list[tuple[int, bytes]]:
     if path.suffix == ".json":
-        return [data]
-    return [line.strip() for line in data.splitlines() if line.strip()]
+        return [(0, data)]
+    return [(offset, line.strip()) for offset, line in enumerate(data.splitlines()) if line.strip()]
 
 
 def spool_batch(
@@ -50,11 +62,17 @@ def spool_batch(
     *,
     out_dir: Path,
     provider_kind: ProviderKind | None = None,
+    lines: Sequence[int] | None = None,
 ) -> str:
-    """Spool every item privately (invalid ones too) and the manifest; return the manifest digest."""
-    refs = list(dict.fromkeys(spool_document(paths, "situations", raw) for raw in items))
+    """Spool every item privately (invalid ones too) and the manifest; return the manifest digest.
+
+    `lines` are the items' input lines (default 1, 2, ...); a repeated item keeps its first."""
+    first_lines: dict[str, int] = {}
+    for raw, line in zip(items, lines or range(1, len(items) + 1), strict=True):
+        first_lines.setdefault(spool_document(paths, "situations", raw), line)
     manifest = BatchManifest(
-        item_refs=refs,
+        item_refs=list(first_lines),
+        item_lines=list(first_lines.values()),
         input_count=len(items),
         out_dir=str(out_dir.expanduser().resolve()),
         provider_kind=provider_kind,

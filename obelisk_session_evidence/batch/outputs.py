@@ -46,6 +46,11 @@ def read_record(out_dir: Path, item_ref: str) -> BatchItemRecord | None:
         return None
 
 
+def read_summary(out_dir: Path) -> BatchSummary:
+    """The summary the last run wrote."""
+    return load_contract(BatchSummary, summary_path(out_dir).read_bytes())
+
+
 def read_records(out_dir: Path, item_refs: Sequence[str]) -> list[BatchItemRecord]:
     """The records present for these items, in item order."""
     return [record for record in (read_record(out_dir, ref) for ref in item_refs) if record]
@@ -54,12 +59,39 @@ def read_records(out_dir: Path, item_refs: Sequence[str]) -> list[BatchItemRecor
 def count_records(out_dir: Path, item_refs: Iterable[str], *, since: float = 0.0) -> int:
     """How many of these items have a record written at or after `since` (a Unix time); cheap
     enough to poll for a progress bar."""
-    folder = out_dir / "records"
+    return len(_fresh_records(out_dir, {_record_name(ref): ref for ref in item_refs}, since))
+
+
+class RecordProgress:
+    """Items done and failed so far in one run, read from the records as they appear (each read
+    once), so it works whichever process or Dask worker wrote them."""
+
+    def __init__(self, out_dir: Path, item_refs: Iterable[str], *, since: float) -> None:
+        self.out_dir = out_dir
+        self.since = since
+        self.waiting = {_record_name(ref): ref for ref in item_refs}
+        self.done = 0
+        self.failed = 0
+
+    def poll(self) -> tuple[int, int]:
+        """`(done, failed)` after reading the records written since the last poll."""
+        for name in _fresh_records(self.out_dir, self.waiting, self.since):
+            record = read_record(self.out_dir, self.waiting.pop(name))
+            self.done += 1
+            self.failed += record is None or record.status == "failed"
+        return self.done, self.failed
+
+
+def _record_name(item_ref: str) -> str:
+    return record_path(Path(), item_ref).name
+
+
+def _fresh_records(out_dir: Path, names: Iterable[str], since: float) -> list[str]:
     try:
-        present = {entry.name for entry in os.scandir(folder) if entry.stat().st_mtime >= since}
+        present = {entry.name for entry in os.scandir(out_dir / "records") if entry.stat().st_mtime >= since}
     except OSError:
-        return 0
-    return sum(1 for ref in item_refs if ref.removeprefix("sha256:") + ".json" in present)
+        return []
+    return [name for name in names if name in present]
 
 
 def decisions_in(out_dir: Path) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ leaves every item either fully recorded or absent, and a re-run completes the re
 import hashlib
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -27,7 +28,7 @@ from contracts.decision import ReplanEvidenceDecision
 from contracts.digests import canonical_digest
 from contracts.errors import EvidenceError, InvalidInput, StageFailed
 from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
+from contracts.situation import ReplanSituation, public_situation_id
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import (
     SETTLED_RETRIEVALS,
@@ -78,6 +79,15 @@ class PlannedItem:
     key: str
     index_revision_digest: str
     revision_known: bool
+    line: int
+    """The item's line in the batch input."""
+    situation_id: str | None
+    """The situation's id when the item has a well-formed one (public by contract)."""
+
+    @property
+    def run_name(self) -> str:
+        """The item's content-free task-run name: `item-<line>/<situation id>`."""
+        return f"item-{self.line}/{self.situation_id}" if self.situation_id else f"item-{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,31 +147,47 @@ def plan_batch(
     pending: list[PlannedItem] = []
     skipped: list[str] = []
     out_dir = Path(manifest.out_dir)
-    for item_ref in manifest.item_refs:
-        revision = _revision_for(paths, policy, item_ref, manifest.provider_kind, revisions, factory)
+    for item_ref, line in manifest.line_of().items():
+        raw = _spooled_item(paths, item_ref)
+        situation = _valid_situation(raw)
+        revision = _revision_for(policy, situation, manifest.provider_kind, revisions, factory)
         revision_digest = canonical_digest(revision if revision is not None else UNKNOWN_REVISION)
         key = item_key(item_ref, revision_digest, config=config, provider_kind=manifest.provider_kind)
         if revision is not None and _already_decided(out_dir, item_ref, key):
             skipped.append(item_ref)
         else:
-            pending.append(PlannedItem(item_ref, key, revision_digest, revision is not None))
+            situation_id = situation.situation_id if situation else public_situation_id(raw)
+            pending.append(PlannedItem(item_ref, key, revision_digest, revision is not None, line, situation_id))
     _prepare_shared_state(paths)
     batch = BatchRef(str(paths.root), manifest_ref, config)
     return BatchPlan(batch=batch, pending=tuple(pending), skipped=tuple(skipped))
 
 
+def _spooled_item(paths: StatePaths, item_ref: str) -> bytes | None:
+    try:
+        return spooled_path(paths, "situations", item_ref).read_bytes()
+    except OSError:
+        return None
+
+
+def _valid_situation(raw: bytes | None) -> ReplanSituation | None:
+    if raw is None:
+        return None
+    try:
+        return load_contract(ReplanSituation, raw)
+    except EvidenceError:
+        return None
+
+
 def _revision_for(
-    paths: StatePaths,
     policy: AdmissionPolicy,
-    item_ref: str,
+    situation: ReplanSituation | None,
     provider_kind: ProviderKind | None,
     cache: dict[tuple[Any, ...], str | None],
     factory: ProviderFactory,
 ) -> str | None:
     """The item's index revision, read once per scope; invalid items get a fixed marker."""
-    try:
-        situation = load_contract(ReplanSituation, spooled_path(paths, "situations", item_ref).read_bytes())
-    except (EvidenceError, OSError):
+    if situation is None:
         return INVALID_ITEM
     backend = backend_for(policy, situation, provider_kind)
     if backend is None:
@@ -284,12 +310,13 @@ def _failed_record(
     reason_code, stage = failure
     return BatchItemRecord(
         item_ref=item.item_ref,
+        line=item.line,
         key=item.key,
         skippable=False,
         status="failed",
         reason_code=reason_code,
         failed_stage=stage,
-        situation_id=situation.situation_id if situation else None,
+        situation_id=situation.situation_id if situation else item.situation_id,
         agent_digest=agent_digest(situation.scope.agent_id) if situation else None,
         latency_ms=latency_ms,
     )
@@ -317,6 +344,7 @@ def _decided_record(
     settled = decision.retrieval.reason_code in SETTLED_RETRIEVALS
     return BatchItemRecord(
         item_ref=item.item_ref,
+        line=item.line,
         key=key,
         skippable=revision_known and settled,
         status="decided",
@@ -361,15 +389,21 @@ def run_batch_directly(
     *,
     provider_factory: ProviderFactory | None = None,
     stop_after: int | None = None,
+    concurrency: int = 1,
 ) -> BatchSummary:
-    """Plan, decide every pending item in this thread, and summarise: no Prefect.
+    """Plan, decide every pending item in this process (`concurrency` threads), and summarise:
+    no Prefect, the same outputs as the flow.
 
     `stop_after` decides only that many items, as a run killed half-way would.
     """
     started = time.perf_counter()
     plan = plan_batch(paths, manifest_ref, provider_factory=provider_factory)
     pending = plan.pending if stop_after is None else plan.pending[:stop_after]
-    for item in pending:
-        decide_item(plan.batch, item, provider_factory=provider_factory)
+    if concurrency > 1:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            list(pool.map(lambda item: decide_item(plan.batch, item, provider_factory=provider_factory), pending))
+    else:
+        for item in pending:
+            decide_item(plan.batch, item, provider_factory=provider_factory)
     stats = RunStats(len(pending), len(plan.skipped), time.perf_counter() - started)
     return report_batch(paths, manifest_ref, run=stats).summary

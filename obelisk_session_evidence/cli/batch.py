@@ -1,4 +1,5 @@
-"""`batch`: reprocess stalled work items through the Prefect flow `reprocess-stalled`."""
+"""`batch`: reprocess stalled work items through the Prefect flow `reprocess-stalled` (against the
+configured API or a temporary local one), or directly with `--no-prefect`."""
 
 import os
 import threading
@@ -9,28 +10,33 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
-from contracts.batch import BatchSummary
+from contracts.batch import BatchSpooled, BatchSummary
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
-from obelisk_session_evidence.batch.run import plan_batch
-from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_items, spool_batch
-from obelisk_session_evidence.batch.outputs import count_records
+from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
+from obelisk_session_evidence.batch.outputs import RecordProgress
+from obelisk_session_evidence.batch.run import plan_batch, run_batch_directly
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     fail,
     format_option,
     reported_errors,
+    text_console,
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
-
-QUIET_PREFECT_CONSOLE = {
-    # People get the progress bar and the summary; the run logs are in the Prefect UI.
-    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
-}
-
 
 @click.command()
 @click.option("--in", "source", required=True, type=click.Path(exists=True, path_type=Path),
@@ -45,6 +51,9 @@ QUIET_PREFECT_CONSOLE = {
               help="An existing Dask scheduler (tcp://host:8786); else a local cluster is started.")
 @click.option("--provider", "provider_kind", type=click.Choice(["native", "obelisk"]),
               help="Override the enabled provider for every item.")
+@click.option("--no-prefect", is_flag=True,
+              help="Run the same pipeline in this process without Prefect (same outputs, no runs in the UI).")
+@click.option("--verbose", is_flag=True, help="Also show Prefect's own log lines on stderr.")
 @click.option("--spool-only", is_flag=True,
               help="Only spool the items and print the manifest digest (to run a deployment).")
 @format_option
@@ -55,52 +64,79 @@ def batch(
     task_runner: str,
     dask_address: str | None,
     provider_kind: ProviderKind | None,
+    no_prefect: bool,
+    verbose: bool,
     spool_only: bool,
     output_format: str,
 ) -> None:
     """Decide every stalled work item in a batch; re-running skips what is already decided.
 
-    Items go to the private spool; the flow's only parameter is the manifest digest. Exit 0 when
-    every item has a decision, 2 when any failed (its reason code is in the summary).
+    Items go to the private spool; the flow `reprocess-stalled` gets only the manifest digest.
+    With PREFECT_API_URL set it runs against that API; without it, against a temporary local API
+    on the database `ui` serves, so the runs show up there later. Exit 0 when every item has a
+    decision, 2 when any failed (its reason code is in the summary; the flow run ends Failed).
 
     Example: obelisk-session-evidence batch --in stalled.jsonl --out decisions/ --format json
     """
     if dask_address and task_runner != "dask":
         fail(InvalidInput("--dask-address needs --task-runner dask"))
+    if no_prefect and task_runner != "thread":
+        fail(InvalidInput("--no-prefect runs in this process: --task-runner dask needs Prefect"))
     with reported_errors():
         paths = state_paths()
+        numbered = read_stalled_lines(source)
         manifest_ref = spool_batch(
-            paths, read_stalled_items(source), out_dir=out_dir, provider_kind=provider_kind
+            paths,
+            [raw for _, raw in numbered],
+            out_dir=out_dir,
+            provider_kind=provider_kind,
+            lines=[line for line, _ in numbered],
         )
         if spool_only:
-            click.echo(manifest_ref)
+            _print_spooled(paths, manifest_ref, output_format)
             return
-        summary = _run_with_progress(paths, manifest_ref, task_runner, concurrency, dask_address)
+        if no_prefect:
+            with _progress_bar(paths, manifest_ref):
+                summary = run_batch_directly(paths, manifest_ref, concurrency=concurrency)
+        else:
+            summary = _run_flow(paths, manifest_ref, task_runner, concurrency, dask_address, verbose)
     if output_format == "json":
         click.echo(summary.model_dump_json())
     else:
-        render_batch_summary(summary, Console(highlight=False))
+        render_batch_summary(summary, text_console())
     if summary.failed or summary.missing:
         raise SystemExit(EXIT_NOT_OK)
 
 
-def _run_with_progress(
+def _print_spooled(paths: StatePaths, manifest_ref: str, output_format: str) -> None:
+    """The manifest digest alone for scripts (`REF=$(... --spool-only)`), or the JSON document."""
+    if output_format != "json":
+        click.echo(manifest_ref)
+        return
+    manifest = load_manifest(paths, manifest_ref)
+    spooled = BatchSpooled(manifest_ref=manifest_ref, items=len(manifest.item_refs), input_count=manifest.input_count)
+    click.echo(spooled.model_dump_json())
+
+
+def _run_flow(
     paths: StatePaths,
     manifest_ref: str,
     task_runner: str,
     concurrency: int,
     dask_address: str | None,
+    verbose: bool,
 ) -> BatchSummary:
-    from flows.hardening import apply_prefect_environment
+    """The flow against the configured API, else against a temporary one started (and announced
+    once on stderr) for this run."""
+    from flows.hardening import apply_console_verbosity, apply_prefect_environment
 
     apply_prefect_environment(paths)
-    for name, value in QUIET_PREFECT_CONSOLE.items():
-        os.environ.setdefault(name, value)
-    from flows.reprocess_stalled import run_reprocess_stalled_flow
+    apply_console_verbosity(verbose=verbose)
+    from flows.reprocess_stalled import probe_dask_address, run_reprocess_stalled_flow
 
-    pending = plan_batch(paths, manifest_ref).pending
-    out_dir = Path(load_manifest(paths, manifest_ref).out_dir)
-    with _progress_bar(out_dir, [item.item_ref for item in pending]):
+    if dask_address:
+        probe_dask_address(dask_address)  # before paying for a temporary API
+    with _api_for_this_run(), _progress_bar(paths, manifest_ref):
         return run_reprocess_stalled_flow(
             manifest_ref,
             paths=paths,
@@ -111,31 +147,73 @@ def _run_with_progress(
 
 
 @contextmanager
-def _progress_bar(out_dir: Path, item_refs: list[str]) -> Iterator[None]:
-    """A bar on stderr for people (hidden when stderr is not a terminal), fed by the records."""
+def _api_for_this_run() -> Iterator[None]:
+    """The configured API as it is; else a temporary one, with a spinner for people while it
+    starts and one line on stderr saying it started and how long that took."""
+    from flows.temporary_api import api_configured, temporary_api
+
+    if api_configured():
+        yield
+        return
+    console = Console(stderr=True, highlight=False)
+    status = console.status("no PREFECT_API_URL: starting a temporary Prefect API …")
+    status.start()
+    try:
+        with temporary_api() as seconds:
+            status.stop()
+            console.print(
+                f"temporary Prefect API started in {seconds:.1f} s (no PREFECT_API_URL); these runs "
+                f"stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
+                soft_wrap=True,
+            )
+            yield
+    finally:
+        status.stop()
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second over the recent updates."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:.1f} items/s" if task.speed else "– items/s")
+
+
+@contextmanager
+def _progress_bar(paths: StatePaths, manifest_ref: str) -> Iterator[None]:
+    """A bar on stderr for people (hidden when stderr is not a terminal): items done, failed,
+    rate and ETA, fed by the records as they appear."""
+    pending = [item.item_ref for item in plan_batch(paths, manifest_ref).pending]
+    out_dir = Path(load_manifest(paths, manifest_ref).out_dir)
     console = Console(stderr=True)
+    follower = RecordProgress(out_dir, pending, since=time.time())
     done = threading.Event()
-    since = time.time()
     progress = Progress(
         TextColumn("reprocess-stalled"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        _RateColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=console,
         disable=not console.is_terminal,
     )
 
-    def follow(task_id: int) -> None:
+    def update(task_id: TaskID) -> None:
+        completed, failed = follower.poll()
+        progress.update(task_id, completed=completed, failed=failed)
+
+    def follow(task_id: TaskID) -> None:
         while not done.wait(0.25):
-            progress.update(task_id, completed=count_records(out_dir, item_refs, since=since))
+            update(task_id)
 
     with progress:
-        task_id = progress.add_task("items", total=len(item_refs))
-        follower = threading.Thread(target=follow, args=(task_id,), daemon=True)
-        follower.start()
+        task_id = progress.add_task("items", total=len(pending), failed=0)
+        thread = threading.Thread(target=follow, args=(task_id,), daemon=True)
+        thread.start()
         try:
             yield
         finally:
             done.set()
-            follower.join()
-            progress.update(task_id, completed=count_records(out_dir, item_refs, since=since))
+            thread.join()
+            update(task_id)

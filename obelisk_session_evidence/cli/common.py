@@ -1,5 +1,6 @@
 """Options, input and exit handling every command shares."""
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -7,7 +8,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+from rich.console import Console
 
+from contracts.error_envelope import ErrorEnvelope
 from contracts.errors import EvidenceError, InvalidInput, StageFailed
 
 EXIT_INTERNAL = 1
@@ -15,6 +18,17 @@ EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+UNWRAPPED_WIDTH = 4096
+"""Text printed to a file or a pipe: wide enough that rich never cuts a path or a digest."""
+
+
+def text_console(**options: Any) -> Console:
+    """The console for a command's text on stdout: the terminal's width on a terminal (or
+    COLUMNS when set), else `UNWRAPPED_WIDTH`, so output piped to a file is never cut at 80."""
+    console = Console(**options)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(width=UNWRAPPED_WIDTH, **options)
+    return console
 
 
 def format_option(command: Command) -> Command:
@@ -35,20 +49,44 @@ def read_document(source: str) -> bytes:
         return sys.stdin.buffer.read()
     try:
         return Path(source).read_bytes()
-    except OSError:
-        raise InvalidInput("the input file cannot be read") from None
+    except OSError as error:
+        raise InvalidInput.unreadable(source, error) from None
 
 
 def fail(error: EvidenceError) -> NoReturn:
     """One line on stderr with the reason code, exit 2; never a traceback."""
-    click.echo(f"error: {error}", err=True)
-    sys.exit(EXIT_NOT_OK)
+    _exit_with(error, EXIT_NOT_OK)
 
 
 def fail_internal(error: Exception) -> NoReturn:
     """An unexpected fault: its type only (its message may carry content), exit 1."""
-    click.echo(f"error: internal_error: {type(error).__name__}", err=True)
-    sys.exit(EXIT_INTERNAL)
+    _exit_with(error, EXIT_INTERNAL)
+
+
+def _exit_with(error: Exception, exit_code: int) -> NoReturn:
+    """The stderr line for people and, under `--format json`, the typed envelope on stdout."""
+    envelope = error_envelope(error, exit_code)
+    line = f"{envelope.reason_code}: {envelope.detail}" if envelope.detail else envelope.reason_code
+    click.echo(f"error: {line}", err=True)
+    context = click.get_current_context(silent=True)
+    if context is not None and context.params.get("output_format") == "json":
+        click.echo(envelope.model_dump_json())
+    sys.exit(exit_code)
+
+
+def error_envelope(error: Exception, exit_code: int) -> ErrorEnvelope:
+    """`obelisk_session_evidence_error_v0` for an error this package raised, or for any other
+    fault (`internal_error`, named by its type only)."""
+    if not isinstance(error, EvidenceError):
+        return ErrorEnvelope(reason_code="internal_error", detail=type(error).__name__, exit_code=1)
+    stage_failed = isinstance(error, StageFailed)
+    return ErrorEnvelope(
+        reason_code=error.reason_code,  # type: ignore[arg-type]
+        detail=error.detail[:2000],
+        stage=error.stage if stage_failed else None,
+        cause=error.cause if stage_failed else None,
+        exit_code=exit_code,  # type: ignore[arg-type]
+    )
 
 
 @contextmanager
@@ -58,8 +96,7 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except StageFailed as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_INTERNAL)
+        _exit_with(error, EXIT_INTERNAL)
     except EvidenceError as error:
         fail(error)
     except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback

@@ -8,7 +8,13 @@ from rich.console import Console
 
 from contracts.config import SOURCE_KINDS, SourceKind
 from contracts.errors import InvalidInput
-from obelisk_session_evidence.cli.common import EXIT_NOT_OK, fail, format_option, reported_errors
+from obelisk_session_evidence.cli.common import (
+    EXIT_NOT_OK,
+    fail,
+    format_option,
+    reported_errors,
+    text_console,
+)
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.state.paths import state_paths
@@ -38,7 +44,7 @@ def drop(yes: bool, output_format: str) -> None:
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:
-        render_index_drop(outcome, Console(markup=False, highlight=False))
+        render_index_drop(outcome, text_console(markup=False, highlight=False))
 
 
 def _root_options(command):  # noqa: ANN001, ANN202 - a click decorator
@@ -75,7 +81,7 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:
-        render_refresh_report(report, Console(markup=False, highlight=False))
+        render_refresh_report(report, text_console(markup=False, highlight=False))
     if report.freshness != "fresh":
         sys.exit(EXIT_NOT_OK)
 
@@ -99,7 +105,7 @@ def status(root_options: tuple[str, ...], output_format: str) -> None:
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:
-        render_index_status(report, Console(markup=False, highlight=False))
+        render_index_status(report, text_console(markup=False, highlight=False))
 
 
 def parse_roots(options: tuple[str, ...]) -> dict[SourceKind, list[Path]]:

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from contracts.base import TRIGGERS
 from contracts.config import SOURCE_KINDS
@@ -11,6 +10,7 @@ from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     format_option,
     reported_errors,
+    text_console,
 )
 from obelisk_session_evidence.cli.render_lifecycle import (
     render_disable,
@@ -65,7 +65,7 @@ def enable(output_format: str, **options: object) -> None:
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:
-        render_enable(outcome, Console(markup=False, highlight=False))
+        render_enable(outcome, text_console(markup=False, highlight=False))
 
 
 @click.command()
@@ -84,7 +84,7 @@ def status(project_id: str, agent_id: str | None, output_format: str) -> None:
     if output_format == "json":
         click.echo(report.model_dump_json())
     else:
-        render_status(report, Console(markup=False, highlight=False))
+        render_status(report, text_console(markup=False, highlight=False))
     if not report.healthy:
         raise SystemExit(EXIT_NOT_OK)
 
@@ -105,4 +105,4 @@ def disable(project_id: str, agent_id: str | None, output_format: str) -> None:
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:
-        render_disable(outcome, Console(markup=False, highlight=False))
+        render_disable(outcome, text_console(markup=False, highlight=False))

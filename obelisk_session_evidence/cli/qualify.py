@@ -1,13 +1,15 @@
 """`qualify`: the Stage 0 offline qualification (RFC §9–10) into a report folder."""
 
-import json
-from dataclasses import asdict
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from obelisk_session_evidence.cli.common import EXIT_NOT_OK, format_option, reported_errors
+from obelisk_session_evidence.cli.common import (
+    EXIT_NOT_OK,
+    format_option,
+    reported_errors,
+    text_console,
+)
 from obelisk_session_evidence.cli.render_qualify import render_qualification
 from obelisk_session_evidence.state.paths import state_paths
 
@@ -32,7 +34,8 @@ def qualify(
 ) -> None:  # fmt: skip
     """Run the three arms on the labelled fixtures and write the qualification report.
 
-    Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise.
+    Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise; each missed
+    target is named with its figure against the target.
 
     Example: obelisk-session-evidence qualify --out qualification/
     """
@@ -52,8 +55,8 @@ def qualify(
             real_cases=real_cases,
         )  # fmt: skip
     if output_format == "json":
-        click.echo(json.dumps(asdict(summary), sort_keys=True))
+        click.echo(summary.model_dump_json())
     else:
-        render_qualification(summary, Console())
+        render_qualification(summary, text_console())
     if not summary.targets_met:
         raise SystemExit(EXIT_NOT_OK)

@@ -64,9 +64,13 @@ def render_index_status(status: IndexStatus, console: Console) -> None:
     table.add_row(
         "contents",
         f"{status.files} files, {status.sessions} sessions, {status.messages} messages, "
-        f"{status.tool_calls} tool calls, {status.summaries} summaries",
+        f"{status.tool_calls} tool calls ({status.failed_tool_calls} failed), {status.summaries} summaries",
     )
-    table.add_row("failures", f"{status.failures} files failed; {status.skipped_records} records skipped")
+    table.add_row(
+        "evidence types", ", ".join(f"{kind} {n}" for kind, n in status.evidence_type_counts.items()) or "none"
+    )
+    table.add_row("files that failed to parse", str(status.failures))
+    table.add_row("records skipped", str(status.skipped_records))
     table.add_row("size on disk", f"{status.size_bytes / 1e6:.1f} MB")
     table.add_row("last refresh", status.last_refresh_at.isoformat() if status.last_refresh_at else "never")
     console.print(table)

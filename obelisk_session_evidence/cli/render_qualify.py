@@ -3,7 +3,8 @@
 from rich.console import Console
 from rich.table import Table
 
-from obelisk_session_evidence.qualify import QualificationSummary
+from contracts.qualification import QualificationSummary
+from obelisk_session_evidence.qualify.report import shown_figure
 
 
 def render_qualification(summary: QualificationSummary, console: Console) -> None:
@@ -20,9 +21,13 @@ def render_qualification(summary: QualificationSummary, console: Console) -> Non
         table.add_row(
             "real set (hand-labelled)",
             f"{summary.real_cases} cases: precision {summary.real_precision:.3f}, recall {summary.real_recall:.3f}, "
-            f"traps {summary.real_traps_right}/{summary.real_traps} "
-            f"({'met' if summary.real_targets_met else 'NOT met'}: >= 0.95, >= 0.85, all)",
+            f"traps {summary.real_traps_right}/{summary.real_traps}",
         )
-    table.add_row("targets", "met" if summary.targets_met else "NOT met")
+    missed = [check for check in summary.targets if not check.met]
+    table.add_row("targets", "all met" if not missed else f"{len(missed)} of {len(summary.targets)} NOT met")
+    for check in missed:
+        table.add_row(
+            "missed", f"{check.label}: {shown_figure(check)}, target {check.comparison} {check.target:g}"
+        )
     table.add_row("report", summary.report_path)
     console.print(table)

@@ -3,12 +3,16 @@
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
-from obelisk_session_evidence.cli.common import format_option, read_document, reported_errors
+from obelisk_session_evidence.cli.common import (
+    format_option,
+    read_document,
+    reported_errors,
+    text_console,
+)
 from obelisk_session_evidence.cli.render_run import render_decision
 from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
@@ -26,12 +30,14 @@ from obelisk_session_evidence.state.private_files import write_private
               help="Override the enabled provider for this run.")
 @click.option("--prefect", "use_prefect", is_flag=True,
               help="Run as the Prefect flow `replan-evidence` against the configured API.")
+@click.option("--verbose", is_flag=True, help="With --prefect: also show Prefect's own log lines on stderr.")
 def run(
     situation_source: str,
     output_format: str,
     private_out: Path | None,
     provider_kind: ProviderKind | None,
     use_prefect: bool,
+    verbose: bool,
 ) -> None:
     """Decide one Replan situation and print the public decision.
 
@@ -41,9 +47,10 @@ def run(
         raw = read_document(situation_source)
         paths = state_paths()
         if use_prefect:
-            from flows.hardening import apply_prefect_environment
+            from flows.hardening import apply_console_verbosity, apply_prefect_environment
 
             apply_prefect_environment(paths)  # before Prefect is first imported
+            apply_console_verbosity(verbose=verbose)
             from flows.replan_evidence import decide_with_prefect
 
             output = decide_with_prefect(raw, paths=paths, provider_kind=provider_kind)
@@ -54,7 +61,7 @@ def run(
     if output_format == "json":
         click.echo(output.decision.model_dump_json())
     else:
-        render_decision(output.decision, Console())
+        render_decision(output.decision, text_console())
 
 
 def _write_private_result(output: PipelineRun, private_out: Path | None) -> None:

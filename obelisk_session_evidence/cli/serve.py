@@ -1,10 +1,9 @@
 """`serve`: register the `replan-evidence` and `reprocess-stalled` deployments."""
 
-import json
-
 import click
 
 from contracts.errors import EvidenceError
+from contracts.operators import ServeOutcome
 from obelisk_session_evidence.cli.common import fail, fail_internal, format_option
 from obelisk_session_evidence.state.paths import state_paths
 
@@ -16,13 +15,14 @@ from obelisk_session_evidence.state.paths import state_paths
               help="Register on this existing work pool for Prefect workers, then exit.")
 @format_option
 def serve(limit: int, work_pool: str | None, output_format: str) -> None:
-    """Register both deployments with the configured Prefect API.
+    """Register both deployments with the configured Prefect API (PREFECT_API_URL).
 
-    Without --work-pool this process serves them until stopped (Ctrl-C); with it, the
+    Without --work-pool this process serves them until stopped (Ctrl-C): their runs are its
+    child processes, with its environment and state directory. With it, the
     deployments go to the pool and `prefect worker start --pool POOL` runs them. Either way a run
     takes a digest: spool items first with `batch --spool-only`.
 
-    Example: obelisk-session-evidence serve --work-pool obelisk
+    Example: obelisk-session-evidence serve --limit 2
     """
     paths = state_paths()
     from flows.hardening import apply_prefect_environment
@@ -33,8 +33,7 @@ def serve(limit: int, work_pool: str | None, output_format: str) -> None:
 
         names = deployment_names()
         if work_pool is None:
-            _announce(names, None, output_format)
-            serve_deployments(paths, limit=limit)
+            serve_deployments(paths, limit=limit, on_registered=lambda: _announce(names, None, output_format))
             return
         ids = register_on_work_pool(paths, work_pool)
     except EvidenceError as error:
@@ -48,7 +47,7 @@ def serve(limit: int, work_pool: str | None, output_format: str) -> None:
 
 def _announce(names: list[str], ids: list[str] | None, output_format: str, pool: str | None = None) -> None:
     if output_format == "json":
-        click.echo(json.dumps({"deployments": names, "ids": ids, "work_pool": pool}))
+        click.echo(ServeOutcome(deployments=names, ids=ids, work_pool=pool).model_dump_json())
         return
     where = f"on work pool {pool}" if pool else "served by this process (Ctrl-C stops)"
     click.echo(f"Deployments {where}: {', '.join(names)}")

@@ -1,13 +1,12 @@
 """`ui`: a local Prefect server and UI for operators, bound to loopback, state under the state dir."""
 
-import json
 import signal
 from types import FrameType
 
 import click
-from rich.console import Console
 
-from obelisk_session_evidence.cli.common import format_option, reported_errors
+from contracts.operators import UiFacts
+from obelisk_session_evidence.cli.common import format_option, reported_errors, text_console
 from flows.server import (
     DEFAULT_PORT,
     READY_TIMEOUT_SECONDS,
@@ -29,7 +28,8 @@ def ui(port: int, timeout: float, output_format: str) -> None:
     """Start the Prefect server and UI on 127.0.0.1, print the URL, and run until stopped.
 
     The UI is told its own port (a bare --port leaves it calling :4200), analytics are off, and
-    Prefect's database and files live under the state directory's prefect/ folder. For a shared
+    Prefect's database and files live under the state directory's prefect/ folder (or your own
+    PREFECT_HOME when set: the one `batch` and `run --prefect` use too). For a shared
     operator server set PREFECT_API_DATABASE_CONNECTION_URL to a PostgreSQL database first.
 
     Example: obelisk-session-evidence ui --port 4250
@@ -48,18 +48,18 @@ def ui(port: int, timeout: float, output_format: str) -> None:
 
 def _announce(server: RunningServer, output_format: str) -> None:
     address = server.address
-    facts = {
-        "url": address.url,
-        "api_url": address.api_url,
-        "ui_api_url": ui_api_url(address),
-        "database": server.database,
-        "prefect_home": str(server.prefect_home),
-        "ready_seconds": server.ready_seconds,
-    }
+    facts = UiFacts(
+        url=address.url,
+        api_url=address.api_url,
+        ui_api_url=ui_api_url(address),
+        database=server.database,  # type: ignore[arg-type]
+        prefect_home=str(server.prefect_home),
+        ready_seconds=server.ready_seconds,
+    )
     if output_format == "json":
-        click.echo(json.dumps(facts), nl=True)
+        click.echo(facts.model_dump_json(), nl=True)
         return
-    console = Console(highlight=False)
+    console = text_console(highlight=False)
     console.print(f"Prefect UI: [bold]{address.url}[/bold]  (ready in {server.ready_seconds} s, "
                   f"{server.database} database)")
     console.print(f"Point clients at it: export PREFECT_API_URL={address.api_url}")

@@ -187,7 +187,8 @@ def _scope_status(
     index = index_probe(paths.index_dir, enablement)
     if provider.state != "available":
         reason_code = provider.reason_code
-    elif not index.usable:
+    elif not index.usable or index.freshness == "stale":
+        # A stale index still answers (the next lookup refreshes it), but healthy means current.
         reason_code = index.reason_code
     else:
         reason_code = "healthy"

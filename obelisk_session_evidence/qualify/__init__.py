@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from contracts.qualification import QualificationSummary
 from contracts.thresholds import RouteThresholds
 from fixtures.qualification import QualificationCase, qualification_cases
 from fixtures.real_cases import RealCase
@@ -38,14 +39,14 @@ from obelisk_session_evidence.qualify.arms import (
     run_full_history,
 )
 from obelisk_session_evidence.qualify.calibrate import calibrate, rescored, sweep
-from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection
+from obelisk_session_evidence.qualify.metrics import context_size, detection
 from obelisk_session_evidence.qualify.real import (
     RealSetResult,
     real_results_json,
     render_real_section,
     run_real_arm,
 )
-from obelisk_session_evidence.qualify.report import ReportInputs, render_report, write_plots
+from obelisk_session_evidence.qualify.report import ReportInputs, render_report, target_checks, write_plots
 from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
 from stages.cap_by_tokens import TokenEncoder
 
@@ -61,29 +62,6 @@ __all__ = [
 ]
 
 Backend = Literal["standin", "native"]
-
-
-@dataclass(frozen=True, slots=True)
-class QualificationSummary:
-    """The headline numbers: arm 2 on the held-back split, and the thresholds chosen."""
-
-    cases: int
-    held_back: int
-    thresholds: dict[str, int]
-    precision: float
-    recall: float
-    f1: float
-    false_repeat_rate: float
-    tokens_p95: float
-    targets_met: bool
-    report_path: str
-    real_cases: int = 0
-    """Hand-labelled real-transcript cases run (0: the real arm did not run)."""
-    real_precision: float | None = None
-    real_recall: float | None = None
-    real_traps_right: int | None = None
-    real_traps: int | None = None
-    real_targets_met: bool | None = None
 
 
 def qualify(
@@ -178,8 +156,9 @@ def write_report(
         right, traps = real.traps
         real_fields = dict(
             real_cases=len(real.runs), real_precision=real.detection.precision, real_recall=real.detection.recall,
-            real_traps_right=right, real_traps=traps, real_targets_met=real.targets_met,
+            real_traps_right=right, real_traps=traps,
         )  # fmt: skip
+    targets = target_checks(result, tokens_p95, real)
     return QualificationSummary(
         cases=len(cases),
         held_back=len(held),
@@ -189,9 +168,10 @@ def write_report(
         f1=result.f1,
         false_repeat_rate=result.false_repeat_rate,
         tokens_p95=tokens_p95,
-        targets_met=_targets_met(result, tokens_p95) and (real is None or real.targets_met),
+        targets=targets,
+        targets_met=all(check.met for check in targets),
         report_path=str(report_path),
-        **real_fields,  # type: ignore[arg-type]
+        **real_fields,
     )
 
 
@@ -223,15 +203,6 @@ def _run_arms(
         runs["full_history"].append(run)
         traces["full_history"].append(trace)
     return {arm: tuple(values) for arm, values in runs.items()}, traces
-
-
-def _targets_met(result: Detection, tokens_p95: float) -> bool:
-    return (
-        result.precision >= 0.95
-        and result.recall >= 0.90
-        and result.false_repeat_rate <= 0.02
-        and tokens_p95 <= 2000
-    )
 
 
 def _results_json(

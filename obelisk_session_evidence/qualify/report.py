@@ -7,20 +7,76 @@ The plots need matplotlib (the `qualify` extra); without it the report says so a
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
+from contracts.qualification import TargetCheck, TargetName
 from contracts.thresholds import RouteThresholds
 from fixtures.qualification import QualificationCase
 from obelisk_session_evidence.qualify.arms import ARMS, ArmName, ArmRun
 from obelisk_session_evidence.qualify.calibrate import MAX_FALSE_REPEAT_RATE, SweepPoint
-from obelisk_session_evidence.qualify.metrics import context_size, detection, safety, stage_latency
+from obelisk_session_evidence.qualify.metrics import STAGES as STAGE_ORDER
+from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection, safety, stage_latency
+from obelisk_session_evidence.qualify.real import REAL_TARGETS, RealSetResult
 
 ARM_TITLES: Final[dict[ArmName, str]] = {
     "current_context": "1 current context (LoopX exact ids)",
     "admitted_retrieval": "2 admitted retrieval (this pipeline)",
     "full_history": "3 full same-scope history (cost ceiling)",
 }
-TARGETS: Final = {"precision": 0.95, "recall": 0.90, "false_repeat_rate": MAX_FALSE_REPEAT_RATE, "tokens_p95": 2000}
+TARGETS: Final = {
+    "precision": 0.95,
+    "recall": 0.90,
+    "false_repeat_rate": MAX_FALSE_REPEAT_RATE,
+    "tokens_p95": 2000,
+    "real_precision": REAL_TARGETS["precision"],
+    "real_recall": REAL_TARGETS["recall"],
+    "real_traps": 1.0,
+}
+TARGET_BOUNDS: Final[dict[TargetName, tuple[str, Literal[">=", "<="]]]] = {
+    "precision": ("precision on repeated routes", ">="),
+    "recall": ("recall on repeated routes", ">="),
+    "false_repeat_rate": ("false-repeat rate", "<="),
+    "tokens_p95": ("p95 private context (tokens)", "<="),
+    "real_precision": ("real set: precision on repeated routes", ">="),
+    "real_recall": ("real set: recall on repeated routes", ">="),
+    "real_traps": ("real set: share of traps right", ">="),
+}
+"""Each target's label and direction; the bounds are `TARGETS`."""
+
+
+def target_checks(result: Detection, tokens_p95: float, real: RealSetResult | None = None) -> list[TargetCheck]:
+    """Every target with arm 2's figure (held-back split; the real set's when it ran) and whether
+    it is met."""
+    figures: dict[TargetName, float] = {
+        "precision": result.precision,
+        "recall": result.recall,
+        "false_repeat_rate": result.false_repeat_rate,
+        "tokens_p95": tokens_p95,
+    }
+    if real is not None:
+        right, traps = real.traps
+        figures |= {
+            "real_precision": real.detection.precision,
+            "real_recall": real.detection.recall,
+            "real_traps": right / traps if traps else 1.0,
+        }
+    checks = []
+    for name, (label, comparison) in TARGET_BOUNDS.items():
+        if name not in figures:
+            continue
+        target, figure = float(TARGETS[name]), float(figures[name])
+        met = figure >= target if comparison == ">=" else figure <= target
+        checks.append(TargetCheck(name=name, label=label, comparison=comparison, target=target, figure=figure, met=met))
+    return checks
+
+
+def shown_figure(check: TargetCheck) -> str:
+    """A figure as the report prints it: tokens whole, rates to three places."""
+    return f"{check.figure:.0f}" if check.name == "tokens_p95" else f"{check.figure:.3f}"
+DECISION_P95_TARGET_MS: Final = 50
+"""The README's latency target for a whole decision (p95, in process)."""
+LATENCY_FLOOR_MS: Final = 0.001
+"""The latency plot's log axis starts here; a faster stage is drawn at it (its label says the value)."""
 PLOTS: Final = ("precision_recall_threshold.png", "context_size.png", "latency.png")
 
 
@@ -116,20 +172,12 @@ def _subset(runs: Sequence[ArmRun], indexes: Sequence[int]) -> list[ArmRun]:
 
 def _targets_table(inputs: ReportInputs, held: list[int]) -> list[str]:
     cases = [inputs.cases[i] for i in held]
-    arm2 = _subset(inputs.runs["admitted_retrieval"], held)
-    result = detection(cases, arm2)
+    result = detection(cases, _subset(inputs.runs["admitted_retrieval"], held))
     tokens_p95 = context_size(inputs.runs["admitted_retrieval"]).tokens_p95
-    rows = [
-        ("precision on repeated routes", f">= {TARGETS['precision']}", result.precision, result.precision >= TARGETS["precision"]),
-        ("recall on repeated routes", f">= {TARGETS['recall']}", result.recall, result.recall >= TARGETS["recall"]),
-        ("false-repeat rate", f"<= {TARGETS['false_repeat_rate']}", result.false_repeat_rate,
-         result.false_repeat_rate <= TARGETS["false_repeat_rate"]),
-        ("p95 private context (tokens)", f"<= {TARGETS['tokens_p95']}", tokens_p95, tokens_p95 <= TARGETS["tokens_p95"]),
-    ]  # fmt: skip
     table = ["| measure | target | arm 2 | met |", "|---|---|---:|---|"]
-    for name, target, value, met in rows:
-        shown = f"{value:.0f}" if name.startswith("p95") else f"{value:.3f}"
-        table.append(f"| {name} | {target} | {shown} | {'yes' if met else 'NO'} |")
+    for check in target_checks(result, tokens_p95):
+        target = f"{check.comparison} {TARGETS[check.name]}"
+        table.append(f"| {check.label} | {target} | {shown_figure(check)} | {'yes' if check.met else 'NO'} |")
     return table
 
 
@@ -231,7 +279,8 @@ def _latency_table(inputs: ReportInputs) -> list[str]:
 
 
 def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
-    """Write the three PNGs; False when matplotlib is missing."""
+    """Write the three PNGs; False when matplotlib is missing. Every bar carries its value, every
+    target is a labelled line, and each title states the figure the plot is about."""
     try:
         import matplotlib
 
@@ -240,42 +289,79 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
     except ImportError:
         return False
     metadata = {"Software": None}
-    figure, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+    held = [i for i, case in enumerate(inputs.cases) if case.split == "test"]
+    arm2 = detection([inputs.cases[i] for i in held], _subset(inputs.runs["admitted_retrieval"], held))
+
+    figure, axes = plt.subplots(1, 3, figsize=(14, 4.6), sharey=True)
+    target_lines = (
+        ("precision", "C0", "precision target"),
+        ("recall", "C1", "recall target"),
+        ("false_repeat_rate", "C2", "false-repeat target"),
+    )
     for axis, name in zip(axes, ("command_repeat", "hypothesis_repeat", "blocker_repeat")):
         points = [p for p in inputs.sweep if p.threshold == name]
         values = [p.value for p in points]
-        axis.plot(values, [p.precision for p in points], marker="o", label="precision")
-        axis.plot(values, [p.recall for p in points], marker="s", label="recall")
-        axis.plot(values, [p.false_repeat_rate for p in points], marker="^", label="false-repeat rate")
+        axis.plot(values, [p.precision for p in points], marker="o", color="C0", label="precision")
+        axis.plot(values, [p.recall for p in points], marker="s", color="C1", label="recall")
+        axis.plot(values, [p.false_repeat_rate for p in points], marker="^", color="C2", label="false-repeat rate")
+        for target, color, label in target_lines:
+            axis.axhline(TARGETS[target], color=color, linestyle=":", linewidth=1, label=f"{label} {TARGETS[target]}")
         axis.axvline(getattr(inputs.chosen, name), color="grey", linestyle="--", label="chosen")
-        axis.set_title(name)
+        axis.set_title(f"{name} (chosen {getattr(inputs.chosen, name)})", fontsize=10)
         axis.set_xlabel("threshold")
         axis.set_ylim(0, 1.05)
     axes[0].set_ylabel("held-back split, arm 2")
-    axes[0].legend(loc="lower left")
+    axes[0].legend(loc="center left", fontsize=7)
+    figure.suptitle(
+        f"Arm 2 at the chosen thresholds: precision {arm2.precision:.3f}, recall {arm2.recall:.3f}, "
+        f"false-repeat rate {arm2.false_repeat_rate:.3f}"
+    )
     figure.tight_layout()
     figure.savefig(out_dir / PLOTS[0], metadata=metadata)
     plt.close(figure)
 
-    figure, axis = plt.subplots(figsize=(7, 4))
+    figure, axis = plt.subplots(figsize=(8, 4.6))
     series = [[run.context_tokens or 0 for run in inputs.runs[arm]] for arm in ARMS]
+    p95s = [context_size(inputs.runs[arm]).tokens_p95 for arm in ARMS]
     axis.boxplot(series, showfliers=True)
     axis.set_xticks([1, 2, 3], [ARM_TITLES[arm].split(" (")[0] for arm in ARMS])
-    axis.axhline(TARGETS["tokens_p95"], color="grey", linestyle="--")
+    axis.axhline(TARGETS["tokens_p95"], color="C3", linestyle="--", label=f"target: p95 <= {TARGETS['tokens_p95']} tokens")
+    axis.scatter([1, 2, 3], p95s, marker="D", color="C3", zorder=3, label="p95 per arm")
+    for position, p95 in enumerate(p95s, start=1):
+        axis.annotate(f"p95 {p95:,.0f}", (position, p95), xytext=(8, 0), textcoords="offset points",
+                      va="center", fontsize=8)  # fmt: skip
     axis.set_ylabel("private context per query (tokens)")
+    axis.set_title(f"Arm 2 private context p95: {p95s[1]:,.0f} tokens (target <= {TARGETS['tokens_p95']:,})")
+    axis.legend(loc="upper left", fontsize=8)
     figure.tight_layout()
     figure.savefig(out_dir / PLOTS[1], metadata=metadata)
     plt.close(figure)
 
-    figure, axis = plt.subplots(figsize=(9, 4))
+    figure, axis = plt.subplots(figsize=(10, 4.8))
+    latencies = {arm: stage_latency(inputs.runs[arm]) for arm in ("admitted_retrieval", "full_history")}
+    stages = [stage for stage in STAGE_ORDER if any(stage in latency for latency in latencies.values())]
     width = 0.4
-    for offset, arm in ((-width / 2, "admitted_retrieval"), (width / 2, "full_history")):
-        latency = stage_latency(inputs.runs[arm])
-        stages = list(latency)
-        axis.bar([k + offset for k in range(len(stages))], [latency[s][1] for s in stages], width, label=f"{arm} p95")
-        axis.set_xticks(range(len(stages)), stages, rotation=20)
-    axis.set_ylabel("ms")
-    axis.legend()
+    for offset, (arm, latency) in zip((-width / 2, width / 2), latencies.items()):
+        bars = axis.bar(
+            [k + offset for k in range(len(stages))],
+            [max(latency[stage][1], LATENCY_FLOOR_MS) if stage in latency else 0.0 for stage in stages],
+            width,
+            label=f"{ARM_TITLES[arm].split(' (')[0]}: p95 per stage",
+        )
+        axis.bar_label(bars, labels=[f"{latency[s][1]:.3g}" if s in latency else "" for s in stages],
+                       fontsize=7, padding=2)  # fmt: skip
+        for k, stage in enumerate(stages):
+            if stage not in latency:  # no bar to label: say why
+                axis.text(k + offset, LATENCY_FLOOR_MS * 1.3, "not run", ha="center", fontsize=7, rotation=90)
+    axis.set_xticks(range(len(stages)), stages, rotation=20)
+    total = sum(p95 for _, p95 in latencies["admitted_retrieval"].values())
+    axis.axhline(DECISION_P95_TARGET_MS, color="C3", linestyle="--",
+                 label=f"target: whole decision p95 <= {DECISION_P95_TARGET_MS} ms")  # fmt: skip
+    axis.set_yscale("log")  # stage times are far below the whole-decision target line
+    axis.set_ylim(LATENCY_FLOOR_MS, DECISION_P95_TARGET_MS * 4)
+    axis.set_ylabel("ms, p95 over cases (log scale)")
+    axis.set_title(f"Arm 2 latency: sum of stage p95s {total:.1f} ms (target <= {DECISION_P95_TARGET_MS} ms per decision)")
+    axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out_dir / PLOTS[2], metadata=metadata)
     plt.close(figure)

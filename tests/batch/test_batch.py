@@ -20,6 +20,7 @@ from providers.factory import default_provider_factory
 from obelisk_session_evidence.batch.manifest import (
     load_manifest,
     read_stalled_items,
+    read_stalled_lines,
     spool_batch,
 )
 from obelisk_session_evidence.state.spool import spooled_path
@@ -68,7 +69,7 @@ def test_read_stalled_items_folder_reads_json_and_jsonl_in_name_order(tmp_path):
 @pytest.mark.parametrize(
     ("setup", "detail"),
     [
-        (lambda p: None, "the batch input does not exist"),
+        (lambda p: None, "cannot read {source}: No such file or directory"),
         (lambda p: p.write_bytes(b"\n\n"), "the batch input holds no items"),
     ],
 )
@@ -77,7 +78,25 @@ def test_read_stalled_items_rejects_missing_or_empty_input(tmp_path, setup, deta
     setup(source)
     with pytest.raises(InvalidInput) as raised:
         read_stalled_items(source)
-    assert raised.value.detail == detail
+    assert raised.value.detail == detail.format(source=source)
+
+
+def test_read_stalled_lines_numbers_items_by_input_line_across_a_folder(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"a": 1}\n\n{"a": 2}\n')
+    (tmp_path / "b.json").write_bytes(b'{\n  "b": 1\n}\n')
+    (tmp_path / "c.jsonl").write_bytes(b'{"c": 1}')
+    assert [line for line, _ in read_stalled_lines(tmp_path)] == [1, 3, 4, 7]
+
+
+def test_an_unreadable_item_file_names_the_path_and_the_os_reason(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b"{}\n")
+    locked = tmp_path / "b.jsonl"
+    locked.symlink_to(tmp_path / "b-gone.jsonl")
+    (tmp_path / "b-gone.jsonl").write_bytes(b"{}")
+    (tmp_path / "b-gone.jsonl").unlink()
+    with pytest.raises(InvalidInput) as raised:
+        read_stalled_items(locked)
+    assert raised.value.detail == f"cannot read {locked}: No such file or directory"
 
 
 def test_spool_batch_dedupes_keeps_order_and_is_private(paths, tmp_path):
@@ -111,6 +130,24 @@ def test_run_batch_directly_records_every_item_and_bad_ones_by_reason(enabled, t
     assert summary.latency is not None and summary.latency.p50_ms <= summary.latency.p95_ms
     assert json.loads((out / "summary.json").read_bytes()) == json.loads(summary.model_dump_json())
     assert len(decisions_in(out)) == 6
+
+
+def test_a_failed_item_record_names_its_line_and_situation_id(enabled, tmp_path):
+    items = standin.stalled_items(2)
+    manifest_ref, out = _spool(enabled, tmp_path, items, lines=[3 * n + 1 for n in range(len(items))])
+    _run(enabled, manifest_ref)
+    records = [read_record(out, ref) for ref in load_manifest(enabled, manifest_ref).item_refs]
+    failed = [r for r in records if r.status == "failed"]
+    assert [(r.line, r.situation_id, r.reason_code) for r in failed] == [(13, "invalid-1", "invalid_input")]
+    assert [r.line for r in records] == [1, 4, 7, 10, 13]
+
+
+def test_run_batch_directly_with_threads_gives_the_same_records(enabled, tmp_path):
+    one, out_one = _spool(enabled, tmp_path / "one")
+    many, out_many = _spool(enabled, tmp_path / "many")
+    _run(enabled, one)
+    _run(enabled, many, concurrency=4)
+    assert decisions_in(out_one) == decisions_in(out_many)
 
 
 def test_run_batch_directly_decisions_equal_the_direct_pipeline(enabled, tmp_path):

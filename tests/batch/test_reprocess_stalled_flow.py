@@ -43,10 +43,19 @@ def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, e
     assert summary.provider_faults_by_reason == {"provider_crashed": 1}
     run = _api().latest_flow_run("reprocess-stalled")
     assert (run["name"], run["state_type"], run["parameters"]) == (
-        "reprocess-stalled",
-        "COMPLETED",
+        f"reprocess-stalled/{manifest_ref.removeprefix('sha256:')[:12]}",
+        "FAILED",
         {"manifest_ref": manifest_ref, "state_root": str(state_paths().root)},
     )
+    assert run["state"]["message"] == "1 of 7 items failed (invalid_input 1); 6 decided"
+
+
+def test_a_batch_where_every_item_is_decided_ends_completed(prefect_harness, enabled, standin_backend, tmp_path):
+    manifest_ref = spool_batch(enabled, standin.stalled_items(2, invalid=False), out_dir=tmp_path / "out")
+    summary = _run(manifest_ref)
+    assert (summary.decided, summary.failed) == (4, 0)
+    run = _api().latest_flow_run("reprocess-stalled")
+    assert (run["state_type"], run["name"]) == ("COMPLETED", f"reprocess-stalled/{manifest_ref[7:19]}")
 
 
 def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness, enabled, standin_backend, tmp_path):
@@ -56,11 +65,15 @@ def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness
     run = api.latest_flow_run("reprocess-stalled")
     task_runs = api.task_runs(run["id"])
     names = sorted(task["name"] for task in task_runs)
-    assert names == ["decide-stalled-item"] * 7 + ["plan-batch", "summarize-batch"]
+    assert names == [
+        "item-1/stalled-0", "item-2/stalled-1", "item-3/stalled-2", "item-4/stalled-3", "item-5/other-agent",
+        "item-6/crash-1", "item-7/invalid-1", "plan-batch", "summarize-batch",
+    ]  # fmt: skip
     failed = [task for task in task_runs if task["state_type"] == "FAILED"]
-    assert [task["state"]["message"] for task in failed] == [
-        "Task run encountered an exception StageFailed: stage_failed: invalid_input"
+    assert [(task["name"], task["state"]["message"]) for task in failed] == [
+        ("item-7/invalid-1", "item at line 7 failed: invalid_input")
     ]
+    assert not [log for log in api.logs(run["id"]) if "Traceback" in log["message"]]
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "agent:037082b8"} <= set(run["tags"])
     artifacts = {artifact["key"]: artifact for artifact in api.artifacts(run["id"])}
     assert set(artifacts) == {"reprocess-stalled-summary", "reprocess-stalled-items"}

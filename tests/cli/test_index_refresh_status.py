@@ -71,3 +71,28 @@ def test_index_status_without_an_index():
 def test_index_commands_have_help_with_an_example(command):
     result = _invoke(*command, "--help")
     assert result.exit_code == 0 and "Example: obelisk-session-evidence" in result.stdout
+
+
+def test_index_status_counts_failed_tool_calls_apart_from_files_that_failed_to_parse(tmp_path):
+    (
+        ClaudeTranscript(tmp_path / "claude", "s1", "/work/alpha")
+        .user("run the tests")
+        .bash("make test", "2 failed", exit_code=2)
+        .call("Bash", {"command": "make lint"}, "boom", is_error=True)
+        .bash("make build", "ok")
+        .write()
+    )
+    assert _invoke("index", "refresh", "--root", f"claude={tmp_path / 'claude'}").exit_code == 0
+    document = _document(_invoke("index", "status", "--format", "json"), "obelisk_session_evidence_index_status_v0")
+    assert (document["tool_calls"], document["failed_tool_calls"], document["failures"]) == (3, 2, 0)
+    assert list(document["evidence_type_counts"]) == ["prior_failure", "tool_outcome", "file_history", "decision", "summary"]
+    assert document["evidence_type_counts"]["prior_failure"] == 2
+    text = _invoke("index", "status").stdout
+    assert "3 tool calls (2 failed)" in text
+    assert "files that failed to parse │ 0" in text
+
+
+def test_index_status_without_an_index_lists_every_evidence_type_as_zero():
+    document = _document(_invoke("index", "status", "--format", "json"), "obelisk_session_evidence_index_status_v0")
+    assert document["failed_tool_calls"] == 0
+    assert set(document["evidence_type_counts"].values()) == {0} and len(document["evidence_type_counts"]) == 5

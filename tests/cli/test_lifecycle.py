@@ -172,3 +172,25 @@ def test_enable_from_concurrent_cli_processes(tmp_path):
     assert [(p.wait(timeout=120), p.stderr.read()) for p in processes] == [(0, b"")] * 6
     agents = sorted(e.agent_id for e in load_policy(state_paths()).config.enablements)
     assert agents == [f"agent-{n}" for n in range(6)]
+
+
+def test_status_on_a_stale_index_exits_2_with_index_stale(tmp_path):
+    from tests.providers.native.index.transcripts import ClaudeTranscript
+
+    repo, sessions = tmp_path / "repo", tmp_path / "claude"
+    repo.mkdir()
+    ClaudeTranscript(sessions, "s1", str(repo)).user("hello").write()
+    enabled = _invoke("enable", *SCOPE, "--repo-root", str(repo), "--source", "claude",
+                      "--source-root", f"claude={sessions}")
+    assert enabled.exit_code == 0, enabled.output
+    assert _invoke("index", "refresh", "--root", f"claude={sessions}").exit_code == 0
+    fresh = _invoke("status", "--project-id", "project-fixture", "--format", "json")
+    assert (fresh.exit_code, json.loads(fresh.stdout)["reason_code"]) == (0, "healthy")
+
+    ClaudeTranscript(sessions, "s2", str(repo)).user("again").write()
+    stale = _invoke("status", "--project-id", "project-fixture", "--format", "json")
+    report = _document(stale, "obelisk_session_evidence_status_v0")
+    assert (stale.exit_code, report["healthy"], report["reason_code"]) == (2, False, "index_stale")
+    assert report["scopes"][0]["index"]["freshness"] == "stale"
+    text = _invoke("status", "--project-id", "project-fixture")
+    assert text.exit_code == 2 and "index_stale" in text.stdout

@@ -35,11 +35,13 @@ def _decide(situation_id: str) -> None:
     decide_with_prefect(raw, paths=state_paths())
 
 
-def test_decision_run_has_static_names_tags_and_one_table_artifact(prefect_harness, enabled, standin_backend):
+def test_decision_run_is_named_by_its_situation_with_tags_and_one_table_artifact(
+    prefect_harness, enabled, standin_backend
+):
     _decide("operator-1")
     api = _api()
     run = api.latest_flow_run("replan-evidence")
-    assert run["name"] == "replan-evidence"
+    assert run["name"] == "replan-evidence/operator-1"
     assert set(run["tags"]) == {
         "trigger:replan_repetition",
         "verdict:novel",

@@ -209,7 +209,7 @@ def test_status_filters_by_agent(tmp_path):
         (b"\xff\xfe", "config.json: document is not valid UTF-8"),
         (b'{"schema_version": "obelisk_session_evidence_config_v9"}', "config.json: schema_version: Input should be 'obelisk_session_evidence_config_v0'"),
         (b'{"enablements": [], "enablements": []}', "config.json: duplicate key in a JSON object"),
-        (b'{"allow_cross_agent": true}', "config.json: allow_cross_agent: Extra inputs are not permitted"),
+        (b'{"allow_cross_agent": true}', "config.json: <root>: unknown field (1)"),
     ],
 )
 def test_corrupt_config_fails_closed(content, detail):

@@ -6,14 +6,19 @@ own Prefect settings, so nothing in this test process talks to the server but th
 """
 
 import json
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 
 from contracts.digests import agent_digest
+from contracts.schemas import json_schema
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import canary_places_in_database, canary_places_in_files
@@ -65,9 +70,10 @@ def test_ui_binds_loopback_and_points_the_ui_at_its_own_port(operator_server):
 
 def test_decision_run_is_visible_with_stage_tasks_tags_and_artifact(smoke):
     assert smoke["decision"].returncode == 0, smoke["decision"].stderr[-2000:]
+    assert smoke["decision"].stderr == b""  # as quiet as batch: Prefect's lines are in the UI
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("replan-evidence")
-    assert (run["name"], run["state_type"]) == ("replan-evidence", "COMPLETED")
+    assert (run["name"], run["state_type"]) == ("replan-evidence/smoke-decision", "COMPLETED")
     assert set(run["parameters"]) == {"situation_ref", "provider_kind", "state_root"}
     assert run["parameters"]["state_root"] == str(smoke["server"].state)
     assert {"trigger:replan_repetition", "verdict:novel", f"agent:{agent_digest('agent-fixture')}"} <= set(run["tags"])
@@ -84,11 +90,15 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     assert summary["provider_faults_by_reason"] == {"provider_crashed": 1}
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("reprocess-stalled")
-    assert (run["name"], run["state_type"]) == ("reprocess-stalled", "COMPLETED")
+    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
+    assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
     assert list(run["parameters"]) == ["manifest_ref", "state_root"]
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
     names = sorted(task["name"] for task in api.task_runs(run["id"]))
-    assert names == ["decide-stalled-item"] * 6 + ["plan-batch", "summarize-batch"]
+    assert names == [
+        "item-1/stalled-0", "item-2/stalled-1", "item-3/stalled-2", "item-4/other-agent", "item-5/crash-1",
+        "item-6/invalid-1", "plan-batch", "summarize-batch",
+    ]  # fmt: skip
     keys = sorted(a["key"] for a in api.artifacts(run["id"]))
     assert keys == ["reprocess-stalled-items", "reprocess-stalled-summary"]
     assert len(list((smoke["out"] / "decisions").glob("*.json"))) == 5
@@ -106,6 +116,66 @@ def test_serve_registers_both_deployments_on_a_work_pool(operator_server):
     deployments = api.post("deployments/filter", {"work_pools": {"name": {"any_": ["smoke-pool"]}}})
     assert sorted(d["name"] for d in deployments) == ["obelisk-session-evidence"] * 2
     assert all(d["parameter_openapi_schema"]["required"] for d in deployments)
+
+
+def test_run_prefect_verbose_shows_prefects_own_lines(smoke, tmp_path):
+    situation = tmp_path / "situation.json"
+    situation.write_text(json.dumps(standin.canary_situation("smoke-verbose")))
+    verbose = _cli(smoke["server"], "run", "--prefect", "--verbose", "--situation", str(situation), "--format", "json")
+    assert verbose.returncode == 0, verbose.stderr[-2000:]
+    assert b"Finished in state Completed()" in verbose.stderr
+    assert standin.CANARY.encode() not in verbose.stderr
+
+
+def test_ui_and_serve_json_match_their_schemas(operator_server):
+    Draft202012Validator(json_schema("obelisk_session_evidence_ui_v0")).validate(operator_server.facts)
+
+
+def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_server, tmp_path):
+    api = PrefectRest(operator_server.api_url)
+    items = tmp_path / "stalled.jsonl"
+    other_agent = {"agent_id": "agent-served", "project_id": "project-served", "repository_id": "repo-served"}
+    items.write_text(json.dumps(standin.canary_situation("served-1", scope=other_agent)) + "\n")
+    spooled = _cli(operator_server, "batch", "--in", str(items), "--out", str(tmp_path / "out"), "--spool-only",
+                   standin_provider=False)  # fmt: skip
+    manifest_ref = spooled.stdout.decode().strip()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from obelisk_session_evidence.cli import main; main()",
+         "serve", "--limit", "1", "--format", "json"],
+        cwd=ROOT, env=operator_server.client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 180)
+        line = process.stdout.readline() if ready else b""
+        assert line, process.stderr.read1().decode(errors="replace")[-2000:] if process.poll() is not None else "no output"
+        announced = json.loads(line)
+        Draft202012Validator(json_schema("obelisk_session_evidence_serve_v0")).validate(announced)
+        assert (announced["work_pool"], announced["ids"]) == (None, None)
+        [deployment] = api.post(
+            "deployments/filter",
+            {"flows": {"name": {"any_": ["reprocess-stalled"]}}, "deployments": {"name": {"any_": ["obelisk-session-evidence"]}}},
+        )
+        created = api.post(f"deployments/{deployment['id']}/create_flow_run", {"parameters": {"manifest_ref": manifest_ref}})
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            run = api.get(f"flow_runs/{created['id']}")
+            if run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
+                break
+            time.sleep(2)
+        if run["state_type"] != "COMPLETED":
+            process.send_signal(signal.SIGINT)
+            output = process.communicate(timeout=60)
+            pytest.fail(f"{run['state']['message']}: {output[0][-3000:]!r} {output[1][-3000:]!r}")
+        assert run["name"] == f"reprocess-stalled/{manifest_ref[7:19]}"
+        assert json.loads((tmp_path / "out" / "summary.json").read_text())["decided"] == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            assert process.wait(timeout=60) == 0, process.stderr.read().decode(errors="replace")[-3000:]
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def test_no_canary_anywhere_in_the_api_database_or_public_outputs(smoke):

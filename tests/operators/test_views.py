@@ -1,7 +1,11 @@
 """The operator views (tags, tables, markdown) and the server environment, without a server."""
 
 import json
+import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +18,10 @@ from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.compose import decide
 from flows.operators import (
     MAX_AGENT_TAGS,
+    batch_failure_message,
+    batch_run_name,
+    decision_run_name,
+    item_failure_message,
     batch_item_rows,
     batch_tags,
     decision_table,
@@ -22,9 +30,12 @@ from flows.operators import (
     summary_markdown,
 )
 from contracts.digests import agent_digest
+from flows.hardening import apply_prefect_environment
 from flows.server import ServerAddress, database_kind, server_environment
 from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _decision(paths, situation_id="view-1"):
@@ -77,13 +88,26 @@ def test_merged_tags_keep_existing_first_once():
 
 
 def test_server_environment_points_the_ui_at_its_port_and_drops_a_client_api_url(tmp_path):
-    environ = {"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PREFECT_HOME": "/elsewhere", "PATH": "/bin"}
+    environ = {"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PATH": "/bin"}
     env = server_environment(StatePaths(tmp_path), ServerAddress(4250), environ)
     assert "PREFECT_API_URL" not in env
     assert (env["PREFECT_SERVER_API_HOST"], env["PREFECT_SERVER_API_PORT"]) == ("127.0.0.1", "4250")
     assert env["PREFECT_HOME"] == str(tmp_path / "prefect")
     assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false" and env["DO_NOT_TRACK"] == "1"
     assert env["PREFECT_UI_STATIC_DIRECTORY"].startswith(str(tmp_path / "prefect"))
+
+
+def test_ui_and_clients_share_a_user_set_prefect_home(tmp_path, monkeypatch):
+    user_home = tmp_path / "my-prefect"
+    monkeypatch.setenv("PREFECT_HOME", str(user_home))
+    monkeypatch.delenv("PREFECT_RESULTS_LOCAL_STORAGE_PATH")
+    paths = StatePaths(tmp_path / "state")
+    env = server_environment(paths, ServerAddress(4250))
+    assert env["PREFECT_HOME"] == str(user_home)
+    assert env["PREFECT_UI_STATIC_DIRECTORY"].startswith(str(user_home))
+    apply_prefect_environment(paths)
+    assert os.environ["PREFECT_HOME"] == str(user_home)
+    assert os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"].startswith(str(user_home))
 
 
 @pytest.mark.parametrize(
@@ -123,6 +147,8 @@ def test_batch_spool_only_prints_the_manifest_digest(paths, tmp_path):
     ("args", "stderr"),
     [
         (["--dask-address", "tcp://127.0.0.1:8786"], "error: invalid_input: --dask-address needs --task-runner dask\n"),
+        (["--no-prefect", "--task-runner", "dask"],
+         "error: invalid_input: --no-prefect runs in this process: --task-runner dask needs Prefect\n"),
     ],
 )
 def test_batch_rejects_inconsistent_options(tmp_path, args, stderr):
@@ -137,3 +163,37 @@ def test_batch_empty_input_exits_2(tmp_path):
     source.write_text("\n")
     result = CliRunner().invoke(main, ["batch", "--in", str(source), "--out", str(tmp_path / "out")])
     assert (result.exit_code, result.stderr) == (2, "error: invalid_input: the batch input holds no items\n")
+
+
+def test_run_names_and_state_messages_are_content_free_goldens(enabled, tmp_path):
+    manifest_ref = spool_batch(enabled, standin.stalled_items(2), out_dir=tmp_path / "out")
+    summary = run_batch_directly(enabled, manifest_ref, provider_factory=standin.factory())
+    records = report_batch(enabled, manifest_ref).records
+    [failed] = [record for record in records if record.status == "failed"]
+    assert item_failure_message(failed) == "item at line 5 failed: invalid_input"
+    assert batch_failure_message(summary) == "1 of 5 items failed (invalid_input 1); 4 decided"
+    assert batch_run_name(manifest_ref) == f"reprocess-stalled/{manifest_ref[7:19]}"
+    assert decision_run_name("stalled-0") == "replan-evidence/stalled-0"
+    assert decision_run_name(None) == "replan-evidence/invalid"
+    assert standin.CANARY not in item_failure_message(failed) + batch_failure_message(summary)
+
+
+def test_batch_no_prefect_decides_without_importing_prefect(tmp_path):
+    source = tmp_path / "stalled.jsonl"
+    source.write_text(json.dumps(standin.canary_situation("plain-1")) + "\n")
+    script = (
+        "import sys\n"
+        "from obelisk_session_evidence.cli import main\n"
+        "try:\n    main()\n"
+        "except SystemExit as done:\n"
+        "    assert 'prefect' not in sys.modules, 'prefect was imported'\n"
+        "    raise\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script, "batch", "--in", str(source), "--out", str(tmp_path / "out"),
+         "--no-prefect", "--format", "json"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["decided"] == 1
+    assert completed.stderr == ""

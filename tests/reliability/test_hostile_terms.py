@@ -279,7 +279,8 @@ def test_load_contract_refuses_oversize_terms_in_one_line(shape: str, tmp_path: 
     seconds = time.monotonic() - started
     FIGURES.cases["hostile_terms"] += 1
     FIGURES.hostile_latency(f"contract:{shape}", seconds)
-    assert result.exit_code == 2 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert json.loads(result.stdout)["reason_code"] == "invalid_input"  # the --format json error envelope
     assert seconds < OVERSIZE_BOUND_S * 2
     assert_no_canary(
         CANARY,

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contracts.base import Freshness
-from contracts.index_status import IndexRootStatus, IndexStatus
+from contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
 from providers.native.index.cursor import decode_counts, has_damaged_files
 from providers.native.index.refresh import Roots, pending_changes, root_text
 from providers.native.index.repository import RepositoryBinding, binds
@@ -117,8 +117,8 @@ def index_status(index_path: Path | str, *, roots: Roots | None = None) -> Index
     if str(index_path) != MEMORY and not Path(index_path).exists():
         return IndexStatus(
             exists=False, files=0, sessions=0, messages=0, tool_calls=0, summaries=0, failures=0,
-            skipped_records=0, freshness="unknown", index_revision=UNKNOWN_REVISION, last_refresh_at=None,
-            size_bytes=0,
+            failed_tool_calls=0, evidence_type_counts=dict.fromkeys(STATUS_TYPE_ORDER, 0), skipped_records=0,
+            freshness="unknown", index_revision=UNKNOWN_REVISION, last_refresh_at=None, size_bytes=0,
         )  # fmt: skip
     connection = connect(index_path)
     try:
@@ -131,6 +131,7 @@ def status_of(connection: sqlite3.Connection, *, roots: Roots | None = None, siz
     """`index_status` for an open connection."""
     with index_errors():
         kinds = dict(connection.execute("SELECT kind, count(*) FROM entries GROUP BY kind").fetchall())
+        types = dict(connection.execute("SELECT evidence_type, count(*) FROM entries GROUP BY evidence_type"))
         skipped: dict[str, int] = {}
         for (text,) in connection.execute("SELECT skipped_by_reason FROM files WHERE skipped_total > 0"):
             for reason, count in decode_counts(text).items():
@@ -145,6 +146,10 @@ def status_of(connection: sqlite3.Connection, *, roots: Roots | None = None, siz
             tool_calls=kinds.get("tool_call", 0),
             summaries=kinds.get("summary", 0),
             failures=_count(connection, "SELECT count(*) FROM files WHERE failure IS NOT NULL"),
+            failed_tool_calls=_count(
+                connection, "SELECT count(*) FROM entries WHERE kind = 'tool_call' AND evidence_type = 'prior_failure'"
+            ),
+            evidence_type_counts={kind: types.get(kind, 0) for kind in STATUS_TYPE_ORDER},
             skipped_records=sum(skipped.values()),
             skipped_by_reason=dict(sorted(skipped.items())),
             freshness=index_freshness(connection, chosen) if chosen else "unknown",

@@ -1,0 +1,68 @@
+"""`qualify --format json`: the Stage 0 headline (arm 2, held-back split) and every target checked."""
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from contracts.base import ContractModel
+
+Rate = Annotated[float, Field(ge=0, le=1)]
+TargetName = Literal[
+    "precision", "recall", "false_repeat_rate", "tokens_p95", "real_precision", "real_recall", "real_traps"
+]
+
+
+class TargetCheck(ContractModel):
+    """One target: the figure reached against the bound."""
+
+    name: TargetName
+    """Which measure."""
+    label: Annotated[str, Field(max_length=60)]
+    """How the report names it."""
+    comparison: Literal[">=", "<="]
+    """The figure must be at least (`>=`) or at most (`<=`) the target."""
+    target: Annotated[float, Field(ge=0)]
+    """The bound."""
+    figure: Annotated[float, Field(ge=0)]
+    """What arm 2 reached."""
+    met: bool
+    """Whether the figure satisfies the bound."""
+
+
+class QualificationSummary(ContractModel):
+    """`obelisk_session_evidence_qualify_v0`: the headline numbers and thresholds of one run."""
+
+    schema_version: Literal["obelisk_session_evidence_qualify_v0"] = "obelisk_session_evidence_qualify_v0"
+    """This document's schema id."""
+    cases: Annotated[int, Field(ge=0)]
+    """Cases run (all splits)."""
+    held_back: Annotated[int, Field(ge=0)]
+    """Cases in the held-back split, which every figure here is from."""
+    thresholds: dict[str, int]
+    """The thresholds calibrated on the training split."""
+    precision: Rate
+    """Arm 2 precision on repeated routes."""
+    recall: Rate
+    """Arm 2 recall on repeated routes."""
+    f1: Rate
+    """Their harmonic mean."""
+    false_repeat_rate: Rate
+    """Share of non-repeats arm 2 called repeats."""
+    tokens_p95: Annotated[float, Field(ge=0)]
+    """95th percentile of arm 2's private context, in tokens."""
+    targets: list[TargetCheck]
+    """Every target, met or not."""
+    targets_met: bool
+    """True when every target is met (then `qualify` exits 0)."""
+    report_path: Annotated[str, Field(max_length=4096)]
+    """Where `report.md` was written."""
+    real_cases: Annotated[int, Field(ge=0)] = 0
+    """Hand-labelled real-transcript cases run (0: the real set did not run)."""
+    real_precision: Rate | None = None
+    """Precision on the real set's repeated routes."""
+    real_recall: Rate | None = None
+    """Recall on the real set's repeated routes."""
+    real_traps_right: Annotated[int, Field(ge=0)] | None = None
+    """Another repository's or agent's identical failure not called a repeat."""
+    real_traps: Annotated[int, Field(ge=0)] | None = None
+    """Trap cases in the real set."""

@@ -1,0 +1,104 @@
+"""`batch` with no PREFECT_API_URL: the flow runs against a temporary local API on the state
+directory's Prefect database, and `ui` started afterwards on that state shows the runs.
+
+Clients are CLI subprocesses with the stand-in provider and a clean environment (no PREFECT_*),
+as a first try or a cron job would be.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from contracts.schemas import json_schema
+from flows.server import free_port, start_prefect_server, stop_prefect_server
+from obelisk_session_evidence.batch.outputs import decisions_in
+from obelisk_session_evidence.state.paths import StatePaths
+from tests.batch import standin
+from tests.operators.rest import PrefectRest
+from tests.privacy import canary_places_in_database, canary_places_in_files
+
+pytestmark = pytest.mark.prefect
+ROOT = Path(__file__).resolve().parents[2]
+STARTED = re.compile(r"^temporary Prefect API started in (\d+\.\d) s \(no PREFECT_API_URL\); these runs stay in (\S+), ")
+
+
+def _clean_env(state: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "OBELISK_"))}
+    env.update(OBELISK_SESSION_EVIDENCE_HOME=str(state), PYTHONPATH=str(ROOT))
+    return env
+
+
+def _batch(state: Path, items: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tests.operators.cli_with_standin", "batch", "--in", str(items), "--out", str(out),
+         "--format", "json", *options],
+        cwd=ROOT, env=_clean_env(state), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def serverless(tmp_path_factory):
+    """One batch with no API configured, the same batch with --no-prefect, then `ui`'s server
+    started on the same state directory (stopped at the end)."""
+    work = tmp_path_factory.mktemp("serverless")
+    state = Path(tempfile.mkdtemp(prefix="ose-serverless-state-"))
+    standin.enable_fixture_scope(StatePaths(state))
+    items = work / "stalled.jsonl"
+    standin.write_jsonl(items, standin.stalled_items(3))
+    flowed = _batch(state, items, work / "flow")
+    direct = _batch(state, items, work / "direct", "--no-prefect")
+    server = start_prefect_server(StatePaths(state), port=free_port(), environ=_clean_env(state))
+    try:
+        yield {"flowed": flowed, "direct": direct, "work": work, "state": state, "api": PrefectRest(server.address.api_url)}
+    finally:
+        stop_prefect_server(server.process)
+
+
+def test_batch_without_a_server_says_once_that_a_temporary_api_started(serverless):
+    flowed = serverless["flowed"]
+    assert flowed.returncode == 2, flowed.stderr[-2000:]  # the invalid item fails
+    lines = flowed.stderr.splitlines()
+    assert len(lines) == 1, flowed.stderr[-2000:]
+    started = STARTED.match(lines[0])
+    assert started is not None, lines[0]
+    assert started.group(2) == str(serverless["state"] / "prefect")
+    print(f"temporary API start-up: {started.group(1)} s")
+
+
+def test_decisions_are_the_same_with_and_without_prefect(serverless):
+    flowed, direct = json.loads(serverless["flowed"].stdout), json.loads(serverless["direct"].stdout)
+    for summary in (flowed, direct):
+        Draft202012Validator(json_schema("reprocess_stalled_summary_v0")).validate(summary)
+    fields = ("items", "decided", "failed", "by_verdict", "by_retrieval", "failures_by_reason")
+    assert {f: flowed[f] for f in fields} == {f: direct[f] for f in fields}
+    assert decisions_in(serverless["work"] / "flow") == decisions_in(serverless["work"] / "direct")
+    assert serverless["direct"].stderr == ""
+
+
+def test_the_runs_are_visible_in_ui_afterwards_with_a_failed_state_and_named_items(serverless):
+    api = serverless["api"]
+    summary = json.loads(serverless["flowed"].stdout)
+    run = api.latest_flow_run("reprocess-stalled")
+    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
+    assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
+    tasks = {task["name"]: task for task in api.task_runs(run["id"])}
+    assert tasks["item-6/invalid-1"]["state_type"] == "FAILED"
+    assert tasks["item-6/invalid-1"]["state"]["message"] == "item at line 6 failed: invalid_input"
+    assert sum(name.startswith("item-") for name in tasks) == 6
+    assert api.logs(run["id"]), "the run's logs reached the database before the temporary API stopped"
+
+
+def test_no_canary_in_the_database_the_temporary_api_wrote(serverless):
+    api = serverless["api"]
+    api.read_everything()
+    assert not api.holds(standin.CANARY)
+    prefect_home = serverless["state"] / "prefect"
+    assert canary_places_in_database(standin.CANARY, prefect_home / "prefect.db") == []
+    assert canary_places_in_files(standin.CANARY, prefect_home, serverless["work"] / "flow") == []
