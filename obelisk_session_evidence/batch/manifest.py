@@ -12,6 +12,7 @@ from contracts.batch import BatchManifest
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
 from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.batch.outputs import prepare_out_dir
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
 
@@ -51,7 +52,10 @@ def spool_batch(
     out_dir: Path,
     provider_kind: ProviderKind | None = None,
 ) -> str:
-    """Spool every item privately (invalid ones too) and the manifest; return the manifest digest."""
+    """Spool every item privately (invalid ones too) and the manifest; return the manifest digest.
+
+    The output folder is checked first, so a refused target fails before any item is spooled."""
+    prepare_out_dir(out_dir.expanduser())
     refs = list(dict.fromkeys(spool_document(paths, "situations", raw) for raw in items))
     manifest = BatchManifest(
         item_refs=refs,

@@ -5,6 +5,7 @@
     DIR/summary.json            reprocess_stalled_summary_v0 over the whole manifest
 
 `<item>` is the hex of the item's spool digest. Nothing here holds situation text or snippets.
+DIR is the user's: it is created owner-only when absent and never changed when it exists.
 """
 
 import json
@@ -18,9 +19,18 @@ from typing import Any, Final
 from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
 from contracts.errors import EvidenceError
 from contracts.json_input import load_contract
+from obelisk_session_evidence.state.private_files import check_regular_or_absent, private_dir
 
 SETTLED_RETRIEVALS: Final = frozenset({"retrieved", "not_admitted"})
 """Retrieval outcomes a re-run would repeat; anything else is a provider fault worth retrying."""
+
+
+def prepare_out_dir(out_dir: Path) -> None:
+    """Check the layout before any item runs: the folders are folders (made 0700 when absent)
+    and `summary.json` is a regular file or absent; `PrivateTargetRefused` otherwise."""
+    check_regular_or_absent(summary_path(out_dir))
+    for folder in (out_dir, out_dir / "decisions", out_dir / "records"):
+        private_dir(folder)
 
 
 def decision_path(out_dir: Path, item_ref: str) -> Path:
