@@ -18,7 +18,7 @@ from typing import Final
 from pydantic import TypeAdapter, ValidationError
 
 from contracts.base import TRIGGERS, OpaqueId
-from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig, shared_session_scopes
+from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
 from contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
 from contracts.json_input import describe_validation_error
 from contracts.lifecycle import (
@@ -34,7 +34,7 @@ from contracts.lifecycle import (
 )
 from providers.version import PACKAGE_VERSION
 from providers.health import index_health, provider_health
-from obelisk_session_evidence.lifecycle.scope_guard import repository_shared_scopes
+from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
 from obelisk_session_evidence.lifecycle.policy import load_config
@@ -278,7 +278,7 @@ def _settings(enablement: Enablement) -> dict[str, object]:
 
 
 def _config_of(enablements: list[Enablement]) -> EnablementConfig:
-    shared = shared_session_scopes(enablements) or repository_shared_scopes(enablements)
+    shared = scopes_reading_the_same_sessions(enablements)
     if shared is not None:
         raise ScopeBroadeningNotQualified(
             "this scope would read the same sessions as another enabled scope; separate them"
