@@ -35,9 +35,23 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
 def describe_validation_error(error: ValidationError) -> str:
     """`<field path>: <what is wrong>` for the first error, plus how many more there are."""
     first = error.errors(include_input=False, include_url=False)[0]
-    path = ".".join(str(part) for part in first["loc"])[:200] or "(document)"
+    path, message = _field_path(first["loc"], first["type"]), first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
     more = error.error_count() - 1
-    return f"{path}: {first['msg']}" + (f" (+{more} more)" if more else "")
+    return f"{path}: {message}" + (f" (+{more} more)" if more else "")
+
+
+def _field_path(loc: tuple[int | str, ...], error_type: str) -> str:
+    """The dotted path of declared fields only: an unknown key or a mapping's key is the
+    document's own text (it may be private), so it is named by its place, never echoed."""
+    parts = list(loc[:-1] if error_type == "extra_forbidden" else loc)
+    shown = [
+        "<key>" if index + 1 < len(parts) and parts[index + 1] == "[key]" else str(part)
+        for index, part in enumerate(parts)
+        if part != "[key]"
+    ]
+    return ".".join(shown)[:200] or "<root>"
 
 
 class _Rejected(ValueError):

@@ -36,7 +36,8 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 @click.option("--repository-id", "repository_ids", required=True, multiple=True, metavar="ID",
               help="The one repository identity.")
 @click.option("--repo-root", "repo_roots", multiple=True, type=_PATH, metavar="PATH",
-              help="A checkout of the repository (must exist). Repeatable.")
+              help="A checkout of the repository (must exist; not / or the home folder). At least"
+              " one --repo-root or --historical-repo-root is required. Repeatable.")
 @click.option("--historical-repo-root", "historical_repo_roots", multiple=True, type=_PATH,
               metavar="PATH", help="A former worktree that no longer exists. Repeatable.")
 @click.option("--source", "sources", multiple=True, type=click.Choice(SOURCE_KINDS),

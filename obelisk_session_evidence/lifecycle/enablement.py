@@ -207,6 +207,8 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
     unknown = set(request.sources) - set(SOURCE_KINDS) | set(request.triggers) - set(TRIGGERS)
     if unknown:
         raise InvalidInput(f"{len(unknown)} unknown --source or --trigger value(s)")
+    if not request.repo_roots and not request.historical_repo_roots:
+        raise InvalidInput("--repo-root or --historical-repo-root is required: a scope names its repository")
     repo_roots = [
         _existing_folder(path, f"--repo-root #{number}", _HISTORICAL_HINT)
         for number, path in enumerate(request.repo_roots, 1)
@@ -237,6 +239,9 @@ def _existing_folder(path: Path, label: str, hint: str) -> str:
     resolved = path.expanduser().resolve()
     if not resolved.is_dir():
         raise InvalidInput(f"{label} is not an existing folder; {hint}")
+    if resolved in (Path("/"), Path.home().resolve()):
+        # Every session on the machine (or of the user) lies under it: no scope at all.
+        raise InvalidInput(f"{label} is / or the home folder; name the repository or session folder")
     return str(resolved)
 
 

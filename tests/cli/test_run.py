@@ -43,7 +43,7 @@ def test_run_invalid_input_is_one_line_naming_the_field(tmp_path):
     document = {**situation(), "surprise": CANARY}
     result = _invoke("run", "--situation", "-", stdin=json.dumps(document))
     assert result.exit_code == 2
-    assert result.stderr == "error: invalid_input: surprise: Extra inputs are not permitted\n"
+    assert result.stderr == "error: invalid_input: <root>: unknown field\n"
     assert CANARY not in result.output
 
 

@@ -125,7 +125,7 @@ def test_enable_records_an_unavailable_provider_with_its_status():
         ({"source_roots": ("codex",)}, "invalid_input: --source-root #1 must be SOURCE=PATH"),
         ({"source_roots": ("codex=/nonexistent/sessions",)}, "invalid_input: --source-root #1 is not an existing folder; session folders must exist"),
         ({"sources": ("claude",), "source_roots": ("codex=/",)}, "invalid_input: --source-root #1 names a source that is not enabled (see --source)"),
-        ({"source_roots": ("codex=/", "codex=/")}, "invalid_input: --source-root #2 repeats a source"),
+        ({"source_roots": ("codex=/usr", "codex=/usr")}, "invalid_input: --source-root #2 repeats a source"),
         ({"sources": ("claude", "cursor")}, "invalid_input: 1 unknown --source or --trigger value(s)"),
         ({"triggers": ("every_turn",)}, "invalid_input: 1 unknown --source or --trigger value(s)"),
         ({"agent_ids": ("agent one",)}, "invalid_input: agent_id: String should match pattern '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$'"),
@@ -209,7 +209,7 @@ def test_status_filters_by_agent(tmp_path):
         (b"\xff\xfe", "config.json: document is not valid UTF-8"),
         (b'{"schema_version": "obelisk_session_evidence_config_v9"}', "config.json: schema_version: Input should be 'obelisk_session_evidence_config_v0'"),
         (b'{"enablements": [], "enablements": []}', "config.json: duplicate key in a JSON object"),
-        (b'{"allow_cross_agent": true}', "config.json: allow_cross_agent: Extra inputs are not permitted"),
+        (b'{"allow_cross_agent": true}', "config.json: <root>: unknown field"),
     ],
 )
 def test_corrupt_config_fails_closed(content, detail):
