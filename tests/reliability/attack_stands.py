@@ -79,18 +79,14 @@ def small_tmpfs(folder: Path, *, size: str, read_only: bool = False) -> Iterator
 
 
 def fill(folder: Path) -> None:
-    """Fill the file system under `folder` to the last byte."""
-    with (folder / "filler").open("wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError:
-            pass
-    with (folder / "filler-tail").open("wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0")
-                handle.flush()
-        except OSError:
-            pass
+    """Fill the file system under `folder` to the last byte (one file, unbuffered writes)."""
+    descriptor = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (65536, 4096, 1):
+            try:
+                while True:
+                    os.write(descriptor, b"\0" * size)
+            except OSError:
+                continue
+    finally:
+        os.close(descriptor)
