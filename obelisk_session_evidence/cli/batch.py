@@ -25,6 +25,7 @@ from obelisk_session_evidence.cli.common import (
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 QUIET_PREFECT_CONSOLE = {
     # People get the progress bar and the summary; the run logs are in the Prefect UI.
@@ -48,6 +49,7 @@ QUIET_PREFECT_CONSOLE = {
 @click.option("--spool-only", is_flag=True,
               help="Only spool the items and print the manifest digest (to run a deployment).")
 @format_option
+@stops_on_signals
 def batch(
     source: Path,
     out_dir: Path,

@@ -10,6 +10,7 @@ from rich.console import Console
 from obelisk_session_evidence.cli.common import EXIT_NOT_OK, format_option, reported_errors
 from obelisk_session_evidence.cli.render_qualify import render_qualification
 from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
@@ -24,6 +25,7 @@ from obelisk_session_evidence.state.paths import state_paths
 @click.option("--per-family", type=click.IntRange(min=1),
               help="Smoke run: only the first N cases of each family (the report says how many ran).")
 @format_option
+@stops_on_signals
 def qualify(
     out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, output_format: str
 ) -> None:

@@ -15,6 +15,7 @@ from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import remove_private, write_private
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
@@ -28,6 +29,7 @@ from obelisk_session_evidence.state.private_files import remove_private, write_p
               help="Override the enabled provider for this run.")
 @click.option("--prefect", "use_prefect", is_flag=True,
               help="Run as the Prefect flow `replan-evidence` against the configured API.")
+@stops_on_signals
 def run(
     situation_source: str,
     output_format: str,

@@ -28,6 +28,19 @@ from contracts.errors import (
 
 READ_CHUNK: Final = 64 * 1024
 SCRIPT_NAME: Final = "query.js"
+_RUNNING: Final[dict[int, subprocess.Popen[bytes]]] = {}
+"""Process groups started and not yet reaped, by leader pid (for `terminate_running_queries`)."""
+_SCRIPT_DIRS: Final[set[Path]] = set()
+"""Query-file folders not yet removed."""
+
+
+def terminate_running_queries() -> None:
+    """Kill every process group a lookup started and remove every query file (a stop signal's
+    handler calls this; the process is about to exit)."""
+    for process in list(_RUNNING.values()):
+        _kill_group(process)
+    for directory in list(_SCRIPT_DIRS):
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 class Deadline:
@@ -70,6 +83,7 @@ def run_cli(
 ) -> CliAnswer:
     """Run `argv` in its own process group; stop it at the deadline or past the stdout cap."""
     process = _spawn(argv, cwd=cwd)
+    _RUNNING[process.pid] = process
     failure: ProviderError | None = None
     try:
         failure, stdout, stderr_bytes, stderr_head = _read_capped(
@@ -85,6 +99,7 @@ def run_cli(
         for pipe in (process.stdout, process.stderr):
             if pipe is not None:
                 pipe.close()
+        _RUNNING.pop(process.pid, None)
     if failure is not None:
         raise failure
     return CliAnswer(
@@ -96,6 +111,7 @@ def run_cli(
 def private_script(script: str) -> Iterator[Path]:
     """Write `script` to a new 0600 file in a new 0700 directory; remove both afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="ose-obelisk-"))
+    _SCRIPT_DIRS.add(directory)
     try:
         path = directory / SCRIPT_NAME
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -104,6 +120,7 @@ def private_script(script: str) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+        _SCRIPT_DIRS.discard(directory)
 
 
 def _spawn(argv: Sequence[str], *, cwd: str | None) -> subprocess.Popen[bytes]:
