@@ -91,3 +91,12 @@ def test_an_admitted_run_on_a_5_mb_state_home_decides_and_counts_tokens(tmp_path
     assert decision["receipt"]["result_count"] >= 1
     assert temp_files == []
     assert CANARY not in completed.stdout + completed.stderr
+
+
+def test_run_on_a_read_only_state_home_is_one_typed_line(tmp_path, monkeypatch):
+    with small_tmpfs(tmp_path / "ro-state", size="64k", read_only=True) as state:
+        monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(state / "home"))
+        result = _run("--situation", situation_file(tmp_path), "--format", "json")
+    assert result.exit_code == 2
+    assert result.stderr == "error: storage_failed: local storage: EROFS (read-only file system)\n"
+    assert CANARY not in result.output
