@@ -12,6 +12,9 @@ import time
 import pytest
 
 from fixtures.situations import situation
+from obelisk_session_evidence.loopx.decision_context_extension import REQUEST_SCHEMA
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spool_document
 from tests.reliability.attack_stands import CANARY
 from tests.reliability.worlds import build_world, write_config
 
@@ -33,8 +36,24 @@ def _wait_for(predicate, within_s: float) -> bool:
     return True
 
 
+def _entry_point(entry: str, state, situation_document) -> tuple[list[str], bytes]:
+    """The command line and standard input of `run`, or of LoopX's Decision Context extension."""
+    if entry == "run":
+        return ["-m", "obelisk_session_evidence", "run", "--situation", "-", "--format", "json",
+                "--provider", "obelisk"], json.dumps(situation_document).encode()
+    reference = spool_document(StatePaths(state), "situations", json.dumps(situation_document).encode())
+    request = {
+        "schema_version": REQUEST_SCHEMA, "operation": "retrieve", "namespace": "replan",
+        "scope_ref": "host-session:codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        "query": f"replan-situation:{reference}", "query_summary": "prior failures",
+        "max_results": 4, "timeout_seconds": 30, "observed_at": "2026-11-29T10:00:00Z",
+    }
+    return ["-m", "obelisk_session_evidence.loopx.decision_context_extension"], json.dumps(request).encode()
+
+
+@pytest.mark.parametrize("entry", ["run", "decision-context"])
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_query_file(tmp_path, stop):
+def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_query_file(tmp_path, stop, entry):
     command = "pytest tests/test_payment.py -k refund"
     world = build_world(tmp_path / "world", [command], canary=CANARY)
     world.stand_in.control(mode="hang_with_child")
@@ -42,14 +61,14 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
     write_config(state, world.obelisk_enablement())
     system_temp = tmp_path / "system-temp"
     system_temp.mkdir()
-    situation_path = tmp_path / "situation.json"
-    situation_path.write_text(json.dumps(situation(commands=[command], hypothesis=CANARY)))
+    arguments, stdin = _entry_point(entry, state, situation(commands=[command], hypothesis=CANARY))
     environment = {**os.environ, "OBELISK_SESSION_EVIDENCE_HOME": str(state), "TMPDIR": str(system_temp)}
     cli = subprocess.Popen(
-        [sys.executable, "-m", "obelisk_session_evidence", "run", "--situation", str(situation_path),
-         "--format", "json", "--provider", "obelisk"],
-        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        [sys.executable, *arguments], env=environment, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    cli.stdin.write(stdin)
+    cli.stdin.close()
     started: list[int] = []
     try:
         assert _wait_for(lambda: bool(world.stand_in.queries()), within_s=60), "no query started"
@@ -57,7 +76,8 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
         started = [query["pid"], query["child_pid"]]
         assert all(_alive(pid) for pid in started)
         cli.send_signal(stop)
-        stdout, stderr = cli.communicate(timeout=30)
+        stdout, stderr = cli.stdout.read(), cli.stderr.read()
+        cli.wait(timeout=30)
         assert cli.returncode == 128 + stop
         assert stderr.decode() == f"error: interrupted: {stop.name}\n"
         assert CANARY.encode() not in stdout + stderr
