@@ -4,6 +4,8 @@
     ├── InvalidInput                 invalid_input
     ├── ConfigInvalid                config_invalid
     ├── ScopeBroadeningNotQualified  scope_broadening_not_qualified
+    ├── PrivateTargetRefused         private_target_refused
+    ├── StorageFailed                storage_failed
     ├── StageFailed                  stage_failed
     ├── PrefectApiNotConfigured      prefect_api_not_configured
     ├── PrefectServerFailed          prefect_server_failed
@@ -22,6 +24,8 @@
 result, so nothing below it reaches the work lane as an exception.
 """
 
+import errno
+import os
 from typing import ClassVar
 
 
@@ -57,6 +61,26 @@ class ScopeBroadeningNotQualified(EvidenceError):
     """A cross-agent, cross-project or foreign-archive scope was requested (not in v0)."""
 
     reason_code = "scope_broadening_not_qualified"
+
+
+class PrivateTargetRefused(EvidenceError):
+    """A file the tool would write exists and is not a regular file (a device, FIFO, socket,
+    folder or link): it is refused, never replaced."""
+
+    reason_code = "private_target_refused"
+
+
+class StorageFailed(EvidenceError):
+    """Writing or reading local storage failed (no space, read-only, permission): errno only."""
+
+    reason_code = "storage_failed"
+
+    @classmethod
+    def of(cls, error: OSError, what: str) -> "StorageFailed":
+        """The failure of `what` (a name the user gave, never a path from history)."""
+        code = error.errno or errno.EIO
+        name = errno.errorcode.get(code, "EIO")
+        return cls(f"{what}: {name} ({os.strerror(code).lower()})")
 
 
 class StageFailed(EvidenceError):

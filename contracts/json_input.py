@@ -56,7 +56,15 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def _location(location: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in location)[:200] or ROOT
+    """The dotted path of declared fields only: a mapping's key is the document's own text (it may
+    be private), so it is named by its place (`<key>`), never echoed."""
+    parts = list(location)
+    shown = [
+        "<key>" if index + 1 < len(parts) and parts[index + 1] == "[key]" else str(part)
+        for index, part in enumerate(parts)
+        if part != "[key]"
+    ]
+    return ".".join(shown)[:200] or ROOT
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

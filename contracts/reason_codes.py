@@ -14,6 +14,8 @@ ErrorCode = Literal[
     "invalid_input",
     "config_invalid",
     "scope_broadening_not_qualified",
+    "private_target_refused",
+    "storage_failed",
     "stage_failed",
     "prefect_api_not_configured",
     "prefect_server_failed",

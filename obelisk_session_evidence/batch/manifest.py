@@ -12,6 +12,7 @@ from contracts.batch import BatchManifest
 from contracts.config import ProviderKind
 from contracts.errors import InvalidInput
 from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.batch.outputs import prepare_out_dir
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
 
@@ -66,7 +67,9 @@ def spool_batch(
 ) -> str:
     """Spool every item privately (invalid ones too) and the manifest; return the manifest digest.
 
-    `lines` are the items' input lines (default 1, 2, ...); a repeated item keeps its first."""
+    `lines` are the items' input lines (default 1, 2, ...); a repeated item keeps its first. The
+    output folder is checked first, so a refused target fails before any item is spooled."""
+    prepare_out_dir(out_dir.expanduser())
     first_lines: dict[str, int] = {}
     for raw, line in zip(items, lines or range(1, len(items) + 1), strict=True):
         first_lines.setdefault(spool_document(paths, "situations", raw), line)

@@ -5,6 +5,7 @@
     DIR/summary.json            reprocess_stalled_summary_v0 over the whole manifest
 
 `<item>` is the hex of the item's spool digest. Nothing here holds situation text or snippets.
+DIR is the user's: it is created owner-only when absent and never changed when it exists.
 """
 
 import json
@@ -18,9 +19,19 @@ from typing import Any, Final
 from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
 from contracts.errors import EvidenceError
 from contracts.json_input import load_contract
+from obelisk_session_evidence.state.private_files import check_folder_or_absent, check_regular_or_absent
 
 SETTLED_RETRIEVALS: Final = frozenset({"retrieved", "not_admitted"})
 """Retrieval outcomes a re-run would repeat; anything else is a provider fault worth retrying."""
+
+
+def prepare_out_dir(out_dir: Path) -> None:
+    """Check the layout before any item runs, creating nothing: the folders are folders or absent
+    (the first write makes them 0700) and `summary.json` is a regular file or absent;
+    `PrivateTargetRefused` otherwise."""
+    for folder in (out_dir, out_dir / "decisions", out_dir / "records"):
+        check_folder_or_absent(folder)
+    check_regular_or_absent(summary_path(out_dir))
 
 
 def decision_path(out_dir: Path, item_ref: str) -> Path:

@@ -37,6 +37,7 @@ from obelisk_session_evidence.cli.common import (
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 @click.command()
 @click.option("--in", "source", required=True, type=click.Path(exists=True, path_type=Path),
@@ -57,6 +58,7 @@ from obelisk_session_evidence.state.paths import StatePaths, state_paths
 @click.option("--spool-only", is_flag=True,
               help="Only spool the items and print the manifest digest (to run a deployment).")
 @format_option
+@stops_on_signals
 def batch(
     source: Path,
     out_dir: Path,

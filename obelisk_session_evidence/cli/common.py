@@ -1,5 +1,6 @@
 """Options, input and exit handling every command shares."""
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -11,11 +12,16 @@ import click
 from rich.console import Console
 
 from contracts.error_envelope import ErrorEnvelope
-from contracts.errors import EvidenceError, InvalidInput, StageFailed
+from contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
 
 EXIT_INTERNAL = 1
 EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
+
+STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+)
+"""OS errors of local storage (full, read-only, not permitted): the user's to fix, so exit 2."""
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 UNWRAPPED_WIDTH = 4096
@@ -91,13 +97,18 @@ def error_envelope(error: Exception, exit_code: int) -> ErrorEnvelope:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Around a command's library call: our errors exit 2 with one line, a failing stage or any
-    other fault exits 1 (an internal fault, named by its stage and code or its type only)."""
+    """Around a command's library call: our errors and local storage faults (a full disk, a
+    read-only folder) exit 2 with one line; a failing stage or any other fault exits 1 (an
+    internal fault, named by its stage and code or its type only)."""
     try:
         yield
     except StageFailed as error:
         _exit_with(error, EXIT_INTERNAL)
     except EvidenceError as error:
         fail(error)
+    except OSError as error:
+        if error.errno not in STORAGE_ERRNOS:
+            fail_internal(error)
+        fail(StorageFailed.of(error, "local storage"))
     except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
         fail_internal(error)

@@ -19,6 +19,7 @@ from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.state.paths import state_paths
 from providers.native.parsers import default_roots
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.group()
@@ -32,6 +33,7 @@ def index() -> None:
 @index.command()
 @click.option("--yes", is_flag=True, help="Confirm: delete the native index (required).")
 @format_option
+@stops_on_signals
 def drop(yes: bool, output_format: str) -> None:
     """Delete the native index; session files and Obelisk's data are never touched.
 
@@ -62,6 +64,7 @@ def _root_options(command):  # noqa: ANN001, ANN202 - a click decorator
 @index.command()
 @_root_options
 @format_option
+@stops_on_signals
 def refresh(root_options: tuple[str, ...], output_format: str) -> None:
     """Bring the native index up to date, reading only what changed since the last refresh.
 
@@ -89,6 +92,7 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
 @index.command()
 @_root_options
 @format_option
+@stops_on_signals
 def status(root_options: tuple[str, ...], output_format: str) -> None:
     """Show what the native index holds: counts, failures, freshness, revision and size on disk.
 

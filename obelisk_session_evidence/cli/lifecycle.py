@@ -21,6 +21,7 @@ from obelisk_session_evidence.lifecycle.enablement import EnableRequest, disable
 from obelisk_session_evidence.lifecycle.enablement import enable as enable_scope
 from obelisk_session_evidence.lifecycle.enablement import status as scope_status
 from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 _PATH = click.Path(path_type=Path)
 _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not_qualified."
@@ -36,7 +37,8 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 @click.option("--repository-id", "repository_ids", required=True, multiple=True, metavar="ID",
               help="The one repository identity.")
 @click.option("--repo-root", "repo_roots", multiple=True, type=_PATH, metavar="PATH",
-              help="A checkout of the repository (must exist). Repeatable.")
+              help="A checkout of the repository (must exist; not / or the home folder). At least"
+              " one --repo-root or --historical-repo-root is required. Repeatable.")
 @click.option("--historical-repo-root", "historical_repo_roots", multiple=True, type=_PATH,
               metavar="PATH", help="A former worktree that no longer exists. Repeatable.")
 @click.option("--source", "sources", multiple=True, type=click.Choice(SOURCE_KINDS),
@@ -54,6 +56,7 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 @click.option("--foreign-archive", "foreign_archives", multiple=True, type=_PATH,
               metavar="PATH", help=_NOT_QUALIFIED)
 @format_option
+@stops_on_signals
 def enable(output_format: str, **options: object) -> None:
     """Enable history lookups for one agent, project and repository (idempotent).
 
@@ -72,6 +75,7 @@ def enable(output_format: str, **options: object) -> None:
 @click.option("--project-id", required=True, metavar="ID", help="The LoopX project.")
 @click.option("--agent-id", metavar="ID", help="One agent of the project (default: all).")
 @format_option
+@stops_on_signals
 def status(project_id: str, agent_id: str | None, output_format: str) -> None:
     """Show configuration, provider, index freshness and the allowed and denied scope.
 
@@ -93,6 +97,7 @@ def status(project_id: str, agent_id: str | None, output_format: str) -> None:
 @click.option("--project-id", required=True, metavar="ID", help="The LoopX project.")
 @click.option("--agent-id", metavar="ID", help="One agent of the project (default: all).")
 @format_option
+@stops_on_signals
 def disable(project_id: str, agent_id: str | None, output_format: str) -> None:
     """Stop admission for a project (or one agent); the index and session files stay as they are.
 

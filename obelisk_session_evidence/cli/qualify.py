@@ -12,6 +12,7 @@ from obelisk_session_evidence.cli.common import (
 )
 from obelisk_session_evidence.cli.render_qualify import render_qualification
 from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
@@ -28,6 +29,7 @@ from obelisk_session_evidence.state.paths import state_paths
 @click.option("--real/--no-real", "real", default=None,
               help="Run the hand-labelled real-transcript set too (default: when the real corpus is present).")
 @format_option
+@stops_on_signals
 def qualify(
     out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, real: bool | None,
     output_format: str,

@@ -7,7 +7,9 @@ import click
 from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
+from contracts.errors import EvidenceError, StorageFailed
 from obelisk_session_evidence.cli.common import (
+    fail,
     format_option,
     read_document,
     reported_errors,
@@ -17,7 +19,8 @@ from obelisk_session_evidence.cli.render_run import render_decision
 from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import state_paths
-from obelisk_session_evidence.state.private_files import write_private
+from obelisk_session_evidence.state.private_files import remove_private, write_private
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
@@ -25,12 +28,14 @@ from obelisk_session_evidence.state.private_files import write_private
               help="A replan_situation_v0 JSON document, or - for standard input.")
 @format_option
 @click.option("--private-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the private capped result here (mode 0600), only when admitted.")
+              help="Write the private capped result here (mode 0600) when admitted; a run that is"
+              " not admitted removes the file. It must be a regular file or absent.")
 @click.option("--provider", "provider_kind", type=click.Choice(["native", "obelisk"]),
               help="Override the enabled provider for this run.")
 @click.option("--prefect", "use_prefect", is_flag=True,
               help="Run as the Prefect flow `replan-evidence` against the configured API.")
 @click.option("--verbose", is_flag=True, help="With --prefect: also show Prefect's own log lines on stderr.")
+@stops_on_signals
 def run(
     situation_source: str,
     output_format: str,
@@ -57,14 +62,28 @@ def run(
         else:
             situation = load_contract(ReplanSituation, raw)
             output = decide(situation, paths=paths, provider_kind=provider_kind)
-    _write_private_result(output, private_out)
+    failure = _write_private_result(output, private_out)
     if output_format == "json":
         click.echo(output.decision.model_dump_json())
     else:
         render_decision(output.decision, text_console())
+    if failure is not None:
+        fail(failure)  # after the decision: the work lane still gets it
 
 
-def _write_private_result(output: PipelineRun, private_out: Path | None) -> None:
-    """The capped private result goes only to the admitted Turn's file, never to stdout."""
-    if private_out is not None and output.private_result is not None:
-        write_private(private_out, output.private_result.model_dump_json().encode("utf-8"))
+def _write_private_result(output: PipelineRun, private_out: Path | None) -> EvidenceError | None:
+    """The capped private result goes only to the admitted Turn's file, never to stdout. A run
+    that is not admitted removes the file, so an earlier run's private content is never read as
+    this one's. Returns why the file could not be written, if it could not."""
+    if private_out is None:
+        return None
+    try:
+        if output.private_result is None:
+            remove_private(private_out)
+        else:
+            write_private(private_out, output.private_result.model_dump_json().encode("utf-8"))
+    except EvidenceError as error:
+        return type(error)(f"--private-out: {error.detail}")
+    except OSError as error:
+        return StorageFailed.of(error, "--private-out")
+    return None

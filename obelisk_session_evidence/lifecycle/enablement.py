@@ -18,7 +18,7 @@ from typing import Final
 from pydantic import TypeAdapter, ValidationError
 
 from contracts.base import TRIGGERS, OpaqueId
-from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig, shared_session_scopes
+from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
 from contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
 from contracts.json_input import describe_validation_error
 from contracts.lifecycle import (
@@ -34,7 +34,7 @@ from contracts.lifecycle import (
 )
 from providers.version import PACKAGE_VERSION
 from providers.health import index_health, provider_health
-from obelisk_session_evidence.lifecycle.scope_guard import repository_shared_scopes
+from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
 from obelisk_session_evidence.lifecycle.policy import load_config
@@ -208,6 +208,8 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
     unknown = set(request.sources) - set(SOURCE_KINDS) | set(request.triggers) - set(TRIGGERS)
     if unknown:
         raise InvalidInput(f"{len(unknown)} unknown --source or --trigger value(s)")
+    if not request.repo_roots and not request.historical_repo_roots:
+        raise InvalidInput("--repo-root or --historical-repo-root is required: a scope names its repository")
     repo_roots = [
         _existing_folder(path, f"--repo-root #{number}", _HISTORICAL_HINT)
         for number, path in enumerate(request.repo_roots, 1)
@@ -238,6 +240,9 @@ def _existing_folder(path: Path, label: str, hint: str) -> str:
     resolved = path.expanduser().resolve()
     if not resolved.is_dir():
         raise InvalidInput(f"{label} is not an existing folder; {hint}")
+    if resolved in (Path("/"), Path.home().resolve()):
+        # Every session on the machine (or of the user) lies under it: no scope at all.
+        raise InvalidInput(f"{label} is / or the home folder; name the repository or session folder")
     return str(resolved)
 
 
@@ -279,7 +284,7 @@ def _settings(enablement: Enablement) -> dict[str, object]:
 
 
 def _config_of(enablements: list[Enablement]) -> EnablementConfig:
-    shared = shared_session_scopes(enablements) or repository_shared_scopes(enablements)
+    shared = scopes_reading_the_same_sessions(enablements)
     if shared is not None:
         raise ScopeBroadeningNotQualified(
             "this scope would read the same sessions as another enabled scope; separate them"

@@ -1,13 +1,13 @@
 """The admission policy a decision runs under: `config.json`, checked against the disk too.
 
-`state.config_store` parses the file. A lookup binds sessions to a repository by more than a path
-prefix, so two scopes whose roots differ as text can still read the same sessions; such a
-configuration is refused here, whether `enable` or a hand edit wrote it.
+`state.config_store` parses the file. Two scopes whose folders differ as text can still read the
+same sessions (an alias or a link of the same folder, a clone of the same repository); such a
+configuration is refused here by the same check `enable` runs (`lifecycle.scope_guard`).
 """
 
 from contracts.config import AdmissionPolicy, EnablementConfig
 from contracts.errors import ConfigInvalid
-from obelisk_session_evidence.lifecycle.scope_guard import repository_shared_scopes
+from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.state.config_store import read_config
 from obelisk_session_evidence.state.paths import StatePaths
 
@@ -18,11 +18,11 @@ def load_config(paths: StatePaths) -> EnablementConfig | None:
     config = read_config(paths)
     if config is None:
         return None
-    shared = repository_shared_scopes(config.enablements)
+    shared = scopes_reading_the_same_sessions(config.enablements)
     if shared is not None:
         raise ConfigInvalid(
             f"config.json: enablements {shared[0]} and {shared[1]} would read the same sessions"
-            " for different scopes (same repository and session folder)"
+            " for different scopes (same repository and session folder, as real paths)"
         )
     return config
 

@@ -1,19 +1,43 @@
-"""Scopes that would read the same sessions: the check that needs the disk (git), beside the textual one.
+"""Whether two scopes would read the same sessions: decided here, once, for `enable` and for a
+hand-edited `config.json` alike.
 
-`contracts.config.shared_session_scopes` compares configured paths as text. A lookup binds sessions
-to a repository by more than a path prefix (`providers/native/index/repository.py`: the real path
-of a root, the root commit shared by every clone and worktree, the remote URL), so two scopes whose
-roots differ as text can still bind the same sessions: a clone of the same repository, or a
-symbolic link to the same checkout. When such scopes also share a session folder, one would read
-the other's sessions; the configuration is refused, whether `enable` or a hand edit wrote it.
+Paths are compared as canonical real paths, so an alias of another agent's folder (`S//a`,
+`S/b/../a`, a symbolic link to it) is the folder itself. `contracts.config.shared_session_scopes`
+then compares those paths as text. A lookup also binds sessions to a repository by more than a
+path prefix (`providers/native/index/repository.py`: the root commits shared by every clone and
+worktree, the remote URL), so two scopes whose roots differ even as real paths can still bind the
+same sessions: a clone of the same repository. When such scopes also share a session folder, one
+would read the other's sessions; the configuration is refused.
 """
 
+import os
 from collections.abc import Sequence
 
-from contracts.config import Enablement, paths_overlap, share_session_folder
+from contracts.config import Enablement, paths_overlap, share_session_folder, shared_session_scopes
 
 
-def repository_shared_scopes(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
+def scopes_reading_the_same_sessions(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
+    """The first pair of different scopes that would read the same sessions, else None."""
+    canonical = [canonical_paths(enablement) for enablement in enablements]
+    return shared_session_scopes(canonical) or _repository_shared_scopes(canonical)
+
+
+def canonical_paths(enablement: Enablement) -> Enablement:
+    """The enablement with every folder as its canonical real path (aliases and links resolved)."""
+    return enablement.model_copy(
+        update={
+            "repo_roots": [os.path.realpath(root) for root in enablement.repo_roots],
+            "historical_repo_roots": [
+                os.path.realpath(root) for root in enablement.historical_repo_roots
+            ],
+            "source_roots": {
+                source: os.path.realpath(root) for source, root in enablement.source_roots.items()
+            },
+        }
+    )
+
+
+def _repository_shared_scopes(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
     """The first pair of different scopes sharing a session folder and a repository, else None.
 
     Only pairs that share a session folder are resolved, so a configuration of one scope (or of

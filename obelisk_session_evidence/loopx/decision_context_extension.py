@@ -43,6 +43,7 @@ from obelisk_session_evidence.loopx.recall import (
 )
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from providers.factory import ProviderFactory
+from obelisk_session_evidence.stop_signals import stops_on_signals
 
 REQUEST_SCHEMA: Final = "decision_context_advisory_retrieve_request_v0"
 RESPONSE_SCHEMA: Final = "decision_context_advisory_retrieve_response_v0"
@@ -114,6 +115,7 @@ def render_response(outcome: Recall) -> dict[str, Any]:
     }
 
 
+@stops_on_signals
 def main(argv: Sequence[str] | None = None) -> int:
     """Answer one request from stdin on stdout; `--doctor` probes readiness."""
     arguments = list(sys.argv[1:] if argv is None else argv)

@@ -15,8 +15,9 @@ from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.state.paths import state_paths
 
-SCOPE = ("--surface", "replan-history", "--agent-id", "agent-fixture", "--project-id", "project-fixture",
-         "--repository-id", "repo-fixture")
+IDS = ("--surface", "replan-history", "--agent-id", "agent-fixture", "--project-id", "project-fixture",
+       "--repository-id", "repo-fixture")
+SCOPE = (*IDS, "--historical-repo-root", "/nonexistent/fixture-repo")
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +39,7 @@ def _document(result, contract):
 def test_enable_status_disable_status_round_trip(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    enabled = _invoke("enable", *SCOPE, "--repo-root", str(repo), "--format", "json")
+    enabled = _invoke("enable", *IDS, "--repo-root", str(repo), "--format", "json")
     assert enabled.exit_code == 0, enabled.output
     outcome = _document(enabled, "obelisk_session_evidence_enable_v0")
     assert outcome["change"] == "created" and outcome["enablement"]["repo_roots"] == [str(repo.resolve())]
@@ -167,7 +168,7 @@ def test_enable_from_concurrent_cli_processes(tmp_path):
     for n in range(6):
         repo = tmp_path / f"repo-{n}"
         repo.mkdir()
-        args = [executable, "enable", *SCOPE[:3], f"agent-{n}", *SCOPE[4:], "--repo-root", str(repo)]
+        args = [executable, "enable", *IDS[:3], f"agent-{n}", *IDS[4:], "--repo-root", str(repo)]
         processes.append(subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     assert [(p.wait(timeout=120), p.stderr.read()) for p in processes] == [(0, b"")] * 6
     agents = sorted(e.agent_id for e in load_policy(state_paths()).config.enablements)

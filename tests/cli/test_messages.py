@@ -2,7 +2,7 @@
 
 import json
 
-import pytest
+
 from click.testing import CliRunner
 from rich.console import Console
 

@@ -7,14 +7,20 @@ from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITO
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 
 
+FIXTURE_GONE_ROOT = Path("/nonexistent/fixture-repo")
+"""A historical repository root: `enable` requires one root, and this one needs no folder."""
+
+
 def enable_request(**overrides) -> EnableRequest:
-    """The fixture scope, overridable per field."""
+    """The fixture scope, overridable per field (a historical root when no root is given)."""
     fields = {
         "agent_ids": (FIXTURE_AGENT,),
         "project_ids": (FIXTURE_PROJECT,),
         "repository_ids": (FIXTURE_REPOSITORY,),
         **overrides,
     }
+    if not fields.get("repo_roots") and not fields.get("historical_repo_roots"):
+        fields["historical_repo_roots"] = (FIXTURE_GONE_ROOT,)
     return EnableRequest(**fields)
 
 

@@ -125,7 +125,7 @@ def test_enable_records_an_unavailable_provider_with_its_status():
         ({"source_roots": ("codex",)}, "invalid_input: --source-root #1 must be SOURCE=PATH"),
         ({"source_roots": ("codex=/nonexistent/sessions",)}, "invalid_input: --source-root #1 is not an existing folder; session folders must exist"),
         ({"sources": ("claude",), "source_roots": ("codex=/",)}, "invalid_input: --source-root #1 names a source that is not enabled (see --source)"),
-        ({"source_roots": ("codex=/", "codex=/")}, "invalid_input: --source-root #2 repeats a source"),
+        ({"source_roots": ("codex=/usr", "codex=/usr")}, "invalid_input: --source-root #2 repeats a source"),
         ({"sources": ("claude", "cursor")}, "invalid_input: 1 unknown --source or --trigger value(s)"),
         ({"triggers": ("every_turn",)}, "invalid_input: 1 unknown --source or --trigger value(s)"),
         ({"agent_ids": ("agent one",)}, "invalid_input: agent_id: String should match pattern '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$'"),

@@ -10,7 +10,6 @@ into every session.
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile

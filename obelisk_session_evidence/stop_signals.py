@@ -1,0 +1,70 @@
+"""SIGTERM and SIGINT during a command: stop the provider's processes, remove their temp files,
+and exit with the conventional code (143, 130) and one content-free line.
+
+The handler stops the Obelisk process groups this process started (from any thread) and removes
+their query files at once, then unwinds the main thread so its own `finally` blocks run (a
+half-written private file is removed, a database transaction rolled back). The process then
+exits without waiting for worker threads, which would otherwise go on deciding queued items.
+"""
+
+import atexit
+import functools
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from providers.obelisk.process import terminate_running_queries
+
+STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal arrived; raised in the main thread by the handler."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+
+def stops_on_signals(command: Function) -> Function:
+    """Run `command` with the stop handlers installed (restored afterwards)."""
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return command(*args, **kwargs)  # only the main thread may install handlers
+        previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+        for number in STOP_SIGNALS:
+            signal.signal(number, _stop)
+        try:
+            return command(*args, **kwargs)
+        except Interrupted as interrupted:
+            _exit_stopped(interrupted.signal_number)
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    return guarded  # type: ignore[return-value]
+
+
+def _stop(signal_number: int, frame: object) -> None:
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)  # a second signal must not interrupt the cleanup
+    terminate_running_queries()
+    raise Interrupted(signal_number)
+
+
+def _exit_stopped(signal_number: int) -> None:
+    terminate_running_queries()  # again: a worker thread may have started one meanwhile
+    print(f"error: interrupted: {signal.Signals(signal_number).name}", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    atexit._run_exitfuncs()  # what the libraries registered (a local server, a cluster)
+    os._exit(128 + signal_number)
