@@ -3,13 +3,11 @@
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from obelisk_session_evidence.cli.common import format_option, read_document, reported_errors
-from obelisk_session_evidence.cli.render_run import render_decision
 from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import state_paths
@@ -53,7 +51,11 @@ def run(
     _write_private_result(output, private_out)
     if output_format == "json":
         click.echo(output.decision.model_dump_json())
-    else:
+    else:  # rich costs a cold process about 25 ms: only text output loads it
+        from rich.console import Console
+
+        from obelisk_session_evidence.cli.render_run import render_decision
+
         render_decision(output.decision, Console())
 
 
