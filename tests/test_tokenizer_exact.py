@@ -7,7 +7,6 @@ and the ids decode back to the text's bytes).
 """
 
 import json
-import marshal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 from obelisk_session_evidence.tokenizer import (
     RANK_CACHE,
     LazyEncoder,
+    RankTable,
     load_encoder,
     load_ranked_encoder,
     load_ranks,
@@ -117,19 +117,29 @@ def test_every_o200k_token_is_at_least_one_byte(encoder):
     assert min(len(token) for token in encoder._mergeable_ranks) == 1
 
 
-def test_rank_cache_built_fresh_equals_tiktoken_ranks_and_is_reused(tmp_path, encoder):
-    ranks = load_ranks(tmp_path)
-    assert ranks == encoder._mergeable_ranks
+def test_rank_table_built_fresh_equals_tiktoken_ranks_and_is_reused(tmp_path, encoder):
+    table = load_ranks(tmp_path)
+    reference = encoder._mergeable_ranks
+    assert len(table) == len(reference)
+    assert dict(zip(table.tokens(), range(len(table)))) == reference
+    assert all(table.get(token) == rank for token, rank in reference.items())
+    assert table.get(b"\xff\xfe not a token \x00") is None
+    with pytest.raises(KeyError):
+        table[b"\xff\xfe not a token \x00"]
     cache = tmp_path / RANK_CACHE
     written = cache.stat().st_mtime_ns
-    assert load_ranks(tmp_path) == ranks and cache.stat().st_mtime_ns == written
+    assert len(load_ranks(tmp_path)) == len(table) and cache.stat().st_mtime_ns == written
 
 
-def test_unreadable_rank_cache_is_rebuilt(tmp_path, encoder):
-    cache = tmp_path / RANK_CACHE
-    for damaged in (b"", b"\x00garbage", marshal.dumps([1, 2, 3]), marshal.dumps({"a": 1})):
-        cache.write_bytes(damaged)
-        assert load_ranks(tmp_path) == encoder._mergeable_ranks
+def test_damaged_rank_table_is_rebuilt(tmp_path, encoder):
+    good = RankTable.build(list(encoder._mergeable_ranks))
+    flipped = bytearray(good)
+    flipped[-5] ^= 0x01  # one bit of one token: the checksum catches it
+    for damaged in (b"", b"\x00garbage", good[:1000], good[:-1], bytes(flipped), b"X" + good[1:]):
+        (tmp_path / RANK_CACHE).write_bytes(damaged)
+        table = load_ranks(tmp_path)
+        assert dict(zip(table.tokens(), range(len(table)))) == encoder._mergeable_ranks
+        assert (tmp_path / RANK_CACHE).read_bytes() == good
 
 
 def test_lazy_encoder_loads_nothing_until_asked(tmp_path):
