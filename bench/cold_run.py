@@ -14,7 +14,8 @@ each series (wall and CPU), and the issue's targets (admitted <= 8x, not admitte
 `--tree PATH` (repeatable) runs the same pairs for other source trees (for example an export of
 an earlier commit: `git archive <commit> | tar -x -C /tmp/before`), interleaved with this one in
 the same loop, so before and after are measured under the same load. `--importtime` adds the top
-imports (`python -X importtime`, cumulative) of one run per situation and tree.
+outermost imports (`python -X importtime`, cumulative, the minimum of 3 runs) per situation and tree.
+The rank table's and tiktoken's costs are measured once, in a new process.
 
     .venv/bin/python -m bench.cold_run [--pairs 8] [--tree /tmp/before] [--importtime] [--out FILE]
 """
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -161,23 +162,65 @@ def measure(trees: list[Path], files: dict[str, Path], home: Path, pairs: int) -
             pair.bare.cpus.append(bare_cpu)
             pair.run.walls.append(run_wall)
             pair.run.cpus.append(run_cpu)
-            pair.verdicts.add(_decision_code(stdout))
+            code = _decision_code(stdout)
+            if code.startswith("admitted/") != (name == "admitted"):
+                raise SystemExit(f"the {name} situation was decided {code}: the series would measure the wrong path")
+            pair.verdicts.add(code)
     return list(series.values())
 
 
-def top_imports(tree: Path, situation_file: Path, home: Path, count: int) -> list[dict[str, object]]:
-    """The `count` imports with the largest cumulative time in one `run` process."""
+def top_imports(tree: Path, situation_file: Path, home: Path, count: int, runs: int = 3) -> list[dict[str, object]]:
+    """The `count` outermost imports (those not made by another module's import: a command's
+    modules, and what loads lazily later) with the largest cumulative time, each the minimum
+    over `runs` processes (the load of the machine only ever adds)."""
     environ = _environment(tree, home)
+    best: dict[str, tuple[int, int]] = {}
+    for _ in range(runs):
+        completed = subprocess.run(
+            [sys.executable, "-X", "importtime", *_run_argv(situation_file)],
+            env=environ, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        for match in map(_IMPORTTIME.match, completed.stderr.splitlines()):
+            if match and len(match.group(3)) == 1:  # one space: not nested in another import
+                own, cumulative, name = int(match.group(1)), int(match.group(2)), match.group(4)
+                seen = best.get(name, (own, cumulative))
+                best[name] = (min(seen[0], own), min(seen[1], cumulative))
+    ranked = sorted(best.items(), key=lambda item: -item[1][1])[:count]
+    return [{"module": name, "self_ms": own / 1000, "cumulative_ms": cumulative / 1000} for name, (own, cumulative) in ranked]
+
+
+_ENCODER_COSTS: Final = r"""
+import json, shutil, sys, time
+from pathlib import Path
+cache, text = Path(sys.argv[1]), Path(sys.argv[2]).read_text()
+def cpu_ms(action):
+    started = time.process_time()
+    result = action()
+    return round((time.process_time() - started) * 1000, 2), result
+from obelisk_session_evidence import tokenizer
+shutil.rmtree(cache, ignore_errors=True)
+figures = {"rank_table_first_build_ms": cpu_ms(lambda: tokenizer.load_ranks(cache))[0]}
+figures["rank_table_load_ms"], ranked = cpu_ms(lambda: tokenizer.load_ranked_encoder(cache))
+figures["tiktoken_build_ms"], reference = cpu_ms(lambda: tokenizer.load_encoder(cache))
+figures["ranked_encode_ms"], ids = cpu_ms(lambda: ranked.encode_ordinary(text))
+figures["tiktoken_encode_ms"], expected = cpu_ms(lambda: reference.encode_ordinary(text))
+figures.update(text_bytes=len(text.encode()), tokens=len(ids), equal=ids == expected)
+print(json.dumps(figures))
+"""
+
+
+def encoder_costs(home: Path) -> dict[str, object]:
+    """One new process: the rank table's first build and its load, tiktoken's build, and both
+    encoders on the demo's private result (about 5 KB of JSON evidence), ids compared."""
+    environ = _environment(ROOT, home)
+    private = home / "private.json"
+    subprocess.run([*_run_argv(home / "admitted.json"), "--private-out", str(private)], env=environ, check=True,
+                   capture_output=True)  # fmt: skip
     completed = subprocess.run(
-        [sys.executable, "-X", "importtime", *_run_argv(situation_file)],
-        env=environ, capture_output=True, text=True, check=True,
-    )
-    rows = [
-        {"module": m.group(4), "self_ms": int(m.group(1)) / 1000, "cumulative_ms": int(m.group(2)) / 1000}
-        for m in map(_IMPORTTIME.match, completed.stderr.splitlines())
-        if m
-    ]
-    return sorted(rows, key=lambda row: -row["cumulative_ms"])[:count]
+        [sys.executable, "-c", _ENCODER_COSTS, str(home / "encoder-cache"), str(private)],
+        env=environ, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return json.loads(completed.stdout)
 
 
 def main() -> None:
@@ -200,6 +243,7 @@ def main() -> None:
             if arguments.importtime
             else {}
         )
+        encoders = encoder_costs(home)
     summaries = [pairs.summary() for pairs in results]
     report = {
         "schema": "cold_run_v1",
@@ -209,6 +253,7 @@ def main() -> None:
         "seconds": round(time.monotonic() - started, 1),
         "series": summaries,
         "top_imports": imports,
+        "encoders": encoders,
     }
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(report, indent=2) + "\n")
@@ -219,9 +264,10 @@ def main() -> None:
               f"{row['run_wall_ms_median']:8.1f} {row['run_cpu_ms_median']:8.1f} {row['wall_ratio_median']:6.2f} "
               f"{row['target_ratio']:6.1f}  {'yes' if row['met'] else 'no'}")  # fmt: skip
     for label, rows in imports.items():
-        print(f"\ntop imports (cumulative ms): {label}")
+        print(f"\ntop outermost imports (cumulative ms, self ms; min of 3 runs): {label}")
         for row in rows:
             print(f"  {row['cumulative_ms']:8.1f} {row['self_ms']:8.1f}  {row['module']}")
+    print(f"\nencoders (ms CPU, one process): {json.dumps(encoders)}")
     print(f"\nwritten to {arguments.out} in {report['seconds']} s")
 
 
