@@ -25,7 +25,9 @@ from_alphabets = st.text(alphabet="ABCDEFabcdef0123456789+/=-{}<>$[]()'\"=:. _",
 
 
 def test_a_fresh_build_from_detect_secrets_equals_the_committed_file():
-    assert patterns_text(build_patterns()) == PATTERNS_FILE.read_text(encoding="utf-8")
+    assert patterns_text(build_patterns()) == PATTERNS_FILE.read_text(encoding="utf-8"), (
+        "detect-secrets changed: run .venv/bin/python -m providers.native.index.secret_patterns"
+    )
 
 
 def test_the_compiled_patterns_equal_detect_secrets_compiled_patterns():
