@@ -112,8 +112,8 @@ class RankTable:
     where building a dict of the 200k ranks costs about 40.
 
     Layout (native byte order, written and read on the same machine): a header (magic, token
-    count, table bits, crc32 of the rest), then `offsets` (n + 1 u32: token r is
-    `blob[offsets[r]:offsets[r + 1]]`), then `slots` (2**bits u32, rank + 1 or 0 for empty, open
+    count, table bits, crc32 of the rest), then `offsets` (n + 1 unsigned ints: token r is
+    `blob[offsets[r]:offsets[r + 1]]`), then `slots` (2**bits of them, rank + 1 or 0 for empty, open
     addressing by crc32 with linear probing), then the tokens' bytes in rank order.
     """
 
@@ -121,16 +121,18 @@ class RankTable:
     HEADER: Final = struct.Struct("=8sIII")
     BITS: Final = 19
     """2**19 slots for 200k tokens: about 0.38 full, so a lookup probes about 1.3 slots."""
+    WIDTH: Final = array.array("I").itemsize
 
     def __init__(self, data: bytes) -> None:
         magic, count, bits, checksum = self.HEADER.unpack_from(data)
         body = memoryview(data)[self.HEADER.size :]
-        if magic != self.MAGIC or zlib.crc32(body) != checksum or len(body) < 4 * (count + 1 + (1 << bits)):
+        tables = self.WIDTH * (count + 1 + (1 << bits))
+        if magic != self.MAGIC or zlib.crc32(body) != checksum or len(body) < tables:
             raise ValueError("not a rank table")
         self._count, self._mask = count, (1 << bits) - 1
-        self._offsets = body[: 4 * (count + 1)].cast("I")
-        self._slots = body[4 * (count + 1) : 4 * (count + 1 + (1 << bits))].cast("I")
-        self._blob = data[self.HEADER.size + 4 * (count + 1 + (1 << bits)) :]
+        self._offsets = body[: self.WIDTH * (count + 1)].cast("I")
+        self._slots = body[self.WIDTH * (count + 1) : tables].cast("I")
+        self._blob = data[self.HEADER.size + tables :]
         if self._offsets[count] != len(self._blob):
             raise ValueError("not a rank table")
 
