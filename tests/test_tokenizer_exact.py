@@ -173,3 +173,12 @@ def test_cap_keeps_the_same_items_with_the_ranked_encoder_as_with_tiktoken(ranke
             assert by_ranked == by_tiktoken
             cuts += by_ranked.token_count_exact and len(by_ranked.result.items) < len(batch)
     assert cuts > 20
+
+
+def test_concurrent_first_loads_agree_and_leave_only_the_table(tmp_path):
+    from tests.state.test_state import _concurrently
+
+    cache, sizes = tmp_path / "cache", []
+    _concurrently(lambda: sizes.append(len(load_ranks(cache))), count=3)
+    assert len(sizes) == 3 and len(set(sizes)) == 1 and sizes[0] > 199_000
+    assert [p.name for p in cache.iterdir()] == [RANK_CACHE]
