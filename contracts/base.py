@@ -38,12 +38,17 @@ PROVIDER_ID: Final = "obelisk-session-evidence"
 
 
 class ContractModel(BaseModel):
-    """Frozen, strict, closed: unknown keys are rejected and inputs never echo into errors."""
+    """Frozen, strict, closed: unknown keys are rejected and inputs never echo into errors.
+
+    Validators are built on a model's first use (`defer_build`; pydantic 2.14 rebuilds under a
+    lock, so first uses in threads are safe): a process builds only the models it uses. Field
+    descriptions for the JSON Schemas are read from attribute docstrings by `contracts.schemas`.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
         strict=True,
         hide_input_in_errors=True,
-        use_attribute_docstrings=True,
+        defer_build=True,
     )

@@ -1,8 +1,19 @@
-"""The published JSON Schemas: one per public contract, generated from the models."""
+"""The published JSON Schemas: one per public contract, generated from the models.
 
+Field descriptions are the attribute docstrings under each field. They are read here, when a
+schema is generated, not when a model is defined: pydantic's `use_attribute_docstrings` reads and
+parses every model's source at import, about 20 ms of every process's start.
+"""
+
+import ast
+import inspect
+import textwrap
+from functools import cache
 from typing import Any, Final
 
 from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from contracts.batch import BatchItemRecord, BatchSpooled, BatchSummary
 from contracts.config import EnablementConfig
@@ -44,9 +55,51 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
 
 def json_schema(name: str) -> dict[str, Any]:
     """The 2020-12 JSON Schema of one public contract, validation mode (what we accept)."""
-    schema = PUBLIC_CONTRACTS[name].model_json_schema(mode="validation")
+    schema = PUBLIC_CONTRACTS[name].model_json_schema(mode="validation", schema_generator=DocumentedFields)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"urn:obelisk-session-evidence:{name}",
         **schema,
+    }
+
+
+class DocumentedFields(GenerateJsonSchema):
+    """pydantic's generator, with each field's attribute docstring as its description."""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        model = schema["cls"]
+        properties = json_schema.get("properties", {})
+        for name, field in model.model_fields.items():
+            documented = properties.get(field.alias or name)
+            docstring = _field_docstring(model, name)
+            if documented is not None and docstring is not None and field.description is None:
+                documented["description"] = docstring
+        return json_schema
+
+
+def _field_docstring(model: type[BaseModel], name: str) -> str | None:
+    """The docstring under `name`'s annotation in the nearest class of `model` that declares it."""
+    for owner in model.__mro__:
+        if name in owner.__dict__.get("__annotations__", {}):
+            return attribute_docstrings(owner).get(name)
+    return None
+
+
+@cache
+def attribute_docstrings(owner: type) -> dict[str, str]:
+    """Annotated attribute -> the string literal right below it, as pydantic reads them."""
+    try:
+        source = textwrap.dedent(inspect.getsource(owner))
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(source).body[0].body
+    return {
+        statement.target.id: inspect.cleandoc(following.value.value)
+        for statement, following in zip(body, body[1:])
+        if isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and isinstance(following, ast.Expr)
+        and isinstance(following.value, ast.Constant)
+        and isinstance(following.value.value, str)
     }

@@ -95,7 +95,9 @@ class CappedEvidence(ContractModel):
     prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
     """The structured prior calls, uncapped by tokens: they never reach a prompt."""
     token_count: Annotated[int, Field(ge=0)]
-    """Tokens in the capped items."""
+    """Tokens in the capped items, exact when `token_count_exact`; otherwise their UTF-8 byte
+    length, an upper bound (a token is at least one byte), and the cap needed no tokenizer."""
+    token_count_exact: bool = True
 
 
 class RouteComparison(ContractModel):

@@ -16,8 +16,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from providers.obelisk.process import terminate_running_queries
-
 STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -54,12 +52,20 @@ def stops_on_signals(command: Function) -> Function:
 def _stop(signal_number: int, frame: object) -> None:
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)  # a second signal must not interrupt the cleanup
-    terminate_running_queries()
+    _terminate_running_queries()
     raise Interrupted(signal_number)
 
 
+def _terminate_running_queries() -> None:
+    """Stop the Obelisk queries this process started. Only a process that loaded the adapter can
+    have started one, so a command that never did (most `run`s) does not import it here."""
+    process = sys.modules.get("providers.obelisk.process")
+    if process is not None:
+        process.terminate_running_queries()
+
+
 def _exit_stopped(signal_number: int) -> None:
-    terminate_running_queries()  # again: a worker thread may have started one meanwhile
+    _terminate_running_queries()  # again: a worker thread may have started one meanwhile
     print(f"error: interrupted: {signal.Signals(signal_number).name}", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         try:

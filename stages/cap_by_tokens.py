@@ -27,21 +27,22 @@ def cap_by_tokens(
     shortened = [_shorten(item, limits.max_snippet_chars) for item in result.items]
     kept: list[EvidenceItem] = []
     sessions: set[str] = set()
-    total_chars = total_tokens = 0
+    total_chars = 0
+    tokens = TokenTally(encoder, admission.token_budget)
     for item in shortened:
-        item_tokens = item_token_count(item, encoder)
         new_sessions = sessions | {item.session_ref}
+        text = item_text(item)
         if (
             len(kept) + 1 > limits.max_items
             or len(new_sessions) > limits.max_sessions
             or total_chars + len(item.snippet) > limits.max_total_chars
-            or total_tokens + item_tokens > admission.token_budget
+            or not tokens.fits(text)
         ):
             break
         kept.append(item)
         sessions = new_sessions
         total_chars += len(item.snippet)
-        total_tokens += item_tokens
+        tokens.add(text)
     dropped = len(shortened) - len(kept)
     any_shortened = any(a.snippet != b.snippet for a, b in zip(result.items, shortened))
     capped = result.model_copy(
@@ -52,12 +53,72 @@ def cap_by_tokens(
         }
     )
     prior_calls = retrieval.prior_calls if retrieval.status == "retrieved" else []
-    return CappedEvidence(result=capped, prior_calls=prior_calls, token_count=total_tokens)
+    return CappedEvidence(
+        result=capped, prior_calls=prior_calls, token_count=tokens.total, token_count_exact=tokens.exact
+    )
+
+
+class TokenTally:
+    """The kept items' tokens against the budget, counted only when a cut depends on them.
+
+    A BPE token is at least one byte, so texts whose UTF-8 length fits the budget fit it in
+    tokens too: until the bytes exceed the budget the tally holds their byte length (an upper
+    bound) and never calls the encoder. From the first text that could cross the budget on, it
+    counts exactly (the kept texts once, then each new one), so every cut is decided on exact
+    counts.
+    """
+
+    def __init__(self, encoder: TokenEncoder, budget: int) -> None:
+        self._encoder = encoder
+        self._budget = budget
+        self._kept: list[str] = []
+        self._bytes = 0
+        self._tokens: int | None = None
+        self._last_count = 0
+
+    @property
+    def exact(self) -> bool:
+        """True once the tally counts tokens (or when nothing was kept)."""
+        return self._tokens is not None or not self._kept
+
+    @property
+    def total(self) -> int:
+        """Exact tokens of the kept texts when `exact`, else their UTF-8 byte length."""
+        return self._bytes if self._tokens is None else self._tokens
+
+    def fits(self, text: str) -> bool:
+        """Whether `text` added to the kept texts stays within the budget."""
+        if self._tokens is None:
+            if self._bytes + utf8_length(text) <= self._budget:
+                return True
+            self._tokens = sum(self._count(kept) for kept in self._kept)
+        self._last_count = self._count(text)
+        return self._tokens + self._last_count <= self._budget
+
+    def add(self, text: str) -> None:
+        """Keep `text`, the one `fits` was just asked about."""
+        self._kept.append(text)
+        self._bytes += utf8_length(text)
+        if self._tokens is not None:
+            self._tokens += self._last_count
+
+    def _count(self, text: str) -> int:
+        return len(self._encoder.encode_ordinary(text))
+
+
+def utf8_length(text: str) -> int:
+    """Bytes of `text` in UTF-8; a lone surrogate counts 3, as the U+FFFD tiktoken encodes for it."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def item_text(item: EvidenceItem) -> str:
+    """The item as it is written into the private result (compact JSON)."""
+    return canonical_json(item.model_dump(mode="json", exclude_none=True))
 
 
 def item_token_count(item: EvidenceItem, encoder: TokenEncoder) -> int:
-    """Tokens of the item as it is written into the private result (compact JSON)."""
-    return len(encoder.encode_ordinary(canonical_json(item.model_dump(mode="json", exclude_none=True))))
+    """Exact tokens of the item as it is written into the private result."""
+    return len(encoder.encode_ordinary(item_text(item)))
 
 
 def _shorten(item: EvidenceItem, max_chars: int) -> EvidenceItem:

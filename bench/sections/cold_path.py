@@ -42,6 +42,7 @@ from providers.native.index.refresh import refresh_index
 from providers.native.index.repository import repository_binding
 from providers.native.index.scope import enablement_roots, scope_filter
 from providers.native.index.store import connect
+from stages.cap_by_tokens import item_token_count
 from stages.pipeline import PIPELINE, Stage, StageValues
 
 FLOOR_LIMIT: Final = 100
@@ -247,7 +248,7 @@ def _measure_context(lookup: Lookup, values: StageValues, encoder) -> None:  # n
     if capped.result is not None:
         private = capped.result.model_dump_json()  # what `run --private-out` writes
         lookup.capped_items = len(capped.result.items)
-        lookup.capped_item_tokens = capped.token_count
+        lookup.capped_item_tokens = sum(item_token_count(item, encoder) for item in capped.result.items)
         lookup.private_tokens = len(encoder.encode_ordinary(private))
         lookup.private_chars = len(private)
     if answer is not None:

@@ -47,7 +47,7 @@ from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.state.spool import spooled_path
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.compose import backend_for, decide, provider_factory_for, tokenizer_cache
-from obelisk_session_evidence.tokenizer import seed_tiktoken_cache
+from obelisk_session_evidence.tokenizer import load_ranks
 from providers.base import EvidenceProvider
 from providers.factory import ProviderFactory
 from providers.version import PACKAGE_VERSION
@@ -237,14 +237,14 @@ _CONTEXT_LOCK = threading.Lock()
 
 
 def _prepare_shared_state(paths: StatePaths) -> None:
-    """Create the digest salt and seed the tokenizer cache before items run concurrently.
+    """Create the digest salt and the tokenizer's rank table before items run concurrently.
 
-    Both are created on first use by a write that concurrent first users race on (two salts, of
-    which the items would use either; one fixed temp name for the tokenizer file), so the plan
-    creates them once, and each process's context checks again under a lock.
+    Both are created on first use; concurrent first users would each pay for it (the rank table
+    costs about 0.2 s to build), so the plan creates them once, and each process's context checks
+    again under a lock.
     """
     digest_salt(paths)
-    seed_tiktoken_cache(tokenizer_cache(paths))
+    load_ranks(tokenizer_cache(paths))
 
 
 _CONTEXTS: dict[tuple[BatchRef, ProviderFactory | None], BatchContext] = {}

@@ -6,10 +6,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from contracts.error_envelope import ErrorEnvelope
 from contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
@@ -28,9 +30,12 @@ UNWRAPPED_WIDTH = 4096
 """Text printed to a file or a pipe: wide enough that rich never cuts a path or a digest."""
 
 
-def text_console(**options: Any) -> Console:
+def text_console(**options: Any) -> "Console":
     """The console for a command's text on stdout: the terminal's width on a terminal (or
-    COLUMNS when set), else `UNWRAPPED_WIDTH`, so output piped to a file is never cut at 80."""
+    COLUMNS when set), else `UNWRAPPED_WIDTH`, so output piped to a file is never cut at 80.
+    rich is imported here: a command's JSON output never loads it."""
+    from rich.console import Console
+
     console = Console(**options)
     if not console.is_terminal and not os.environ.get("COLUMNS"):
         console = Console(width=UNWRAPPED_WIDTH, **options)

@@ -8,14 +8,7 @@ from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from contracts.errors import EvidenceError, StorageFailed
-from obelisk_session_evidence.cli.common import (
-    fail,
-    format_option,
-    read_document,
-    reported_errors,
-    text_console,
-)
-from obelisk_session_evidence.cli.render_run import render_decision
+from obelisk_session_evidence.cli.common import fail, format_option, read_document, reported_errors
 from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import state_paths
@@ -65,7 +58,10 @@ def run(
     failure = _write_private_result(output, private_out)
     if output_format == "json":
         click.echo(output.decision.model_dump_json())
-    else:
+    else:  # rich costs a cold process about 25 ms: only text output loads it
+        from obelisk_session_evidence.cli.common import text_console
+        from obelisk_session_evidence.cli.render_run import render_decision
+
         render_decision(output.decision, text_console())
     if failure is not None:
         fail(failure)  # after the decision: the work lane still gets it

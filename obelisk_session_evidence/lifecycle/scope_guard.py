@@ -12,8 +12,12 @@ would read the other's sessions; the configuration is refused.
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from contracts.config import Enablement, paths_overlap, share_session_folder, shared_session_scopes
+
+if TYPE_CHECKING:
+    from providers.native.index.repository import RepositoryResolver
 
 
 def scopes_reading_the_same_sessions(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
@@ -43,13 +47,17 @@ def _repository_shared_scopes(enablements: Sequence[Enablement]) -> tuple[int, i
     Only pairs that share a session folder are resolved, so a configuration of one scope (or of
     scopes with separate session folders) runs no git at all.
     """
-    from providers.native.index.repository import RepositoryResolver, repository_binding
-
-    resolver = RepositoryResolver()
     bindings: dict[int, tuple[set[str], set[str], set[str]]] = {}
+    resolver: "RepositoryResolver | None" = None
 
     def binding(position: int) -> tuple[set[str], set[str], set[str]]:
+        nonlocal resolver
         if position not in bindings:
+            # Imported only here: every `run` checks the configuration, few need a repository.
+            from providers.native.index.repository import RepositoryResolver, repository_binding
+
+            if resolver is None:
+                resolver = RepositoryResolver()
             found = repository_binding(enablements[position].repo_roots, resolver)
             bindings[position] = (set(found.roots), set(found.identities), set(found.url_keys))
         return bindings[position]

@@ -16,8 +16,22 @@
     revision.py    the index revision
 """
 
-from providers.native.index.refresh import refresh_index, refresh_locked
-from providers.native.index.status import index_status
-from providers.native.index.store import connect, index_file
+from importlib import import_module
+from typing import Any
 
-__all__ = ["connect", "index_file", "index_status", "refresh_index", "refresh_locked"]
+_EXPORTS = {
+    "connect": "store",
+    "index_file": "store",
+    "index_status": "status",
+    "refresh_index": "refresh",
+    "refresh_locked": "refresh",
+}
+"""Loaded on first use: a module that needs only `repository` must not pay for the parsers."""
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(name)
+    return getattr(import_module(f"providers.native.index.{_EXPORTS[name]}"), name)

@@ -15,6 +15,10 @@ that they flag. A few narrow, documented formats detect-secrets lacks are added 
 OpenAI project/service keys without the legacy marker, GitHub fine-grained tokens, Google API
 keys, bearer tokens). A private-key header masks through its END line. Each finding becomes
 `[REDACTED:<kind>]`; the surrounding text stays so the snippet remains readable.
+
+detect-secrets stays the source of every pattern, but is not imported here: its patterns come
+from the file `secret_patterns` exports from it, and its filters are restated in `secret_filters`
+(importing it costs a cold process about 45 ms, most of it `requests`).
 """
 
 import re
@@ -23,15 +27,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.filters import heuristic
-from detect_secrets.plugins import keyword
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
+from providers.native.index import secret_filters
+from providers.native.index.secret_patterns import load_patterns
 
 MARKER: Final = "[REDACTED:{kind}]"
-_EXCLUDED_DETECTORS: Final = frozenset({"IPPublicDetector"})
 _PEM_END: Final = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 _EXTRA_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("anthropic-key", re.compile(r"sk-ant-[a-z]+\d{2}-[A-Za-z0-9_-]{40,}")),
@@ -44,12 +43,6 @@ _EXTRA_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 that an id containing the prefix (`task-output-…` contains `sk-`) cannot match; the patterns
 start with their literal prefix, which keeps them fast."""
 _TOKEN_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_KEYWORD_PATTERNS: Final = {
-    **keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-    keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5,
-}
-"""Quoted assignments in any language, and unquoted `NAME=value` (shell and env files)."""
-_UNQUOTED: Final = keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX
 _ASSIGNMENT_HINT: Final = re.compile(r"key|pw|pass|token|secret|contrase", re.IGNORECASE)
 """Every assignment-style pattern (the keyword detector's, and Cloudant, IBM, SoftLayer and AWS
 secret keys) needs one of these words, so those patterns only run on lines that have one: they
@@ -112,14 +105,13 @@ def _checks() -> tuple[_Check, ...]:
     """Every pattern of the detect-secrets detectors we use, then the narrow additions."""
     checks = [
         _Check(
-            kind,
-            pattern,
-            _needs_hint(pattern),
-            is_jwt=isinstance(detector, JwtTokenDetector),
-            is_private_key=isinstance(detector, PrivateKeyDetector),
+            detector.kind,
+            detector.pattern,
+            _needs_hint(detector.pattern),
+            is_jwt=detector.is_jwt,
+            is_private_key=detector.is_private_key,
         )
-        for kind, detector in _regex_detectors()
-        for pattern in detector.denylist
+        for detector in load_patterns().detectors
     ]
     checks.extend(_Check(kind, pattern, needs_hint=False, whole_token=True) for kind, pattern in _EXTRA_PATTERNS)
     return tuple(checks)
@@ -133,7 +125,7 @@ def _located(check: _Check, target: str, offset: int, text: str) -> Iterator[Fin
             continue
         if check.is_jwt:
             found = _whole_jwt(text, found)
-            if not JwtTokenDetector.is_formally_valid(text[found.start : found.end]):
+            if not secret_filters.is_formally_valid_jwt(text[found.start : found.end]):
                 continue
         if check.is_private_key:
             found = _whole_private_key(text, found)
@@ -141,10 +133,13 @@ def _located(check: _Check, target: str, offset: int, text: str) -> Iterator[Fin
 
 
 def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
-    for pattern, group in _KEYWORD_PATTERNS.items():
-        for match in pattern.finditer(line):
+    """The keyword detector's quoted assignments in any language, and unquoted `NAME=value`
+    (shell and env files)."""
+    for keyword in load_patterns().keywords:
+        group = keyword.group
+        for match in keyword.pattern.finditer(line):
             secret = match.group(group)
-            if secret and not _filtered_keyword(secret, line, unquoted=pattern is _UNQUOTED):
+            if secret and not _filtered_keyword(secret, line, unquoted=keyword.unquoted):
                 yield Finding(offset + match.start(group), offset + match.end(group), "secret-keyword")
 
 
@@ -178,12 +173,12 @@ def _filtered_keyword(secret: str, line: str, *, unquoted: bool) -> bool:
     if "..." in secret or "…" in secret:
         return True  # a documentation placeholder (`sk-ant-...`), not a value
     return (
-        heuristic.is_templated_secret(secret)
-        or heuristic.is_prefixed_with_dollar_sign(secret)
-        or heuristic.is_not_alphanumeric_string(secret)
-        or heuristic.is_sequential_string(secret)
-        or heuristic.is_potential_uuid(secret)
-        or heuristic.is_indirect_reference(line)
+        secret_filters.is_templated_secret(secret)
+        or secret_filters.is_prefixed_with_dollar_sign(secret)
+        or secret_filters.is_not_alphanumeric_string(secret)
+        or secret_filters.is_sequential_string(secret)
+        or secret_filters.is_potential_uuid(secret)
+        or secret_filters.is_indirect_reference(line)
     )
 
 
@@ -218,18 +213,3 @@ def _merged(findings: list[Finding]) -> list[Finding]:
         else:
             merged.append(finding)
     return merged
-
-
-@cache
-def _regex_detectors() -> tuple[tuple[str, RegexBasedDetector], ...]:
-    """`(kind, detector)` for one instance of each detect-secrets regex detector we use."""
-    detectors = []
-    for detector_class in get_mapping_from_secret_type_to_class().values():
-        if issubclass(detector_class, RegexBasedDetector) and detector_class.__name__ not in _EXCLUDED_DETECTORS:
-            detectors.append((_kind(detector_class.secret_type), detector_class()))
-    return tuple(sorted(detectors, key=lambda pair: pair[0]))
-
-
-def _kind(secret_type: str) -> str:
-    """`AWS Access Key` -> `aws-access-key`."""
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
