@@ -142,6 +142,22 @@ RecallCode = Literal[
 ]
 """Why a LoopX recall came back unavailable."""
 
+ProtocolRefusalCode = Literal[
+    "arguments_unsupported",
+    "request_not_object",
+    "request_fields_invalid",
+    "request_schema_invalid",
+    "request_too_large",
+    "request_not_json",
+    "namespace_invalid",
+    "scope_ref_invalid",
+    "query_invalid",
+    "query_summary_invalid",
+    "observed_at_invalid",
+    "max_results_invalid",
+]
+"""Why the LoopX extension refused a request that breaks the advisory provider protocol."""
+
 FAMILIES: Final = {
     "error": ErrorCode,
     "envelope": EnvelopeCode,
@@ -161,6 +177,7 @@ FAMILIES: Final = {
     "lifecycle_outcome": LifecycleOutcomeCode,
     "batch_item": BatchItemCode,
     "recall": RecallCode,
+    "protocol_refusal": ProtocolRefusalCode,
 }
 
 

@@ -32,6 +32,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from contracts.errors import InvalidInput
+from contracts.reason_codes import ProtocolRefusalCode
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
 from obelisk_session_evidence.loopx.recall import (
@@ -64,8 +66,12 @@ MAX_REQUEST_BYTES: Final = 1_000_000
 """LoopX's own request cap (`MAX_EXTENSION_REQUEST_BYTES`)."""
 
 
-class RequestInvalid(ValueError):
-    """The request breaks the advisory provider protocol; the message names no content."""
+class RequestInvalid(InvalidInput):
+    """The request breaks the advisory provider protocol; `refusal` names the field, never content."""
+
+    def __init__(self, refusal: ProtocolRefusalCode) -> None:
+        super().__init__(refusal)
+        self.refusal = refusal
 
 
 def response_for(
@@ -135,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnicodeDecodeError, json.JSONDecodeError):
         return _refuse("request_not_json")
     except RequestInvalid as error:
-        return _refuse(str(error))
+        return _refuse(error.refusal)
     _emit(response)
     return 0
 
@@ -149,14 +155,14 @@ def _validated(request: Any) -> dict[str, Any]:
         raise RequestInvalid("request_schema_invalid")
     for name in ("namespace", "scope_ref", "query", "query_summary", "observed_at"):
         if not isinstance(request[name], str) or not request[name].strip():
-            raise RequestInvalid(f"{name}_invalid")
+            raise RequestInvalid(f"{name}_invalid")  # type: ignore[arg-type]  # a declared code
     max_results = request["max_results"]
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise RequestInvalid("max_results_invalid")
     return request
 
 
-def _refuse(reason_code: str) -> int:
+def _refuse(reason_code: ProtocolRefusalCode) -> int:
     _emit(
         {
             "schema_version": RESPONSE_SCHEMA,

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("contracts", "stages", "comparators", "providers", "obelisk_session_evidence", "flows")
 CODE_FIELDS = frozenset({"reason_code", "load_reason_code", "cause"})
 """Names that carry a reason code, as keyword arguments, assignments or attributes."""
-CODE_CALLS = frozenset({"denied", "unavailable", "_unavailable", "at"})
+CODE_CALLS = frozenset({"denied", "unavailable", "_unavailable", "at", "_refuse", "RequestInvalid"})
 """Functions whose string arguments are reason codes (`NotAdmitted` via `denied`, ...)."""
 
 
