@@ -56,6 +56,9 @@ class CommandShape:
     """The operator before its segment (`""`, `&&`, `||`, `;`, `|`, `&`)."""
     next_op: str = ""
     """The operator after its segment: `|` or `||` hides its exit status."""
+    view: tuple[str, ...] = ()
+    """The output filters piped after it (`tail -50`, `grep error TS`): the part of its output
+    that was shown. Not part of its identity (`text`)."""
 
     @property
     def text(self) -> str:
@@ -213,6 +216,8 @@ def _shapes(
             cwd = _next_cwd(cwd, words[1], roots)
             continue
         if segment.joined_by in ("|", "|&") and _basename(words[0]) in tables.FILTERS:
+            if shapes:
+                shapes[-1] = replace(shapes[-1], view=(*shapes[-1].view, " ".join(words)))
             continue
         setup = _setup_marker(words)
         if setup is not None:

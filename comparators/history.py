@@ -9,6 +9,7 @@ its outcome line was cut off. Either way the outcome is attributed to one simple
 prose) carry only text.
 """
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -31,6 +32,8 @@ EDIT_TOOLS: Final = frozenset(
 )  # fmt: skip
 """Lower-cased file tools that change the files they name."""
 FILE_READ_TOOLS: Final = frozenset({"read", "readfile", "view"})
+NEVER_RAN: Final = re.compile(r"\s*(?:<tool_use_error>)?Sibling tool call errored")
+"""Claude Code's result for a parallel call it cancelled because a sibling call failed: it never ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,14 @@ def _step(
     roots: tuple[str, ...],
 ) -> PriorStep:
     """A tool-call step: its outcome attributed to the simple command that failed."""
+    if NEVER_RAN.match(output):
+        # The agent cancelled it before it started: no outcome, and nothing of it to repeat.
+        return PriorStep(
+            index=index, evidence_type=evidence_type, shapes=parsed.shapes, result="unknown", files=files,
+            is_edit=False, text="", observed_at=observed_at, revision_ref=revision_ref,
+            skipped=frozenset(range(len(parsed.shapes))), fallback=parsed.fallback,
+            truncated=truncated or parsed.truncated,
+        )  # fmt: skip
     attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code)
     if attribution.failed:
         result: StepResult = "failed"

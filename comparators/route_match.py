@@ -7,6 +7,8 @@ proposed command that repeats the failing command, or names the same culprit (th
 path, the unknown flag), repeats the failure when everything the route runs before it repeats
 history too, whatever follows it. After a `command not found`, a command run in another
 environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route.
+A success whose output a filter cut (`| head -100`) is not the same observation as a run
+with another filter (`| tail -50`): only a failure repeats whatever the filter.
 A prior failure later followed by a success of the same command was resolved, so it counts as
 an attempt, not a dead end. A prior call changed since it ran (an edit or a file-changing command
 later in the history, one at the current revision when it ran at another, or an edit the route
@@ -141,6 +143,8 @@ def _command_match(
                 similarity = max(0, similarity - thresholds.changed_since_penalty)
                 superseded.add(step.index)
             failed = step.result == "failed" and position == step.failing
+            if not failed and shape.view and shape.view != unit.view:
+                continue  # it showed part of its output; another view of it is a new observation
             if failed and _resolved_later(step, shape, calls, threshold):
                 resolved.add(step.index)
                 failed = False

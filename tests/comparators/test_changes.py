@@ -143,3 +143,23 @@ def test_relevant_change_rule() -> None:
     assert not relevant_change(narrow, (), ["src/router.py"], unnamed=True)
     assert is_project_config("config/test.exs") and is_project_config("web/tsconfig.json")
     assert not is_project_config("lib/spotter/app.ex")
+
+
+def test_a_call_cancelled_because_a_sibling_errored_never_ran() -> None:
+    # claude-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl: a parallel `npx vitest run` call
+    # answered "<tool_use_error>Sibling tool call errored</tool_use_error>" (is_error true).
+    vitest = "cd assets && npx vitest run"
+    cancelled = call(vitest, "<tool_use_error>Sibling tool call errored</tool_use_error>", minute=0, is_error=True)
+    (step,) = prior_steps_from_calls([cancelled], [])
+    assert step.result == "unknown" and step.skipped == frozenset({0})
+    assert verdict([cancelled], vitest) == (False, False)
+
+
+def test_another_view_of_a_success_cut_by_a_filter_is_a_new_observation() -> None:
+    # claude-spotter/ae4a77f8-…: `mix test --seed 0 2>&1 | head -100` showed only the compile lines;
+    # the next run piped to `tail -50` to see the end. A failure repeats whatever the filter.
+    head = call("mix test --seed 0 2>&1 | head -100", "==> file_system\nCompiling 7 files (.ex)", minute=0)
+    assert verdict([head], MASKED_TEST) == (False, False)
+    assert verdict([head], "mix test --seed 0 2>&1 | head -100") == (False, True)
+    assert verdict([call("mix test --seed 0 2>&1", "14 doctests, 127 tests, 0 failures", minute=0)], MASKED_TEST) == (False, True)
+    assert verdict([call(MASKED_TEST.replace("50", "80"), MASKED_OUTPUT, minute=0)], MASKED_TEST) == (True, False)
