@@ -57,8 +57,8 @@ class CommandShape:
     next_op: str = ""
     """The operator after its segment: `|` or `||` hides its exit status."""
     view: tuple[str, ...] = ()
-    """The output filters piped after it (`tail -50`, `grep error TS`): the part of its output
-    that was shown. Not part of its identity (`text`)."""
+    """The output filters piped after it (`tail -50`, `grep error TS`) or the program it fed
+    (`| python`): what of its output was shown. Not part of its identity (`text`)."""
 
     @property
     def text(self) -> str:
@@ -236,6 +236,9 @@ def _shapes(
                 shapes.extend(nested)
             continue
         shape = _shape(inner, roots, cwd, segment)
+        if shape is not None and shapes and segment.joined_by in ("|", "|&"):
+            # The previous command's output went to this program, not to the screen.
+            shapes[-1] = replace(shapes[-1], view=(*shapes[-1].view, f"| {shape.program}"))
         if shape is not None:
             shapes.append(
                 replace(shape, runner=shape_runner, head=words[0], joined_by=segment.joined_by, next_op=next_op)

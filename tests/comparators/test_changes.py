@@ -163,3 +163,12 @@ def test_another_view_of_a_success_cut_by_a_filter_is_a_new_observation() -> Non
     assert verdict([head], "mix test --seed 0 2>&1 | head -100") == (False, True)
     assert verdict([call("mix test --seed 0 2>&1", "14 doctests, 127 tests, 0 failures", minute=0)], MASKED_TEST) == (False, True)
     assert verdict([call(MASKED_TEST.replace("50", "80"), MASKED_OUTPUT, minute=0)], MASKED_TEST) == (True, False)
+
+
+def test_a_success_whose_output_fed_another_program_is_not_the_same_observation() -> None:
+    # claude-codemie/session-3fe1b6bc.jsonl: `cat rollout.jsonl | python3 -m json.tool | head -100`
+    # and `… | jq -c .` ran; the fix that worked read the file with `| grep -i "usage\|input_token"`.
+    (cat, python) = parse_command("cat ~/.codex/sessions/r.jsonl | python3 -m json.tool 2>/dev/null | head -100").shapes
+    assert cat.view == ("| json.tool",) and python.view == ("head -100",)
+    fed = call("cat ~/.codex/sessions/r.jsonl | python3 -m json.tool 2>/dev/null | head -100", "{}", minute=0)
+    assert verdict([fed], 'cat ~/.codex/sessions/r.jsonl | grep -i "usage\\|input_token"') == (False, False)
