@@ -145,7 +145,9 @@ def _check_sessions(
 EDIT_LANE_ROWS: Final = 16
 """Changes (edits, file-changing commands) the change lane contributes, newest first."""
 EDIT_SCAN: Final = 200
-"""Newest in-scope candidate calls after the matched runs that the change lane reads the text of."""
+"""Newest in-scope candidate calls after the matched runs that the change lane reads."""
+CHANGE_WINDOW: Final = 2000
+"""Newest calls after the matched runs (of any scope) the change lane walks, by time."""
 FILE_EDIT_TOOLS: Final = ("edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace")
 CHANGER_PROGRAMS: Final = (
     "mix", "sed", "perl", "git", "prettier", "black", "isort", "ruff", "eslint", "biome", "gofmt",
@@ -155,13 +157,15 @@ CHANGER_PROGRAMS: Final = (
 )  # fmt: skip
 """Programs a shell command that changes files may start with (the SQL pre-filter)."""
 _CHANGES: Final = re.compile(
-    r"(?:^|[;&|(]\s*|\s)(?:mix\s+(?:format|deps\.\w+|igniter\.install)|sed\s+(?:-\w*i|--in-place)|perl\s+-\w*i"
-    r"|git\s+(?:add|checkout|restore|stash|apply|am|reset|rm|mv|merge|rebase|pull|cherry-pick|revert|switch)"
-    r"|prettier|black|isort|ruff|eslint|biome|gofmt|goimports|cargo\s+(?:fmt|add|update)|rustfmt"
-    r"|clang-format|autopep8|patch|cp|mv|rm|touch|mkdir|truncate|make\s+install|go\s+(?:get|mod)"
-    r"|(?:pip3?|uv|poetry|pdm|npm|pnpm|yarn|bun|bundle|composer)\s+(?:install|sync|add|ci|remove|uninstall|update|require|pip|run\s+(?:format|fmt|fix|lint:fix)))\b"
+    r"(?:^| )(?:mix (?:format|deps \w+|igniter install)|sed (?:i|in place)|perl \w*i"
+    r"|git (?:add|checkout|restore|stash|apply|am|reset|rm|mv|merge|rebase|pull|cherry pick|revert|switch)"
+    r"|prettier|black|isort|ruff|eslint|biome|gofmt|goimports|cargo (?:fmt|add|update)|rustfmt"
+    r"|clang format|autopep8|patch|cp|mv|rm|touch|mkdir|truncate|make install|go (?:get|mod)"
+    r"|(?:pip3?|uv|poetry|pdm|npm|pnpm|yarn|bun|bundle|composer) (?:install|sync|add|ci|remove|uninstall|update"
+    r"|require|pip|run (?:format|fmt|fix|lint fix)))(?: |$)"
 )
-"""A shell command that may change files; a superset: compare-route decides what counts."""
+"""A shell command that may change files, read from its `command_key` (its first tokens, lower-case,
+without punctuation: a changer past them is not seen); a superset: compare-route decides what counts."""
 
 
 def change_lane(
@@ -172,27 +176,37 @@ def change_lane(
     query = change_candidates_sql(since, scope, evidence_types)
     found: list[Candidate] = []
     read = 0
-    for entry_id, source, kind, uid, tool_name, command in connection.execute(query.sql, query.params):
+    for entry_id, source, kind, uid, tool_name, key in connection.execute(query.sql, query.params):
         read += 1
-        if (tool_name or "").lower() in FILE_EDIT_TOOLS or _CHANGES.search(command):
+        if (tool_name or "").lower() in FILE_EDIT_TOOLS or _CHANGES.search(key or ""):
             found.append(Candidate(entry_id, (source, kind, uid)))
             if len(found) >= EDIT_LANE_ROWS:
                 return found, True
-    return found, read >= EDIT_SCAN
+    (later,) = connection.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier('call_details')} WHERE observed_epoch > ? LIMIT ?)",
+        (since, CHANGE_WINDOW),
+    ).fetchone()
+    return found, read >= EDIT_SCAN or later >= CHANGE_WINDOW
 
 
 def change_candidates_sql(since: float, scope: ScopeFilter, evidence_types: Sequence[str]) -> BuiltQuery:
-    """The newest `EDIT_SCAN` in-scope edit-tool calls and calls of `CHANGER_PROGRAMS` after `:since`."""
-    params: dict[str, object] = {"since": since, "scan": EDIT_SCAN}
+    """Of the newest `CHANGE_WINDOW` calls after `:since` (any scope, walked by time), the in-scope
+    edit-tool calls and calls of `CHANGER_PROGRAMS`, newest first, at most `EDIT_SCAN`."""
+    params: dict[str, object] = {"since": since, "scan": EDIT_SCAN, "window": CHANGE_WINDOW}
     where = scope_clauses(scope, evidence_types, params)
     tools = ", ".join(f":tool_{i}" for i in range(len(FILE_EDIT_TOOLS)))
     programs = ", ".join(f":program_{i}" for i in range(len(CHANGER_PROGRAMS)))
     params.update({f"tool_{i}": name for i, name in enumerate(FILE_EDIT_TOOLS)})
     params.update({f"program_{i}": name for i, name in enumerate(CHANGER_PROGRAMS)})
+    window = (
+        f"SELECT entry_id, program, command_key, observed_epoch FROM {quote_identifier('call_details')}"
+        " WHERE observed_epoch > :since ORDER BY observed_epoch DESC LIMIT :window"
+    )
     sql = (
-        f"SELECT e.id, s.source, e.kind, e.uid, e.tool_name, t.command FROM {quote_identifier('call_details')} AS c\n"
-        f"JOIN {quote_identifier('entries')} AS e ON e.id = c.entry_id\n{JOINS}\nJOIN {TEXT} AS t ON t.rowid = e.id\n"
-        f"WHERE c.observed_epoch > :since AND (lower(e.tool_name) IN ({tools}) OR c.program IN ({programs}))\n"
+        # CROSS JOIN keeps the walk by time the outer loop (SQLite never reorders it).
+        f"SELECT e.id, s.source, e.kind, e.uid, e.tool_name, c.command_key FROM ({window}) AS c\n"
+        f"CROSS JOIN {quote_identifier('entries')} AS e ON e.id = c.entry_id\n{JOINS.replace('JOIN', 'CROSS JOIN')}\n"
+        f"WHERE (lower(e.tool_name) IN ({tools}) OR c.program IN ({programs}))\n"
         f"  AND {where}\nORDER BY c.observed_epoch DESC, e.id DESC LIMIT :scan"
     )
     return BuiltQuery(sql, params)
