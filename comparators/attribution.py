@@ -29,7 +29,8 @@ FAILURE_SIGNAL: Final = re.compile(
     r"|No such file or directory"
     r"|\b(?:unknown|unrecognized|invalid) (?:option|flag|argument)s?\b"
     r"|^npm ERR!|^npm error "
-    r"|^\s*\*\* \([A-Z][\w.]*\) ",  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
+    r"|^\s*\*\* \([A-Z][\w.]*\) "  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
+    r"|^[\w./+-]+(?:\(\d+,\d+\)|(?::\d+){1,2}): (?:fatal )?error\b",  # a compiler's `file(1,2): error TS…`, `file:1:2: error`
     re.M,
 )
 """A program's own failure signals, as a masked exit code leaves them in the output."""

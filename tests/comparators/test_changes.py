@@ -172,3 +172,14 @@ def test_a_success_whose_output_fed_another_program_is_not_the_same_observation(
     assert cat.view == ("| json.tool",) and python.view == ("head -100",)
     fed = call("cat ~/.codex/sessions/r.jsonl | python3 -m json.tool 2>/dev/null | head -100", "{}", minute=0)
     assert verdict([fed], 'cat ~/.codex/sessions/r.jsonl | grep -i "usage\\|input_token"') == (False, False)
+
+
+def test_a_masked_type_check_listing_compiler_errors_failed() -> None:
+    # pi-badlogic/--Users-badlogic-workspaces-pi-mono--/*.jsonl: `npx tsgo --noEmit 2>&1 | head -80`
+    # exited 0 behind the pipe and listed `error TS2304` diagnostics.
+    tsgo = "cd /Users/badlogic/workspaces/pi-mono/packages/coding-agent && npx tsgo --noEmit 2>&1 | head -80"
+    output = "src/modes/interactive/interactive-mode.ts(212,28): error TS2304: Cannot find name 'settingsManager'."
+    found = attribute(parse_command(tsgo).shapes, output, failed=False, exit_code=None)
+    assert found.failed and found.masked
+    clean = attribute(parse_command(tsgo).shapes, "src/a.ts(3,1): warning: unused", failed=False, exit_code=None)
+    assert not clean.failed
