@@ -28,7 +28,9 @@ FAILURE_SIGNAL: Final = re.compile(
     r"|command not found|: not found$"
     r"|No such file or directory"
     r"|\b(?:unknown|unrecognized|invalid) (?:option|flag|argument)s?\b"
-    r"|^npm ERR!|^npm error ",
+    r"|^npm ERR!|^npm error "
+    r"|^\s*\*\* \([A-Z][\w.]*\) "  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
+    r"|^[\w./+-]+(?:\(\d+,\d+\)|(?::\d+){1,2}): (?:fatal )?error\b",  # a compiler's `file(1,2): error TS…`, `file:1:2: error`
     re.M,
 )
 """A program's own failure signals, as a masked exit code leaves them in the output."""
@@ -46,6 +48,8 @@ _TEST_SUMMARY: Final = re.compile(
     r"\b\d+ (?:failed|failing|failures?|errors?)\b|^(?:FAILED|FAIL|ERROR)\b|^Tests?: .*\bfailed", re.M
 )
 """A test runner's summary of failing tests: it belongs to the segment that ran the tests."""
+_FAILED_TESTS: Final = re.compile(r"\b[1-9]\d* (?:tests? )?(?:failed|failing|failures?)\b")
+"""A summary that counts failed tests (not `0 failures`): a masked test run that failed."""
 _TEST_RUNNERS: Final = frozenset(
     {"pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox", "nox", "unittest"}
 )
@@ -204,8 +208,12 @@ def _unsignalled_failure(shapes: Sequence[CommandShape], text: str) -> int:
 def _masked_failure(shapes: Sequence[CommandShape], text: str) -> int | None:
     """The shape whose failure a pipe, `|| true` or a later `;` command hid, when the output shows it."""
     masked = [index for index in range(len(shapes)) if _status_hidden(shapes, index)]
-    if not masked or FAILURE_SIGNAL.search(text) is None:
+    if not masked:
         return None
+    if FAILURE_SIGNAL.search(text) is None:
+        # No program error; a test runner whose summary counts failed tests still failed.
+        runners = [index for index in masked if _runs_tests(shapes[index])]
+        return runners[0] if runners and _FAILED_TESTS.search(text) else None
     signalled = _signalled(shapes, text, signal=True)
     if signalled is not None:
         return signalled if signalled in masked else None

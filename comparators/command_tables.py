@@ -46,7 +46,7 @@ SUBCOMMAND_PROGRAMS: Final = frozenset(
     {"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "uv",
      "poetry", "gh", "dotnet", "helm", "terraform", "brew", "apt", "apt-get", "systemctl",
      "bazel", "nx", "turbo", "deno", "conda", "mvn", "gradle", "rustup", "ruff", "alembic",
-     "django-admin", "manage.py", "tox", "nox", "hatch", "pdm", "rye", "pixi"}
+     "django-admin", "manage.py", "tox", "nox", "hatch", "pdm", "rye", "pixi", "mix", "biome"}
 )  # fmt: skip
 GIT_VALUE_FLAGS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 SUBCOMMAND_ALIASES: Final = {

@@ -54,6 +54,9 @@ class CommandShape:
     """The operator before its segment (`""`, `&&`, `||`, `;`, `|`, `&`)."""
     next_op: str = ""
     """The operator after its segment: `|` or `||` hides its exit status."""
+    view: tuple[str, ...] = ()
+    """The output filters piped after it (`tail -50`, `grep error TS`) or the program it fed
+    (`| python`): what of its output was shown. Not part of its identity (`text`)."""
 
     @property
     def text(self) -> str:
@@ -213,6 +216,8 @@ def _shapes(
             cwd = _next_cwd(cwd, words[1], roots)
             continue
         if segment.joined_by in ("|", "|&") and _basename(words[0]) in tables.FILTERS:
+            if shapes:
+                shapes[-1] = replace(shapes[-1], view=(*shapes[-1].view, " ".join(words)))
             continue
         setup = _setup_marker(words)
         if setup is not None:
@@ -231,6 +236,9 @@ def _shapes(
                 shapes.extend(nested)
             continue
         shape = _shape(inner, roots, cwd, segment)
+        if shape is not None and shapes and segment.joined_by in ("|", "|&"):
+            # The previous command's output went to this program, not to the screen.
+            shapes[-1] = replace(shapes[-1], view=(*shapes[-1].view, f"| {shape.program}"))
         if shape is not None:
             shapes.append(
                 replace(shape, runner=shape_runner, head=words[0], joined_by=segment.joined_by, next_op=next_op)

@@ -11,11 +11,12 @@ prose) carry only text.
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal
 
 from comparators.attribution import attribute
+from comparators.changes import changed_paths
 from comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
 from comparators.paths import looks_like_path, mask_temp_paths, repository_path
 from contracts.base import EvidenceType
@@ -31,10 +32,8 @@ EDIT_TOOLS: Final = frozenset(
 )  # fmt: skip
 """Lower-cased file tools that change the files they name."""
 FILE_READ_TOOLS: Final = frozenset({"read", "readfile", "view"})
-_SHELL_EDITS: Final = re.compile(
-    r"^(?:sed -i|perl -i|patch|git apply|git checkout --|git restore|git stash pop|tee|cp|mv|"
-    r"truncate|touch|rm)\b"
-)
+NEVER_RAN: Final = re.compile(r"\s*(?:<tool_use_error>)?Sibling tool call errored")
+"""Claude Code's result for a parallel call it cancelled because a sibling call failed: it never ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +51,7 @@ class PriorStep:
     files: tuple[str, ...]
     """Repository paths it named or touched."""
     is_edit: bool
-    """True when the step changed the files it names."""
+    """True when the step changed files (`changed`, or files it does not name when empty)."""
     text: str
     """Prose to compare hypotheses and blockers with (for a tool call: its output excerpt)."""
     observed_at: datetime | None
@@ -73,6 +72,13 @@ class PriorStep:
     """True when the shell grammar could not read its command (token comparison)."""
     truncated: bool = False
     """True when its command was compared in part (cut by the provider or the work bounds)."""
+    changed: tuple[str, ...] = ()
+    """Repository paths it changed, when it is an edit and they are known (`comparators.changes`)."""
+    output_paths: tuple[str, ...] = ()
+    """Repository paths its output names (the file a failure points at)."""
+    checkout: str | None = None
+    """The checkout (repository root or worktree) it ran in, when known: a change made in one
+    worktree does not change what a command sees in another."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -100,17 +106,18 @@ def prior_steps_from_calls(
 
 def call_repository_roots(calls: Iterable[PriorToolCall]) -> tuple[str, ...]:
     """The checkout folders the calls ran in: `cwd` without its `repository_cwd` tail."""
-    roots: list[str] = []
-    for call in calls:
-        if call.cwd is None or call.repository_cwd is None or not call.cwd.startswith("/"):
-            continue
-        cwd = call.cwd.rstrip("/") or "/"
-        tail = call.repository_cwd.strip("/")
-        if not tail:
-            roots.append(cwd)
-        elif cwd.endswith("/" + tail):
-            roots.append(cwd[: -len(tail) - 1] or "/")
-    return tuple(dict.fromkeys(roots))
+    return tuple(dict.fromkeys(root for call in calls if (root := _checkout(call)) is not None))
+
+
+def _checkout(call: PriorToolCall) -> str | None:
+    """The checkout folder the call ran in; None when it ran outside the repository or is unknown."""
+    if call.cwd is None or call.repository_cwd is None or not call.cwd.startswith("/"):
+        return None
+    cwd = call.cwd.rstrip("/") or "/"
+    tail = call.repository_cwd.strip("/")
+    if not tail:
+        return cwd
+    return (cwd[: -len(tail) - 1] or "/") if cwd.endswith("/" + tail) else None
 
 
 def _start_cwd(call: PriorToolCall) -> str | None:
@@ -135,20 +142,21 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
     else:
         parsed = parse_command(call.command, roots=roots, cwd=_start_cwd(call))
         files = tuple(dict.fromkeys((*files, *(path for shape in parsed.shapes for path in shape.paths))))
-    return _step(
+    step = _step(
         index=index,
         evidence_type="prior_failure" if failed else ("file_history" if tool in EDIT_TOOLS else "tool_outcome"),
         parsed=parsed,
         recorded=recorded,
         exit_code=call.exit_code,
         output=call.output_excerpt,
-        command=call.command,
         tool=tool,
         files=files,
         observed_at=call.observed_at,
         revision_ref=call.revision_ref,
         truncated=call.command_truncated,
+        roots=roots,
     )
+    return replace(step, checkout=_checkout(call))
 
 
 def _cd_roots_of(items: list[EvidenceItem]) -> list[str]:
@@ -200,12 +208,12 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
         recorded=recorded,
         exit_code=snippet.exit_code,
         output=snippet.output_excerpt,
-        command=snippet.command,
         tool=tool,
         files=files,
         observed_at=item.observed_at,
         revision_ref=item.revision_ref,
         truncated=snippet.command_truncated,
+        roots=roots,
     )
 
 
@@ -217,14 +225,22 @@ def _step(
     recorded: bool | None,
     exit_code: int | None,
     output: str,
-    command: str,
     tool: str,
     files: tuple[str, ...],
     observed_at: datetime | None,
     revision_ref: str | None,
     truncated: bool,
+    roots: tuple[str, ...],
 ) -> PriorStep:
     """A tool-call step: its outcome attributed to the simple command that failed."""
+    if NEVER_RAN.match(output):
+        # The agent cancelled it before it started: no outcome, and nothing of it to repeat.
+        return PriorStep(
+            index=index, evidence_type=evidence_type, shapes=parsed.shapes, result="unknown", files=files,
+            is_edit=False, text="", observed_at=observed_at, revision_ref=revision_ref,
+            skipped=frozenset(range(len(parsed.shapes))), fallback=parsed.fallback,
+            truncated=truncated or parsed.truncated,
+        )  # fmt: skip
     attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code)
     if attribution.failed:
         result: StepResult = "failed"
@@ -232,9 +248,10 @@ def _step(
         result = "succeeded"
     else:
         result = "unknown"
-    is_edit = (tool in EDIT_TOOLS and result != "failed") or bool(
-        _SHELL_EDITS.match(command) and result == "succeeded"
-    )
+    changed = _changed_by(parsed.shapes, result)
+    is_edit = (tool in EDIT_TOOLS and result != "failed") or changed is not None
+    if tool in EDIT_TOOLS:
+        changed = files
     return PriorStep(
         index=index,
         evidence_type=evidence_type,
@@ -252,7 +269,29 @@ def _step(
         masked=attribution.masked,
         fallback=parsed.fallback,
         truncated=truncated or parsed.truncated,
+        changed=changed or (),
+        output_paths=_paths_in_text(output, roots) if result == "failed" else (),
     )
+
+
+def _changed_by(
+    shapes: Sequence[CommandShape], result: StepResult
+) -> tuple[str, ...] | None:
+    """The paths the shapes that ran changed (`()`: unnamed files); None when none changed any.
+
+    A call that failed is an aborted attempt: what its earlier segments did (`git add -A` before a
+    rejected commit) is what the next attempt does again, so it counts as no change."""
+    if result != "succeeded":
+        return None
+    found: list[str] | None = None
+    for shape in shapes:
+        paths = changed_paths(shape)
+        if paths is None:
+            continue
+        if not paths:
+            return ()
+        found = [*(found or []), *paths]
+    return None if found is None else tuple(dict.fromkeys(found))
 
 
 def _paths_in_text(text: str, roots: tuple[str, ...]) -> tuple[str, ...]:

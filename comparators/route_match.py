@@ -7,11 +7,13 @@ proposed command that repeats the failing command, or names the same culprit (th
 path, the unknown flag), repeats the failure when everything the route runs before it repeats
 history too, whatever follows it. After a `command not found`, a command run in another
 environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route.
+A success whose output a filter cut (`| head -100`) is not the same observation as a run
+with another filter (`| tail -50`): only a failure repeats whatever the filter.
 A prior failure later followed by a success of the same command was resolved, so it counts as
-an attempt, not a dead end. A prior call whose files changed after it ran (an edit later in the
-history, an edit at the current revision when it ran at another, or an edit the route itself
-makes) is weaker evidence; a check (test, build, lint) re-run after such a change is not a
-repeat at all. Files: how many of the route's files history names. Hypothesis and blocker:
+an attempt, not a dead end. A prior call changed since it ran (an edit or a file-changing command
+later in the history, one at the current revision when it ran at another, or an edit the route
+itself makes; which changes count is `_changed_since`'s rule) is weaker evidence; a command that
+sees the whole tree (test, build, lint, commit) re-run after such a change is not a repeat at all. Files: how many of the route's files history names. Hypothesis and blocker:
 `text_similarity` against the prose of decisions, summaries and failures.
 """
 
@@ -19,9 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from comparators.changes import relevant_change, sees_whole_tree
 from comparators.commands import CommandShape, cd_roots, command_similarity, parse_command, same_place
 from comparators.history import PriorStep
-from comparators.paths import related_files, repository_path, same_file
+from comparators.paths import repository_path, same_file
 from comparators.text import text_similarity, text_tokens
 from contracts.situation import Revision, RouteProposal
 from contracts.thresholds import RouteThresholds
@@ -134,12 +137,14 @@ def _command_match(
                 continue
             shape = step.shapes[position]
             if _changed_since(step, shape, steps, route_edits, revision):
-                if unit.is_check or shape.is_check:
+                if sees_whole_tree(unit) or sees_whole_tree(shape):
                     superseded.add(step.index)
                     continue
                 similarity = max(0, similarity - thresholds.changed_since_penalty)
                 superseded.add(step.index)
             failed = step.result == "failed" and position == step.failing
+            if not failed and shape.view and shape.view != unit.view:
+                continue  # it showed part of its output; another view of it is a new observation
             if failed and _resolved_later(step, shape, calls, threshold):
                 resolved.add(step.index)
                 failed = False
@@ -225,18 +230,30 @@ def _changed_since(
     route_edits: list[str],
     revision: Revision | None,
 ) -> bool:
-    """True when a file the step depended on was edited after it ran (when that is known)."""
+    """True when something that can change the step's outcome happened after it ran.
+
+    The rule (`changes.relevant_change`): a command that sees the whole tree and names no files
+    (`pytest`, `mix test`, `npm run check`, `git commit`) is changed by any change in the
+    repository; a check that names files (`pytest tests/test_x.py`) by a change to them, to the
+    code they test, to a file its failure names, to the project's configuration, or to files
+    a command did not name (a formatter, an install); any other command only by a change to a
+    file it or its failure names."""
     changed = list(route_edits)
+    unnamed = False
     for other in steps:
-        if other.is_edit and other.index != step.index and _happened_after(other, step, revision):
-            changed.extend(other.files)
-    if not changed:
+        if other.is_edit and other.index != step.index and _same_checkout(other, step) and _happened_after(
+            other, step, revision
+        ):
+            changed.extend(other.changed)
+            unnamed = unnamed or not other.changed
+    if not changed and not unnamed:
         return False
-    targets = shape.paths
-    if not targets:
-        # A whole-suite check (`pytest`, `make test`) sees every change; anything else, none.
-        return shape.is_check
-    return any(related_files(target, path) for target in targets for path in changed)
+    return relevant_change(shape, step.output_paths, changed, unnamed=unnamed)
+
+
+def _same_checkout(change: PriorStep, step: PriorStep) -> bool:
+    """False when both checkouts are known and differ (an edit in another worktree)."""
+    return change.checkout is None or step.checkout is None or change.checkout == step.checkout
 
 
 def _happened_after(later: PriorStep, earlier: PriorStep, revision: Revision | None) -> bool:

@@ -148,7 +148,7 @@ class NativeIndexProvider:
             front=max(1, limits.max_items // CALL_FRONT_SHARE),
             now=time.time(),
         )
-        if any(not row_in_scope(row, scope, binding) for row in (*found.rows, *found.calls)):
+        if any(not row_in_scope(row, scope, binding) for row in (*found.rows, *found.calls, *found.changes)):
             raise ScopeViolation("a returned row lies outside the enablement's scope")
         selection = select_items(
             found.rows,
@@ -174,10 +174,10 @@ class NativeIndexProvider:
         return ProviderAnswer(result=result, prior_calls=self._prior_calls(connection, binding, found))
 
     def _prior_calls(self, connection: sqlite3.Connection, binding: RepositoryBinding, found: SearchResult) -> list[PriorToolCall]:
-        """The call lanes' calls first, then the tool calls among the ranked rows."""
+        """The call lanes' calls first, then the changes after them, then the tool calls among the ranked rows."""
         if self._calls is None:
             self._calls = PriorCallBuilder(binding)
-        return self._calls.build(connection, [*found.calls, *found.rows])
+        return self._calls.build(connection, [*found.calls, *found.changes, *found.rows])
 
 
 def _check_bounds(request: HistoricalEvidenceRequest) -> None:

@@ -196,7 +196,9 @@ def test_pipe_masked_failure_is_read_from_the_output() -> None:
     clean = [prior(MASKED, "> pi-monorepo@0.0.3 check\nChecked 236 files in 122ms. No fixes applied.",
                    is_error=False, cwd=PI_MONO)]  # fmt: skip
     assert prior_steps_from_calls(clean, [])[0].result == "succeeded"
-    assert match(clean, "npm run check").repeats_attempt
+    assert match(clean, MASKED).repeats_attempt
+    # It showed only what its filter let through: the bare run is another observation.
+    assert not match(clean, "npm run check").repeats_attempt
 
 
 # claude-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl: a multi-line `python3 -c` that failed

@@ -9,16 +9,22 @@ in-scope ones `CALL_LANE_ROWS` sessions at a time (the newest N runs always lie 
 sessions with the newest runs), until it has `CALL_LANE_ROWS` runs or has looked at `LANE_WALK`
 sessions; the same-program lane, which reads text, stops after `PROGRAM_GROUPS` groups.
 
+A change lane (`change_lane`) then brings what changed since the oldest of those runs: the
+newest in-scope file edits and shell commands that may change files (formatters, `sed -i`,
+`git add`, installs), so compare-route can tell a re-run after a change from a dead end.
+
 Newest first, not failures first: a failure that a later run of the same command resolved must
 arrive with that later run, or the comparator would call a fixed step a repeated dead end.
 """
 
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
 from providers.native.index.scoped_sql import (
+    JOINS,
     TEXT,
     BuiltQuery,
     Candidate,
@@ -134,3 +140,73 @@ def _check_sessions(
         query = scope_sessions_sql(unknown, scope)
         inside = {row for (row,) in connection.execute(query.sql, query.params)}
         known.update((row, row in inside) for row in unknown)
+
+
+EDIT_LANE_ROWS: Final = 16
+"""Changes (edits, file-changing commands) the change lane contributes, newest first."""
+EDIT_SCAN: Final = 200
+"""Newest in-scope candidate calls after the matched runs that the change lane reads."""
+CHANGE_WINDOW: Final = 2000
+"""Newest calls after the matched runs (of any scope) the change lane walks, by time."""
+FILE_EDIT_TOOLS: Final = ("edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace")
+CHANGER_PROGRAMS: Final = (
+    "mix", "sed", "perl", "git", "prettier", "black", "isort", "ruff", "eslint", "biome", "gofmt",
+    "goimports", "cargo", "rustfmt", "clang-format", "autopep8", "patch", "cp", "mv", "rm", "touch",
+    "mkdir", "truncate", "pip", "pip3", "uv", "poetry", "pdm", "npm", "pnpm", "yarn", "bun", "npx",
+    "bundle", "composer", "go", "make",
+)  # fmt: skip
+"""Programs a shell command that changes files may start with (the SQL pre-filter)."""
+_CHANGES: Final = re.compile(
+    r"(?:^| )(?:mix (?:format|deps \w+|igniter install)|sed (?:i|in place)|perl \w*i"
+    r"|git (?:add|checkout|restore|stash|apply|am|reset|rm|mv|merge|rebase|pull|cherry pick|revert|switch)"
+    r"|prettier|black|isort|ruff|eslint|biome|gofmt|goimports|cargo (?:fmt|add|update)|rustfmt"
+    r"|clang format|autopep8|patch|cp|mv|rm|touch|mkdir|truncate|make install|go (?:get|mod)"
+    r"|(?:pip3?|uv|poetry|pdm|npm|pnpm|yarn|bun|bundle|composer) (?:install|sync|add|ci|remove|uninstall|update"
+    r"|require|pip|run (?:format|fmt|fix|lint fix)))(?: |$)"
+)
+"""A shell command that may change files, read from its `command_key` (its first tokens, lower-case,
+without punctuation: a changer past them is not seen); a superset: compare-route decides what counts."""
+
+
+def change_lane(
+    connection: sqlite3.Connection, since: float, scope: ScopeFilter, evidence_types: Sequence[str]
+) -> tuple[list[Candidate], bool]:
+    """The newest in-scope changes observed after `since` (file edits and shell commands that may
+    change files), at most `EDIT_LANE_ROWS`; and whether a bound cut them."""
+    query = change_candidates_sql(since, scope, evidence_types)
+    found: list[Candidate] = []
+    read = 0
+    for entry_id, source, kind, uid, tool_name, key in connection.execute(query.sql, query.params):
+        read += 1
+        if (tool_name or "").lower() in FILE_EDIT_TOOLS or _CHANGES.search(key or ""):
+            found.append(Candidate(entry_id, (source, kind, uid)))
+            if len(found) >= EDIT_LANE_ROWS:
+                return found, True
+    (later,) = connection.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier('call_details')} WHERE observed_epoch > ? LIMIT ?)",
+        (since, CHANGE_WINDOW),
+    ).fetchone()
+    return found, read >= EDIT_SCAN or later >= CHANGE_WINDOW
+
+
+def change_candidates_sql(since: float, scope: ScopeFilter, evidence_types: Sequence[str]) -> BuiltQuery:
+    """Of the newest `CHANGE_WINDOW` calls after `:since` (any scope, walked by time), the in-scope
+    edit-tool calls and calls of `CHANGER_PROGRAMS`, newest first, at most `EDIT_SCAN`."""
+    params: dict[str, object] = {"since": since, "scan": EDIT_SCAN, "window": CHANGE_WINDOW}
+    where = scope_clauses(scope, evidence_types, params)
+    tools = ", ".join(f":tool_{i}" for i in range(len(FILE_EDIT_TOOLS)))
+    programs = ", ".join(f":program_{i}" for i in range(len(CHANGER_PROGRAMS)))
+    params.update({f"tool_{i}": name for i, name in enumerate(FILE_EDIT_TOOLS)})
+    params.update({f"program_{i}": name for i, name in enumerate(CHANGER_PROGRAMS)})
+    window = (
+        f"SELECT entry_id, program, command_key, observed_epoch FROM {quote_identifier('call_details')}"
+        " WHERE observed_epoch > :since ORDER BY observed_epoch DESC LIMIT :window"
+    )
+    sql = (
+        # CROSS JOIN keeps the walk by time the outer loop (SQLite never reorders it).
+        f"SELECT e.id, s.source, e.kind, e.uid, e.tool_name, c.command_key FROM ({window}) AS c\n"
+        f"CROSS JOIN {quote_identifier('entries')} AS e ON e.id = c.entry_id\n{JOINS.replace('JOIN', 'CROSS JOIN')}\n"
+        f"WHERE (lower(e.tool_name) IN ({tools}) OR c.program IN ({programs}))\n"
+        f"  AND {where}\nORDER BY c.observed_epoch DESC, e.id DESC LIMIT :scan"
+    )
+    return BuiltQuery(sql, params)

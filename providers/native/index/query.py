@@ -16,7 +16,8 @@ A lookup is a handful of statements, each touching a bounded number of rows:
    newest in-scope runs of the same command, then of the same program naming one of its
    subjects, found by time over an index of calls. The first of them rank before everything
    else, so path words in the query cannot push the proposed command's prior failures and
-   outcomes out of the cap.
+   outcomes out of the cap. Then the change lane: the newest in-scope changes (edits,
+   file-changing commands) after the oldest of those runs, for compare-route only.
 3. **Ranked.** bm25 over the selective phrases only (at most phrases x `probe_cap` rows; tool
    commands weigh more than bodies), scaled up by recency: a row observed now scores up to
    `1 + RECENCY_WEIGHT` times its bm25, decaying linearly to 1 over `RECENCY_HORIZON_S`. Scope
@@ -47,7 +48,7 @@ from providers.native.index.fts import (
     quote_fts_string,
     token_words,
 )
-from providers.native.index.lanes import call_lane
+from providers.native.index.lanes import call_lane, change_lane
 from providers.native.index.scoped_sql import (
     JOINS,
     TEXT,
@@ -132,6 +133,8 @@ class SearchResult:
     """Distinct in-scope rows, best first (call lanes' front, ranked, common terms, other calls)."""
     calls: list[SearchRow]
     """The call lanes' rows, best first."""
+    changes: list[SearchRow]
+    """The change lane's rows: edits and file-changing commands after the call lanes' runs, newest first."""
     matched: int
     """Distinct in-scope items found; a lower bound when `bounded`."""
     bounded: bool
@@ -192,13 +195,20 @@ def search(
         newest += _newest(connection, quote_fts_string(phrase), scope, evidence_types, take=COMMON_TERM_ROWS)
         bounded = True  # a common phrase has more rows than its newest ones
     calls = _distinct(calls)
+    changes: list[Candidate] = []
+    since = _oldest_run(connection, [candidate.entry_id for candidate in calls])
+    if since is not None:
+        changes, cut = change_lane(connection, since, scope, evidence_types)
+        bounded = bounded or cut
     ordered = _distinct([*calls[:front], *ranked, *newest, *calls[front:]])
     chosen = [candidate.entry_id for candidate in ordered[:limit]]
     call_ids = [candidate.entry_id for candidate in calls]
-    rows = fetch_rows(connection, list(dict.fromkeys(chosen + call_ids)))
+    change_ids = [candidate.entry_id for candidate in changes]
+    rows = fetch_rows(connection, list(dict.fromkeys(chosen + call_ids + change_ids)))
     return SearchResult(
         rows=[rows[i] for i in chosen if i in rows],
         calls=[rows[i] for i in call_ids if i in rows],
+        changes=[rows[i] for i in change_ids if i in rows],
         matched=len(ordered),
         bounded=bounded,
     )
@@ -291,6 +301,17 @@ def _newest(
     if not ids:
         return []
     return candidates(connection, newest_sql(ids, scope, evidence_types=evidence_types, take=take))
+
+
+def _oldest_run(connection: sqlite3.Connection, ids: Sequence[int]) -> float | None:
+    """When the oldest of the calls `ids` ran; None without dated calls."""
+    if not ids:
+        return None
+    (oldest,) = connection.execute(
+        f"SELECT min(observed_epoch) FROM {quote_identifier('call_details')} WHERE entry_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    ).fetchone()
+    return oldest
 
 
 def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -168,6 +168,13 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX call_sessions_newest ON call_sessions (lane, value, newest_epoch)",
         ),
     ),
+    Migration(
+        "0005_call_time",
+        (
+            # The change lane (`lanes.change_lane`) walks calls newest first from a time on.
+            "CREATE INDEX call_details_time ON call_details (observed_epoch)",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

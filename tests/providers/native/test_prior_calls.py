@@ -166,3 +166,26 @@ def test_real_heredoc_commit_and_lint_failures_come_back_whole_and_first(tmp_pat
     answer = provider.search(_request([credo, "lib/spotter_web/controllers/hooks_controller.ex"], max_items=6))
     runs = [call for call in answer.prior_calls if call.command.startswith("mix credo --strict")]
     assert runs and runs[0].exit_code in (2, 6) and all(call.tool_name == "Bash" for call in runs)
+
+
+def test_the_change_lane_brings_the_edits_and_formatters_after_the_commands_runs(tmp_path):
+    """What changed after the proposed command's newest run arrives beside it, however much else
+    the session did: an Edit and a `mix format` (the real shape of claude-spotter/ae4a77f8-…)."""
+    root = tmp_path / "claude"
+    session = ClaudeTranscript(root, "s1", "/work/alpha")
+    session.call("Edit", {"file_path": "/work/alpha/lib/before.ex", "old_string": "a", "new_string": "b"}, "ok")
+    session.bash("git add -A && git commit -m 'feat: otel'", "Pre-commit validation failed:\n[FORMAT] Run 'mix format'", exit_code=1)
+    for number in range(30):
+        session.call("Read", {"file_path": f"/work/alpha/lib/file_{number}.ex"}, "defmodule X do end")
+    session.bash("git status", "On branch main")
+    session.bash("mix format", "")
+    session.call("Edit", {"file_path": "/work/alpha/lib/after.ex", "old_string": "a", "new_string": "b"}, "ok")
+    session.write()
+    provider = NativeIndexProvider(tmp_path / "index", _enablement(root))
+    calls = provider.search(_request(["git add -A && git commit -m 'feat: otel'"], max_items=4)).prior_calls
+    commands = [call.command for call in calls]
+    assert commands[0].startswith("git add -A && git commit")
+    assert "mix format" in commands[1:3] and "/work/alpha/lib/after.ex" in commands[1:3]
+    assert "git status" not in commands[:3]
+    before = commands.index("/work/alpha/lib/before.ex") if "/work/alpha/lib/before.ex" in commands else len(commands)
+    assert before > 2  # an edit before the run is no change since it; the lane does not bring it

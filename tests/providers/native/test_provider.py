@@ -123,7 +123,7 @@ def test_search_rejects_a_request_for_another_scope(tmp_path):
         provider.search(request)
 
 
-@pytest.mark.parametrize("lane", ["rows", "calls"])
+@pytest.mark.parametrize("lane", ["rows", "calls", "changes"])
 def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, monkeypatch, lane):
     """Fault injection: the SQL scope is bypassed, and the per-row re-check still refuses (items and prior calls)."""
     index_dir, root_a, _ = mixed
@@ -131,7 +131,8 @@ def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, mon
         1, "tool_call", "u", "prior_failure", "Bash", 1, 1, None, "claude", "x", "/work/beta", None, None, None,
         None, str(root_a / "-work-beta" / "x.jsonl"), "pytest", "text", "",
     )  # fmt: skip
-    found = SearchResult(rows=[stray] if lane == "rows" else [], calls=[stray] if lane == "calls" else [], matched=1, bounded=False)
+    lanes = {name: [stray] if lane == name else [] for name in ("rows", "calls", "changes")}
+    found = SearchResult(**lanes, matched=1, bounded=False)
     monkeypatch.setattr("providers.native.provider.search", lambda *args, **kwargs: found)
     provider = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)}))
     with pytest.raises(ScopeViolation):

@@ -1,0 +1,117 @@
+"""What can change a command's outcome: which simple commands change files, and which commands
+see the whole working tree.
+
+A repeat is a dead end only when nothing that could change its outcome happened since it
+failed. Two facts decide that, per simple command (`CommandShape`):
+
+- `changed_paths`: a command that changes files (a formatter or fixer, `sed -i`, `git checkout
+  -- …`, `git add`, a package install, `cp`/`mv`/`rm`, …) and which ones. An empty tuple means
+  "files it does not name" (`mix format` rewrites whatever it finds): a change somewhere in the
+  repository. None means it changes nothing.
+- `sees_whole_tree`: checks, builds and commits (tests, linters, type checks, package scripts,
+  `git commit` with its hooks) read the whole repository.
+
+`relevant_change` then states which changes count: any, for a whole-tree command that names no
+files (and for a commit); for a check that names files, changes to them or the code they test,
+to a file its failure names, to the project's configuration (`is_project_config`) and changes of
+files no command named; for any other command, changes to a file it or its failure names.
+"""
+
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from comparators.commands import CommandShape
+from comparators.paths import related_files
+
+FIXER_PROGRAMS: Final[dict[str, frozenset[str] | None]] = {
+    "mix format": None, "cargo fmt": None, "rustfmt": None, "gofmt": frozenset({"-w"}),
+    "goimports": frozenset({"-w"}), "black": None, "isort": None, "autopep8": frozenset({"-i", "--in-place"}),
+    "ruff format": None, "ruff check": frozenset({"--fix"}), "ruff": frozenset({"--fix"}),
+    "prettier": frozenset({"--write", "-w"}), "eslint": frozenset({"--fix"}),
+    "biome check": frozenset({"--write", "--apply"}), "biome format": frozenset({"--write"}),
+    "clang-format": frozenset({"-i"}), "terraform fmt": None, "dart format": None,
+    "npm run format": None, "npm run fmt": None, "npm run lint:fix": None, "npm run fix": None,
+    "sed": frozenset({"-i", "--in-place"}), "perl": frozenset({"-i"}),
+}  # fmt: skip
+"""Programs that rewrite files, and the flag that makes them write (None: they always do)."""
+FILE_CHANGERS: Final = frozenset(
+    {"patch", "cp", "mv", "rm", "touch", "mkdir", "truncate", "ln", "unzip", "tar",
+     "git checkout", "git restore", "git stash", "git apply", "git am", "git reset", "git rm",
+     "git mv", "git add", "git merge", "git rebase", "git pull", "git cherry-pick", "git revert",
+     "git switch"}
+)  # fmt: skip
+"""Programs that change files or the index by their nature (`git add` changes what a commit sees)."""
+TREE_CHANGERS: Final = frozenset(
+    {"pip install", "pip uninstall", "uv sync", "uv add", "uv remove", "uv pip", "poetry install",
+     "poetry add", "poetry lock", "pdm install", "pdm add", "npm install", "npm ci", "npm add",
+     "npm uninstall", "npm update", "pnpm install", "pnpm add", "yarn install", "yarn add",
+     "bun install", "bun add", "mix deps.get", "mix deps.update", "mix deps.compile",
+     "mix deps.clean", "mix igniter.install", "bundle install", "cargo add", "cargo update",
+     "go get", "go mod", "composer install", "composer require", "make install"}
+)  # fmt: skip
+"""Installs and lock updates: they change what every later check runs with, not named files."""
+TREE_COMMANDS: Final = frozenset(
+    {"git commit", "tsgo", "vue-tsc", "svelte-check", "biome check", "biome lint", "mix test",
+     "mix compile", "mix credo", "mix dialyzer", "mix precommit", "mix quality", "mix check",
+     "mix sobelow", "mix format", "npm test", "bun test", "deno check", "deno lint", "rake",
+     "bundle exec", "gradle check", "mvn package", "cargo run", "go run", "npm run"}
+)  # fmt: skip
+"""Beyond `CommandShape.is_check`: commands whose outcome depends on the whole working tree."""
+PROJECT_CONFIG_FILES: Final = frozenset(
+    {"mix.exs", "mix.lock", ".formatter.exs", ".credo.exs", ".dialyzerignore", "test_helper.exs",
+     "package.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb", "pyproject.toml",
+     "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "conftest.py", "requirements.txt", "uv.lock",
+     "poetry.lock", "cargo.toml", "cargo.lock", "go.mod", "go.sum", "makefile", "gemfile",
+     "gemfile.lock", "ruff.toml", ".pre-commit-config.yaml", ".env", ".env.test"}
+)  # fmt: skip
+"""Files every check of a project reads (build and test configuration, dependency manifests)."""
+_CONFIG_NAME: Final = re.compile(
+    r"^(?:tsconfig[\w.-]*\.json|(?:jest|vitest|vite|babel|webpack|rollup|eslint|prettier|playwright)\.config\.\w+"
+    r"|\.eslintrc[\w.]*|\.prettierrc[\w.]*|\.babelrc)$"
+)
+CONFIG_FOLDERS: Final = ("config/", "test/support/", "tests/support/", "spec/support/")
+"""Folders of configuration and shared test set-up."""
+
+
+def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
+    """The files `shape` changes (`()`: files it does not name); None when it changes none."""
+    program = shape.program
+    if program in FIXER_PROGRAMS:
+        writes = FIXER_PROGRAMS[program]
+        if writes is not None and not writes & set(shape.flags):
+            return None
+    elif program in TREE_CHANGERS or program.startswith("mix deps."):
+        return ()
+    elif program not in FILE_CHANGERS or shape.targets[:1] in (("list",), ("show",)):
+        return None  # `git stash list` only reads
+    # Paths outside the repository (`/tmp/…`) change nothing a repository command reads.
+    return tuple(path for path in shape.paths if not path.startswith(("/", "<")))
+
+
+def is_project_config(path: str) -> bool:
+    """True for a file every check of the project reads (`config/test.exs`, `package.json`)."""
+    name = posixpath.basename(path).lower()
+    return name in PROJECT_CONFIG_FILES or bool(_CONFIG_NAME.match(name)) or path.startswith(CONFIG_FOLDERS)
+
+
+def relevant_change(
+    shape: CommandShape, failure_paths: Sequence[str], changed: Sequence[str], *, unnamed: bool
+) -> bool:
+    """True when changes to `changed` (and to unnamed files, when `unnamed`) made after `shape`
+    ran can change its outcome (the rule in the module docstring)."""
+    whole_tree = sees_whole_tree(shape)
+    if whole_tree and (not shape.paths or shape.program == "git commit"):
+        return True
+    if whole_tree and (unnamed or any(is_project_config(path) for path in changed)):
+        return True
+    targets = (*shape.paths, *failure_paths)
+    return any(related_files(target, path) for target in targets for path in changed)
+
+
+def sees_whole_tree(shape: CommandShape) -> bool:
+    """True when any change in the repository can change `shape`'s outcome."""
+    program = shape.program
+    return shape.is_check or program in TREE_COMMANDS or program.startswith(("npm run ", "mix test", "make"))
+
