@@ -12,8 +12,9 @@ from providers.native.index.repository import RepositoryResolver
 from providers.native.index.rows import OutcomeWriter
 from providers.native.index.store import atomic
 from providers.native.parsers import ParseOutcome, iter_session_paths, parse_session_file
+from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
-REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", "/work/shared/corpus/real"))
+REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 REAL_ROOTS: Final[dict[SourceKind, list[Path]]] = {
     "claude": [REAL_CORPUS / "claude-spotter", REAL_CORPUS / "claude-codemie"],
     "codex": [REAL_CORPUS / "codex-codemie"],

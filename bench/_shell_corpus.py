@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
-REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", "/work/shared/corpus/real"))
+REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 _CODEX_EXIT: Final = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _CLAUDE_EXIT: Final = re.compile(r"\A\s*Exit code (-?\d+)")
 _PI_EXIT: Final = re.compile(r"Command exited with code (-?\d+)")

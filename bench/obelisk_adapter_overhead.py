@@ -30,8 +30,9 @@ from providers.native.provider import NativeIndexProvider
 from providers.obelisk import ObeliskProvider
 from providers.obelisk.plan import query_plan
 from providers.obelisk.template import query_script
+from fixtures.shared import OBELISK_RECORDINGS
 
-RECORDINGS = Path("/work/shared/reference/obelisk-recordings")
+RECORDINGS = OBELISK_RECORDINGS
 ROOT = "/home/USER/projects/spotter-worktrees"
 
 

@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -85,7 +86,7 @@ def _report(title: str, totals: dict[str, Counter[str]]) -> None:
 def main() -> None:
     """Measure and print."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus/real"))
+    parser.add_argument("--corpus", type=Path, default=SHARED_REAL_CORPUS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--generated-scale", type=int, default=0, help="also bench generated histories")
     parser.add_argument("--rounds", type=int, default=20)

@@ -38,7 +38,7 @@ from bench._scaled import (
 )
 from bench._targets import NOCHANGE_FILES, results_document, targets_table, write_results
 from bench.batch_throughput import stalled_situations
-from bench.sections import batch, cold_path, cold_path_tables, indexing, tokenizer
+from bench.sections import batch, cold_path, cold_path_tables, indexing, obelisk_adapter, tokenizer
 from contracts.limits import DEFAULT_LIMITS
 
 RESULTS: Final = ROOT / "bench" / "results"
@@ -77,6 +77,8 @@ class Profile:
     batch_prefect: bool = False
     tokenizer_loads: int = 0
     sample_chars: int = 1_000_000
+    obelisk_calls: int = 5
+    """Lookups of each kind in section 7 (the adapter against the native provider)."""
     why_less: dict[str, str] = field(default_factory=dict)
     """Why this profile leaves a measurement out, by key (shown as `not run (...)`)."""
 
@@ -85,7 +87,7 @@ PROFILES: Final = {
     "smoke": Profile(
         name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, uncapped_samples={2_000: 2},
         scaled_builds=(2_000,), nochange_files=40, append_bytes_rounds=(APPEND_BASE_ROUNDS,), append_files=(40,),
-        append_repeat=2, rss_megabytes=1, batch_items=5, sample_chars=20_000,
+        append_repeat=2, rss_megabytes=1, batch_items=5, sample_chars=20_000, obelisk_calls=2,
         why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke"},
     ),
     "quick": Profile(
@@ -104,6 +106,7 @@ PROFILES: Final = {
         prefect_cli=30, uncapped_samples={10_000: 50, 100_000: 50, 1_000_000: 5}, real_build_repeat=3, scaled_builds=(10_000, 100_000),
         nochange_files=10_000, append_bytes_rounds=(APPEND_BASE_ROUNDS, 57, 585), append_files=(100, 1_000, 10_000),
         append_repeat=5, rss_megabytes=100, batch_items=1_000, batch_prefect=True, tokenizer_loads=5,
+        obelisk_calls=20,
     ),
 }  # fmt: skip
 
@@ -273,6 +276,9 @@ class Bench:
         seconds = cold_path_tables.comparator_seconds_per_candidate(self.runs)
         return tokenizer.tokenizer_table(self.profile.tokenizer_loads, seconds, sample_chars=self.profile.sample_chars)
 
+    def obelisk_adapter(self) -> Table:
+        return obelisk_adapter.obelisk_adapter_table(self.profile.obelisk_calls)
+
     def judged_figures(self) -> dict[str, Any]:
         """The figures, with the ones targets are judged on derived, and why any of those is missing."""
         figures = dict(self.figures)
@@ -330,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         bench.section("5", "5. Batch", bench.batch)
     bench.section("1", "1, 2, 4: tables", bench.cold_path_report)
     bench.section("6", "6. Tokenizer and comparator", bench.tokenizer)
+    bench.section("7", "7. Obelisk adapter against the native provider", bench.obelisk_adapter)
     ordered = [bench.targets()] + [bench.tables[key] for key in sorted(bench.tables, key=_section_order)]
     command = {"full": "make bench", "quick": "make bench-quick", "smoke": "python -m bench.run --smoke"}[profile.name]
     report = render(f"obelisk-session-evidence benchmarks ({profile.name})", command, header, ordered,

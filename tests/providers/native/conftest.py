@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from fixtures.native_sessions import FixtureManifest, write_native_histories
+from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
-REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", "/work/shared/corpus/real"))
+REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 """Third-party session files kept byte-for-byte (see its NOTICE.md); never modified by tests."""
 
 requires_real_corpus = pytest.mark.skipif(

@@ -27,8 +27,9 @@ import pytest
 
 from fixtures.obelisk_stand_in import StandIn, install_stand_in
 from fixtures.obelisk_stand_in.corpus_home import SPOTTER_PROJECT, lay_out_home
+from fixtures.shared import OBELISK_RECORDINGS
 
-RECORDINGS: Final = Path("/work/shared/reference/obelisk-recordings")
+RECORDINGS: Final = OBELISK_RECORDINGS
 RECORDED_HOME: Final = "/home/user"
 FOREIGN_SCRIPTS: Final = {
     "3.00-sandbox-globals",

@@ -9,8 +9,9 @@ import pytest
 from providers.native.index.cursor import file_signature
 from providers.native.index.scan import scan_root
 from providers.native.parsers import default_roots, iter_session_paths
+from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
-REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", "/work/shared/corpus/real"))
+REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 REAL_ROOTS = [
     ("claude", "claude-spotter"),
     ("claude", "claude-codemie"),
