@@ -21,7 +21,7 @@ from comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_co
 from comparators.paths import looks_like_path, mask_temp_paths, repository_path
 from contracts.base import EvidenceType
 from contracts.evidence import EvidenceItem
-from contracts.prior_calls import PriorToolCall
+from contracts.prior_calls import SHELL_TOOL_NAMES, PriorToolCall
 from contracts.snippets import parse_tool_snippet
 
 StepResult = Literal["failed", "succeeded", "unknown"]
@@ -141,6 +141,8 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         parsed = ParsedCommand((shape,), fallback=False, truncated=False)
     else:
         parsed = parse_command(call.command, roots=roots, cwd=_start_cwd(call))
+        if tool not in SHELL_TOOL_NAMES:  # a non-shell tool's input is not a script the grammar missed
+            parsed = replace(parsed, fallback=False)
         files = tuple(dict.fromkeys((*files, *(path for shape in parsed.shapes for path in shape.paths))))
     step = _step(
         index=index,

@@ -20,6 +20,20 @@ MAX_CALL_COMMAND_CHARS: Final = 16 * 1024
 """Longest command text kept; longer ones are cut and marked `command_truncated`."""
 MAX_CALL_OUTPUT_CHARS: Final = 2048
 """Longest output excerpt kept; longer ones are cut and marked `output_truncated`."""
+SHELL_TOOL_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        "bash",
+        "shell",
+        "exec_command",
+        "shell_command",
+        "local_shell",
+        "container.exec",
+        "run_shell_command",
+        "execute_command",
+        "run_terminal_cmd",
+    }
+)
+"""Lower-cased tool names whose `command` is a shell command (other tools' is their input)."""
 MAX_CALL_FILES: Final = 64
 MAX_CALL_PATH_CHARS: Final = 1024
 

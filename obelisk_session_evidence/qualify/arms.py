@@ -53,6 +53,10 @@ class ArmRun:
     context_chars: int | None
     truncated: bool | None
     latency_ms: dict[str, float] = field(default_factory=dict)
+    fallback_commands: int = 0
+    """Proposed commands the shell grammar could not read (compared by tokens instead)."""
+    truncated_commands: int = 0
+    """Proposed commands compared within bounded work (cut at the comparator's limits)."""
 
     @property
     def predicted_repeat(self) -> bool:
@@ -122,6 +126,7 @@ def run_admitted_retrieval(
         case.case_id, "admitted_retrieval", decision.comparison.verdict, tuple(decision.semantic_delta.outcomes),
         decision.admission.reason_code, decision.retrieval.reason_code,
         decision.receipt.freshness if decision.receipt else None, *_context(capped), latency,
+        decision.comparison.token_fallback_commands, decision.comparison.truncated_commands,
     )  # fmt: skip
     return run, Trace(case, capped)
 

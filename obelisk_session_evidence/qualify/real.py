@@ -122,6 +122,10 @@ def run_real_arm(
     return RealSetResult(tuple(runs), thresholds)
 
 
+def _summed(result: RealSetResult, field_name: str) -> int:
+    return sum(getattr(run.run, field_name) for run in result.runs if run.run is not None)
+
+
 def as_qualification_case(case: RealCase) -> QualificationCase | None:
     """The case in the synthetic arms' shape (its history lives on disk); None when rejected."""
     situation = case.situation
@@ -245,8 +249,9 @@ def render_real_section(result: RealSetResult) -> list[str]:
         f"({sum(r.case.variant for r in result.runs)} labelled variants of what the agent ran), "
         f"{sum(r.case.repeated_route for r in result.runs)} labelled repeats, {traps} traps; "
         "decided by arm 2 with the thresholds calibrated on the synthetic training split.",
-        f"- Rejected at the input boundary (no decision): {result.rejected}. "
-        "Parser fallbacks: the comparator exposes no count yet.",
+        f"- Rejected at the input boundary (no decision): {result.rejected}. Shell commands (proposed and prior) the"
+        f" shell grammar could not read (compared by tokens): {_summed(result, 'fallback_commands')};"
+        f" compared within bounded work (cut): {_summed(result, 'truncated_commands')}.",
         "",
         "| measure | target | real set | met |",
         "|---|---|---:|---|",

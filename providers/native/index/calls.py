@@ -32,7 +32,7 @@ from contracts.snippets import ELLIPSIS
 from providers.native.index.query import SearchRow
 from providers.native.index.repository import RepositoryBinding, locate_checkout, normalise_path, under
 from providers.native.index.results import message_ref, moment, session_ref
-from providers.native.index.rows import SHELL_TOOL_NAMES
+from contracts.prior_calls import SHELL_TOOL_NAMES
 from providers.native.records import FILE_TOOL_NAMES
 
 _PARSER_CUT: Final = re.compile(r"\n\[… \d+ characters omitted …\]\n")

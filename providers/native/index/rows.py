@@ -17,23 +17,10 @@ from typing import Final, NamedTuple
 from contracts.config import SourceKind
 from providers.native.index.fts import command_key, program_of
 from providers.native.index.repository import RepositoryResolver, normalise_path, url_key
+from contracts.prior_calls import SHELL_TOOL_NAMES
 from providers.native.parsers import ParseOutcome
 from providers.native.records import FILE_TOOL_NAMES, MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
 
-SHELL_TOOL_NAMES: Final[frozenset[str]] = frozenset(
-    {
-        "bash",
-        "shell",
-        "exec_command",
-        "shell_command",
-        "local_shell",
-        "container.exec",
-        "run_shell_command",
-        "execute_command",
-        "run_terminal_cmd",
-    }
-)
-"""Lower-cased tool names whose command text is the command itself (no tool-name prefix)."""
 
 
 @dataclass(frozen=True, slots=True)
