@@ -3,6 +3,7 @@
 from typing import Protocol
 
 from contracts.digests import canonical_json
+from contracts.limits import LimitTally
 from contracts.evidence import EvidenceItem
 from contracts.stage_values import Admission, CappedEvidence, Retrieval
 
@@ -26,22 +27,14 @@ def cap_by_tokens(
     result, limits = retrieval.result, admission.request.limits
     shortened = [_shorten(item, limits.max_snippet_chars) for item in result.items]
     kept: list[EvidenceItem] = []
-    sessions: set[str] = set()
-    total_chars = 0
+    tally = LimitTally(limits)
     tokens = TokenTally(encoder, admission.token_budget)
     for item in shortened:
-        new_sessions = sessions | {item.session_ref}
         text = item_text(item)
-        if (
-            len(kept) + 1 > limits.max_items
-            or len(new_sessions) > limits.max_sessions
-            or total_chars + len(item.snippet) > limits.max_total_chars
-            or not tokens.fits(text)
-        ):
+        if not tally.fits(item.session_ref, len(item.snippet)) or not tokens.fits(text):
             break
         kept.append(item)
-        sessions = new_sessions
-        total_chars += len(item.snippet)
+        tally.take(item.session_ref, len(item.snippet))
         tokens.add(text)
     dropped = len(shortened) - len(kept)
     any_shortened = any(a.snippet != b.snippet for a, b in zip(result.items, shortened))

@@ -25,6 +25,7 @@ from typing import Final
 
 from contracts.base import EvidenceType
 from contracts.config import SourceKind
+from contracts.limits import LimitTally
 from contracts.evidence import EvidenceItem
 from contracts.prior_calls import (
     MAX_CALL_COMMAND_CHARS,
@@ -93,25 +94,20 @@ def select_items(
              cut or hit.text_chars > len(hit.text or ""))
         )  # fmt: skip
     items: list[EvidenceItem] = []
-    sessions: set[str] = set()
+    tally = LimitTally(limits)
     seen: set[str] = set()
-    total = omitted = 0
+    omitted = 0
     truncated = calls_capped
     for session_ref, message_ref, evidence_type, snippet, timestamp, cut in candidates:
         if message_ref is not None and message_ref in seen:
             continue
         if len(snippet) > limits.max_snippet_chars:
             snippet, cut = snippet[: limits.max_snippet_chars - 1] + ELLIPSIS, True
-        new_session = session_ref not in sessions
-        if len(items) >= limits.max_items or (new_session and len(sessions) >= limits.max_sessions):
-            omitted += 1
-            continue
-        if total + len(snippet) > limits.max_total_chars:
+        if not tally.fits(session_ref, len(snippet)):
             omitted += 1
             continue
         truncated = truncated or cut
-        total += len(snippet)
-        sessions.add(session_ref)
+        tally.take(session_ref, len(snippet))
         if message_ref is not None:
             seen.add(message_ref)
         items.append(

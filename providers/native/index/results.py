@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from contracts.limits import LimitTally
 from contracts.evidence import EvidenceItem, RequestLimits
 from contracts.snippets import outcome_line
 from providers.native.index.excerpts import call_snippet, text_snippet
@@ -66,13 +67,12 @@ def select_items(
     """Items for `rows` within `limits`; `unfetched` counts matches the query did not fetch, and
     `bounded` says that count is a lower bound (more may have matched)."""
     items: list[EvidenceItem] = []
-    sessions: set[tuple[str, str]] = set()
-    omitted, truncated, total_chars = unfetched, False, 0
+    tally = LimitTally(limits)
+    omitted, truncated = unfetched, False
     for row in distinct_rows(rows):
         session = (row.source, row.session_id)
-        budget = min(limits.max_snippet_chars, limits.max_total_chars - total_chars)
-        full = len(items) >= limits.max_items or budget < min(MIN_ITEM_CHARS, limits.max_snippet_chars)
-        if full or (session not in sessions and len(sessions) >= limits.max_sessions):
+        budget = tally.room(session)
+        if budget < min(MIN_ITEM_CHARS, limits.max_snippet_chars):
             omitted += 1
             continue
         snippet, cut = snippet_for(row, needles, budget)
@@ -80,8 +80,7 @@ def select_items(
             omitted += 1
             continue
         truncated = truncated or cut
-        total_chars += len(snippet)
-        sessions.add(session)
+        tally.take(session, len(snippet))
         items.append(_item(row, snippet))
     return Selection(tuple(items), truncated or bounded or omitted > 0, omitted)
 
