@@ -53,8 +53,10 @@ def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> Built
     params: dict[str, object] = {"ids": json.dumps(list(session_rows))}
     where = scope_clauses(scope, None, params)
     sql = (
-        f"SELECT s.id FROM json_each(:ids) AS m\nJOIN {quote_identifier('sessions')} AS s ON s.id = m.value\n"
-        f"JOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
+        # CROSS JOIN keeps the ids the outer loop: the scope (its sole-owner probe too) is tested for
+        # these sessions only, not for every session of the agent's sources.
+        f"SELECT s.id FROM json_each(:ids) AS m\nCROSS JOIN {quote_identifier('sessions')} AS s ON s.id = m.value\n"
+        f"CROSS JOIN {quote_identifier('files')} AS f ON f.id = s.file_id\nWHERE {where}"
     )
     return BuiltQuery(sql, params)
 

@@ -51,6 +51,7 @@ from providers.native.index.fts import (
 from providers.native.index.lanes import call_lane, change_lane
 from providers.native.index.scoped_sql import (
     JOINS,
+    SESSION_FILES,
     TEXT,
     BuiltQuery,
     Candidate,
@@ -123,6 +124,9 @@ class SearchRow:
     command: str
     body: str
     detail: str
+    session_files: tuple[str, ...]
+    """Every file the index holds this row's session from (its own file among them), for the
+    re-check that the session is the agent's alone (`scoped_sql.elsewhere_sql`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,11 +282,15 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
     if not ids:
         return {}
     sql = (
-        f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail FROM json_each(:ids) AS m\n"
+        f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail, (SELECT json_group_array(twin_file.path)"
+        f" {SESSION_FILES}) FROM json_each(:ids) AS m\n"
         f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
         f"JOIN {TEXT} AS t ON t.rowid = e.id"
     )
-    rows = (SearchRow(*values) for values in connection.execute(sql, {"ids": json.dumps(list(ids))}))
+    rows = (
+        SearchRow(*values, tuple(json.loads(paths)))
+        for *values, paths in connection.execute(sql, {"ids": json.dumps(list(ids))})
+    )
     return {row.entry_id: row for row in rows}
 
 

@@ -175,6 +175,14 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX call_details_time ON call_details (observed_epoch)",
         ),
     ),
+    Migration(
+        "0006_session_ids",
+        (
+            # Every scoped statement asks whether a candidate's session is also held from a file
+            # outside the agent's roots (`scoped_sql.elsewhere_sql`): one probe per session.
+            "CREATE INDEX sessions_session_id ON sessions (source, session_id)",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -2,7 +2,10 @@
 
 Agent: the enablement binds its agent to source kinds and their roots (its `source_roots`, else
 each agent's standard folder under the home directory), so a row counts only when its file is of
-one of those sources and lies under that source's root. Repository: see `repository.py`.
+one of those sources and lies under that source's root, and when its session (the same source and
+session id) is held from no file outside those roots: a session copied between two agents' folders
+is neither's, since nothing in the copy says whose it is (`scoped_sql.py`). Repository: see
+`repository.py`.
 Project: the enablement itself is per project; the index holds no project of its own.
 """
 
@@ -38,12 +41,18 @@ def scope_filter(roots: dict[SourceKind, list[Path]], binding: RepositoryBinding
 
 def row_in_scope(row: SearchRow, scope: ScopeFilter, binding: RepositoryBinding) -> bool:
     """The Python twin of the SQL scope: a row outside it means the query or the index is wrong."""
-    agent = any(row.source == source and under(row.file_path, root) and row.file_path != root
-                for source, root in scope.source_roots)  # fmt: skip
-    return agent and binds(
+    agents = row.file_path in row.session_files and all(
+        _agents_file(row.source, path, scope) for path in row.session_files
+    )
+    return agents and binds(
         binding,
         cwd=row.cwd,
         checkout_root=row.checkout_root,
         identity=row.repository_identity,
         url=row.repository_url_key,
     )
+
+
+def _agents_file(source: str, path: str, scope: ScopeFilter) -> bool:
+    """`path` is a file under one of the agent's roots for `source`."""
+    return any(source == kind and under(path, root) and path != root for kind, root in scope.source_roots)

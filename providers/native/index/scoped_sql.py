@@ -1,9 +1,18 @@
 """The SQL pieces every scoped statement shares: the scope as predicates, bound parameters, candidates.
 
 Scope is part of every statement, never a filter applied afterwards: a row is a candidate only
-when its file lies under one of the agent's (source, root) pairs and its session is bound to the
-repository (see `repository.py`). Every value is a bound parameter; the only text spliced into the
-SQL is fixed SQL and parameter names the builder makes itself.
+when its file lies under one of the agent's (source, root) pairs, its session is bound to the
+repository (see `repository.py`), and its session is the agent's alone. Every value is a bound
+parameter; the only text spliced into the SQL is fixed SQL and parameter names the builder makes
+itself.
+
+The agent's alone: a session (the same source and session id) that the index also holds from a
+file outside every one of the enablement's (source, root) pairs is excluded, whichever copy is
+the original. A session id is a random UUID, so the same one in another agent's folder means a
+file was copied from one agent's folder into the other's, and nothing in the copy says whose it
+is: fail closed. Files of one session under the agent's own roots (a resumed session, a subagent's
+file) do not count against it. A copy is seen only when the other folder is indexed too (an
+enablement of that agent on this machine refreshed it, or `index refresh --root` read it).
 """
 
 import json
@@ -21,6 +30,12 @@ JOINS: Final = (
     f"JOIN {quote_identifier('files')} AS f ON f.id = e.file_id"
 )
 """An entry's (`e`) session (`s`) and file (`f`), which the scope predicates read."""
+SESSION_FILES: Final = (
+    f"FROM {quote_identifier('sessions')} AS twin"
+    f" JOIN {quote_identifier('files')} AS twin_file ON twin_file.id = twin.file_id"
+    " WHERE twin.source = s.source AND twin.session_id = s.session_id"
+)
+"""Every file (`twin_file`) the index holds the session `s` from (one probe of `sessions_session_id`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +99,30 @@ def candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[Candid
 
 
 def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object]) -> str:
-    """The evidence-type (unless None), agent and repository predicates (ANDed), adding their parameters."""
+    """The evidence-type (unless None), agent, repository and sole-owner predicates (ANDed), adding
+    their parameters; they read the session `s` and its file `f`."""
+    clauses = [] if evidence_types is None else [
+        f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
+    ]
+    # The sole-owner probe last, after the cheaper predicates.
+    clauses += [agent_sql("f", scope, params), repository_sql(scope.binding, params), f"NOT {elsewhere_sql(scope, params)}"]
+    return "\n  AND ".join(clauses)
+
+
+def agent_sql(file: str, scope: ScopeFilter, params: dict[str, object]) -> str:
+    """The file `file` is of one of the agent's sources and lies under that source's root."""
     agent = [
-        f"(f.source = :source_{i} AND substr(f.path, 1, length(:source_root_{i})) = :source_root_{i})"
+        f"({file}.source = :source_{i} AND substr({file}.path, 1, length(:source_root_{i})) = :source_root_{i})"
         for i in range(len(scope.source_roots))
     ]
     for i, (source, root) in enumerate(scope.source_roots):
         params[f"source_{i}"], params[f"source_root_{i}"] = source, _prefix(root)
-    clauses = [] if evidence_types is None else [
-        f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
-    ]
-    clauses += [
-        "(" + " OR ".join(agent) + ")" if agent else "0",
-        repository_sql(scope.binding, params),
-    ]
-    return "\n  AND ".join(clauses)
+    return "(" + " OR ".join(agent) + ")" if agent else "0"
+
+
+def elsewhere_sql(scope: ScopeFilter, params: dict[str, object]) -> str:
+    """The session `s` is also held from a file outside the agent's roots (`f` is its own file)."""
+    return f"EXISTS (SELECT 1 {SESSION_FILES} AND twin_file.id != f.id AND NOT {agent_sql('twin_file', scope, params)})"
 
 
 def _placeholders(name: str, values: Sequence[str], params: dict[str, object]) -> str:

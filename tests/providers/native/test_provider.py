@@ -129,7 +129,7 @@ def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, mon
     index_dir, root_a, _ = mixed
     stray = SearchRow(
         1, "tool_call", "u", "prior_failure", "Bash", 1, 1, None, "claude", "x", "/work/beta", None, None, None,
-        None, str(root_a / "-work-beta" / "x.jsonl"), "pytest", "text", "",
+        None, str(root_a / "-work-beta" / "x.jsonl"), "pytest", "text", "", (str(root_a / "-work-beta" / "x.jsonl"),),
     )  # fmt: skip
     lanes = {name: [stray] if lane == name else [] for name in ("rows", "calls", "changes")}
     found = SearchResult(**lanes, matched=1, bounded=False)
