@@ -279,7 +279,7 @@ def _refresh_unit(
             outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
             start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
-        digest = prefix_digest(unit.path, outcome.end_offset, verified) if outcome.resumable else None
+        digest = _cursor_digest(unit, outcome, start, verified)
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
         _record_failure(connection, unit, known, signature, type(error).__name__)
         tally.failed += 1
@@ -314,6 +314,17 @@ def _resume_point(
     return offset, resume, verified
 
 
+def _cursor_digest(unit: Unit, outcome: ParseOutcome, start: int, verified: PrefixDigest | None) -> str | None:
+    """The prefix digest stored with a resumable file's cursor: the one the parse hashed while reading
+    from 0, else `verified` continued over the appended bytes."""
+    if not outcome.resumable:
+        return None
+    if not start and outcome.prefix_sha256 is not None:
+        return outcome.prefix_sha256
+    digest = prefix_digest(unit.path, outcome.end_offset, verified)
+    return None if digest is None else digest.text
+
+
 def _identity_changed(resume: object, outcome: ParseOutcome) -> bool:
     """A resumed parse that files its records under another session id must re-read the whole file."""
     before = getattr(getattr(resume, "session", None), "session_id", None)
@@ -327,7 +338,7 @@ def _store_cursor(
     known: sqlite3.Row | None,
     signature: FileSignature,
     outcome: ParseOutcome,
-    digest: PrefixDigest | None,
+    digest: str | None,
     *,
     appended: bool,
 ) -> int:
@@ -339,7 +350,7 @@ def _store_cursor(
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
         "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
-        "prefix_digest": None if digest is None else digest.text, "resumable": int(outcome.resumable),
+        "prefix_digest": digest, "resumable": int(outcome.resumable),
         "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
         "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
         "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),
