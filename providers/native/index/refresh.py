@@ -33,6 +33,7 @@ from providers.native.index.cursor import (
     has_damaged_files,
     prefix_digest,
 )
+from providers.native.index.deferred_indexes import defer_indexes, is_first_build, restore_indexes
 from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
@@ -126,6 +127,7 @@ def refresh_locked(
     """
     started = time.monotonic()
     with index_errors():
+        restore_indexes(connection)  # a first build that died midway left them out
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
         tally = _Tally()
@@ -142,6 +144,8 @@ def refresh_locked(
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
         jobs = _new_units(scanned, known)
+        if jobs and is_first_build(connection):
+            defer_indexes(connection)
         with ParsedAhead(jobs, worker_count(jobs)) as ahead:
             for done, unit in enumerate(scanned.units, start=1):
                 if budget_s is not None and time.monotonic() - started > budget_s:
@@ -150,6 +154,7 @@ def refresh_locked(
                 _refresh_unit(connection, writer, unit, known.get(unit.path), tally, ahead)
                 if progress is not None:
                     progress(done, total)
+        restore_indexes(connection)
         listed = set(scanned.listed)
         for path, row in known.items():
             if path not in seen and (row.source, row.root) in listed:
