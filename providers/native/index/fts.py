@@ -8,6 +8,7 @@ never tokens, so each becomes a space: the tokens on either side still match, as
 the indexed text. The whole query is then bound as one SQL parameter.
 """
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -23,6 +24,8 @@ PATH_TAIL_PARTS: Final = 3
 MAX_CALL_SUBJECTS: Final = 8
 """Subject words of one command kept for its call lane (longest first)."""
 _SEGMENT_BREAK: Final = re.compile(r"&&|\|\||[;|\n()]")
+_ASCII_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
+"""unicode61's tokens in ASCII text: its letters and digits are the only ASCII token characters."""
 _PROGRAM: Final = re.compile(r"^[a-z0-9_.][a-z0-9_.+-]*$")
 _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_PROGRAMS: Final = frozenset({"cd", "source", ".", "export", "sudo", "env", "time", "nohup", "exec"})
@@ -104,8 +107,18 @@ def has_token(text: str) -> bool:
     return any(unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co" for ch in text)
 
 
-def token_words(text: str) -> list[str]:
-    """The lower-cased tokens unicode61 would make of `text` (letters and digits; all else separates)."""
+def token_words(text: str, limit: int | None = None) -> list[str]:
+    """The lower-cased tokens unicode61 would make of `text` (letters and digits; all else separates),
+    the first `limit` of them when given. ASCII text (nearly every command) takes one regex pass."""
+    if text.isascii():
+        if limit is None:
+            return [token.lower() for token in _ASCII_TOKEN.findall(text)]
+        return [match.group().lower() for match in itertools.islice(_ASCII_TOKEN.finditer(text), limit)]
+    return _unicode_token_words(text, limit)
+
+
+def _unicode_token_words(text: str, limit: int | None) -> list[str]:
+    """`token_words` character by character, by Unicode category (L*, N* and Co are token characters)."""
     tokens, current = [], []
     for ch in text.casefold():
         if unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "Co":
@@ -113,6 +126,8 @@ def token_words(text: str) -> list[str]:
         elif current:
             tokens.append("".join(current))
             current = []
+            if len(tokens) == limit:
+                return tokens
     if current:
         tokens.append("".join(current))
     return tokens
@@ -159,4 +174,4 @@ def program_of(command: str) -> str | None:
 def command_key(command: str) -> str | None:
     """A command's first `MAX_PHRASE_TOKENS` tokens, space-joined: the same for a byte-for-byte
     repeat and for one that differs only in spacing, quoting or case. None without a token."""
-    return " ".join(token_words(command)[:MAX_PHRASE_TOKENS]) or None
+    return " ".join(token_words(command, MAX_PHRASE_TOKENS)) or None

@@ -33,6 +33,7 @@ from providers.native.index.cursor import (
     has_damaged_files,
     prefix_digest,
 )
+from providers.native.index.deferred_indexes import defer_indexes, is_first_build, restore_indexes
 from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
@@ -126,6 +127,7 @@ def refresh_locked(
     """
     started = time.monotonic()
     with index_errors():
+        restore_indexes(connection)  # a first build that died midway left them out
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
         tally = _Tally()
@@ -142,6 +144,8 @@ def refresh_locked(
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
         jobs = _new_units(scanned, known)
+        if jobs and is_first_build(connection):
+            defer_indexes(connection)
         with ParsedAhead(jobs, worker_count(jobs)) as ahead:
             for done, unit in enumerate(scanned.units, start=1):
                 if budget_s is not None and time.monotonic() - started > budget_s:
@@ -150,6 +154,7 @@ def refresh_locked(
                 _refresh_unit(connection, writer, unit, known.get(unit.path), tally, ahead)
                 if progress is not None:
                     progress(done, total)
+        restore_indexes(connection)
         listed = set(scanned.listed)
         for path, row in known.items():
             if path not in seen and (row.source, row.root) in listed:
@@ -279,7 +284,7 @@ def _refresh_unit(
             outcome = parse_session_file(Path(unit.path), unit.source, start_offset=start, resume=resume)
         if start and _identity_changed(resume, outcome):
             start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
-        digest = prefix_digest(unit.path, outcome.end_offset, verified) if outcome.resumable else None
+        digest = _cursor_digest(unit, outcome, start, verified)
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
         _record_failure(connection, unit, known, signature, type(error).__name__)
         tally.failed += 1
@@ -314,6 +319,17 @@ def _resume_point(
     return offset, resume, verified
 
 
+def _cursor_digest(unit: Unit, outcome: ParseOutcome, start: int, verified: PrefixDigest | None) -> str | None:
+    """The prefix digest stored with a resumable file's cursor: the one the parse hashed while reading
+    from 0, else `verified` continued over the appended bytes."""
+    if not outcome.resumable:
+        return None
+    if not start and outcome.prefix_sha256 is not None:
+        return outcome.prefix_sha256
+    digest = prefix_digest(unit.path, outcome.end_offset, verified)
+    return None if digest is None else digest.text
+
+
 def _identity_changed(resume: object, outcome: ParseOutcome) -> bool:
     """A resumed parse that files its records under another session id must re-read the whole file."""
     before = getattr(getattr(resume, "session", None), "session_id", None)
@@ -327,7 +343,7 @@ def _store_cursor(
     known: sqlite3.Row | None,
     signature: FileSignature,
     outcome: ParseOutcome,
-    digest: PrefixDigest | None,
+    digest: str | None,
     *,
     appended: bool,
 ) -> int:
@@ -339,7 +355,7 @@ def _store_cursor(
         "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
         "device": signature.device, "inode": signature.inode, "size": signature.size,
         "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
-        "prefix_digest": None if digest is None else digest.text, "resumable": int(outcome.resumable),
+        "prefix_digest": digest, "resumable": int(outcome.resumable),
         "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
         "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
         "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),

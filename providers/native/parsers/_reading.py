@@ -9,6 +9,7 @@ so every line is decided and counted exactly as `json.loads` decides it (a test 
 corpus both ways and compares every index row).
 """
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -36,21 +37,34 @@ class JsonLines:
 
     `end_offset` advances past every complete line read (parsed or skipped), never past a
     half-written last line, so a later parse from `end_offset` reads that line again once it ends.
+    Read from offset 0, the lines are hashed as they are read (`prefix_sha256`), so the cursor's
+    prefix digest needs no second read of the file.
     """
 
     def __init__(self, path: Path, *, start_offset: int, skipped: Counter[str]) -> None:
         self.path = path
         self.end_offset = start_offset
         self._skipped = skipped
+        self._hasher = hashlib.sha256() if start_offset == 0 else None
+
+    @property
+    def prefix_sha256(self) -> str | None:
+        """The sha256 of the bytes `[0, end_offset)`, exactly the lines read; None when read from past 0."""
+        return None if self._hasher is None else self._hasher.hexdigest()
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        hasher = self._hasher
         with open(self.path, "rb") as lines:
             lines.seek(self.end_offset)
             for length, raw in complete_lines(lines, self._skipped):
                 offset = self.end_offset
                 self.end_offset += length
                 if raw is None:
+                    if hasher is not None:
+                        _hash_range(self.path, offset, length, hasher)
                     continue
+                if hasher is not None:
+                    hasher.update(raw)
                 if len(raw) < LARGE_LINE:
                     parsed = parse_line(raw, self._skipped)
                 else:
@@ -61,6 +75,19 @@ class JsonLines:
                     del text
                 if parsed is not None:
                     yield offset, parsed
+
+
+def _hash_range(path: Path, offset: int, length: int, hasher: Any) -> None:
+    """Feed `length` bytes of the file from `offset` to `hasher` (a line too long to have been held),
+    a chunk at a time."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        while length > 0:
+            chunk = handle.read(min(_LINE_CHUNK, length))
+            if not chunk:
+                raise OSError("the file shrank while it was read")
+            hasher.update(chunk)
+            length -= len(chunk)
 
 
 class ZstdJsonLines:

@@ -35,7 +35,7 @@ def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | Non
         transcript.take(record)
     transcript.settle_title()
     open_uids = (transcript.last_assistant_uid,) if transcript.last_assistant_uid else ()
-    return sink.outcome(end_offset=lines.end_offset, resumable=True, open_message_uids=open_uids)
+    return sink.outcome(end_offset=lines.end_offset, resumable=True, prefix_sha256=lines.prefix_sha256, open_message_uids=open_uids)
 
 
 class _Transcript:

@@ -58,6 +58,7 @@ def parse_codex(path: Path, *, start_offset: int = 0, resume: ResumeState | None
     return sink.outcome(
         end_offset=lines.end_offset,
         resumable=True,
+        prefix_sha256=lines.prefix_sha256,
         process_calls=tuple(rollout.process_calls.items()),
         stdin_calls=tuple(rollout.stdin_calls.items()),
         unpaired_messages=tuple(rollout.unpaired)[-UNPAIRED_KEPT:],

@@ -66,7 +66,8 @@ def parse_dsh(path: Path, *, start_offset: int = 0, resume: ResumeState | None =
             _HANDLERS[kind](sink, data, timestamp, offset)
         elif kind not in _IGNORED_EVENTS:
             sink.skipped["unknown_type"] += 1
-    return sink.outcome(end_offset=lines.end_offset, resumable=not compressed)
+    prefix = lines.prefix_sha256 if isinstance(lines, JsonLines) else None
+    return sink.outcome(end_offset=lines.end_offset, resumable=not compressed, prefix_sha256=prefix)
 
 
 def _header(sink: RecordSink, header: dict[str, Any]) -> int:

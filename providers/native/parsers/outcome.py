@@ -96,6 +96,9 @@ class ParseOutcome:
     """e.g. `pi-v1`, `pi-v3`, `dsh-v0`, `kimi-wire-1.1`, `kimi-cli-1.4`, `codex-0.125.0`."""
     skipped_records: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     resume: ResumeState = field(default_factory=ResumeState)
+    prefix_sha256: str | None = None
+    """The sha256 of the bytes `[0, end_offset)`, hashed while they were parsed; None after a parse
+    that started past 0 (or one that reads no single file)."""
 
     @property
     def skipped_total(self) -> int:

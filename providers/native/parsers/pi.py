@@ -53,7 +53,7 @@ def parse_pi(path: Path, *, start_offset: int = 0, resume: ResumeState | None = 
             sink.skipped["missing_fields"] += 1
         elif kind not in _IGNORED_ENTRIES:
             sink.skipped["unknown_type"] += 1
-    return sink.outcome(end_offset=lines.end_offset, resumable=True)
+    return sink.outcome(end_offset=lines.end_offset, resumable=True, prefix_sha256=lines.prefix_sha256)
 
 
 def _header(sink: RecordSink, entry: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """The one FTS5 escaping function, the query it builds, and literal matching of hostile terms."""
 
+import sqlite3
 import time
 
 import pytest
@@ -12,8 +13,10 @@ from providers.native.index.fts import (
     path_tail,
     query_phrases,
     quote_fts_string,
+    _unicode_token_words,
     token_words,
 )
+from providers.native.index.schema import FTS_TOKENIZER
 from providers.native.index.query import ScopeFilter, fetch_rows, plan_search, ranked_sql, search
 from providers.native.index.store import atomic
 
@@ -88,6 +91,29 @@ def test_is_weak_word(word, weak):
 
 def test_token_words_split_like_unicode61():
     assert token_words("Tests/Test_Auth.py -x") == ["tests", "test", "auth", "py", "x"]
+
+
+def test_ascii_token_words_agree_with_the_sqlite_tokenizer_on_every_ascii_character():
+    connection = sqlite3.connect(":memory:")
+    connection.execute(f"CREATE VIRTUAL TABLE t USING fts5 (c, tokenize = '{FTS_TOKENIZER}')")
+    connection.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'row')")
+    text = "".join(f"a{chr(code)}b{chr(code)}" for code in range(128))
+    connection.execute("INSERT INTO t (c) VALUES (?)", (text,))
+    vocabulary = {term for (term,) in connection.execute("SELECT term FROM v")}
+    assert set(token_words(text)) == vocabulary
+    assert token_words(text) == _unicode_token_words(text, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["git commit -m 'Fix ß straße'", "ÉCOLE/Test_Ünï.py -x 2>&1", "pytest tests/test_auth.py -x", "", "--", "日本語 テスト a1"],
+)
+@pytest.mark.parametrize("limit", [None, 1, 2, 16])
+def test_token_words_ascii_path_equals_the_unicode_path(text, limit):
+    assert token_words(text, limit) == _unicode_token_words(text, None)[:limit]
+    assert token_words(text.encode("ascii", "ignore").decode(), limit) == _unicode_token_words(
+        text.encode("ascii", "ignore").decode(), limit
+    )
 
 
 HOSTILE_TERMS = [

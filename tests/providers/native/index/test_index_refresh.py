@@ -1,5 +1,6 @@
 """Incremental refresh: only what changed is read, and the index ends up as a full rebuild would."""
 
+import hashlib
 import json
 import os
 import threading
@@ -125,6 +126,24 @@ def test_refresh_index_grown_file_with_changed_earlier_bytes_is_reread(fresh_ind
     report = refresh_locked(fresh_index, _roots(tmp_path))
     assert report.files_reread == 1
     assert _texts(fresh_index) == ["appended", "omega"] == _rebuilt(tmp_path)
+
+
+def test_prefix_digest_hashed_while_reading_covers_every_byte_before_the_cursor(
+    fresh_index, transcript, tmp_path, monkeypatch
+):
+    monkeypatch.setattr("providers.native.parsers._reading.MAX_RECORD_BYTES", 4096)
+    monkeypatch.setattr("providers.native.parsers._reading._LINE_CHUNK", 1000)
+    path = transcript().user("before").user("x" * 10_000).user("after").write()
+    with open(path, "ab") as handle:
+        handle.write(b'{"type": "user", "half-written')
+    refresh_locked(fresh_index, _roots(tmp_path))
+    end_offset, digest, reasons = fresh_index.execute(
+        "SELECT end_offset, prefix_digest, skipped_by_reason FROM files"
+    ).fetchone()
+    data = path.read_bytes()
+    assert "oversize_record=1" in reasons
+    assert end_offset == data.rindex(b"\n") + 1
+    assert digest == hashlib.sha256(data[:end_offset]).hexdigest()
 
 
 def test_refresh_index_deleted_file_loses_its_rows(fresh_index, transcript, tmp_path):

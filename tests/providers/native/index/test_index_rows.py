@@ -1,5 +1,8 @@
 """`call_details` and `call_sessions` follow the tool calls they describe: written, appended, re-read, deleted."""
 
+import pytest
+
+from providers.native.index.deferred_indexes import DEFERRED_KEY
 from providers.native.index.refresh import refresh_locked
 
 
@@ -41,3 +44,43 @@ def test_call_details_follow_appends_rereads_and_deletes(fresh_index, tmp_path, 
     refresh_locked(fresh_index, roots)
     assert _counts(fresh_index) == (0, 0, 0, 0)
     assert fresh_index.execute("SELECT count(*) FROM call_sessions").fetchone() == (0,)
+
+
+def _call_indexes(connection) -> list[tuple[str, str]]:
+    return connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('call_details', 'call_sessions')"
+        " AND sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+
+
+def test_a_first_build_makes_the_call_indexes_it_deferred(fresh_index, tmp_path, transcript):
+    migrated = _call_indexes(fresh_index)
+    assert len(migrated) == 4
+    transcript("s1", "/work/alpha").bash("make test", "ok").bash("make lint", "ok").write()
+    refresh_locked(fresh_index, {"claude": [tmp_path / "claude"]})
+    assert _call_indexes(fresh_index) == migrated
+    assert fresh_index.execute("SELECT count(*) FROM meta WHERE key = ?", (DEFERRED_KEY,)).fetchone() == (0,)
+    plan = fresh_index.execute(
+        "EXPLAIN QUERY PLAN SELECT entry_id FROM call_details WHERE command_key = 'make test' ORDER BY session_row"
+    ).fetchall()
+    assert "call_details_command" in str(plan)
+
+
+def test_a_first_build_that_died_midway_has_its_call_indexes_made_by_the_next_refresh(
+    fresh_index, tmp_path, transcript, monkeypatch
+):
+    migrated = _call_indexes(fresh_index)
+    transcript("s1", "/work/alpha").bash("make test", "ok").write()
+    roots = {"claude": [tmp_path / "claude"]}
+
+    def dies(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr("providers.native.index.refresh._refresh_unit", dies)
+        with pytest.raises(KeyboardInterrupt):
+            refresh_locked(fresh_index, roots)
+    assert _call_indexes(fresh_index) == []
+    refresh_locked(fresh_index, roots)
+    assert _call_indexes(fresh_index) == migrated
+    assert _counts(fresh_index) == (1, 1, 0, 0)
