@@ -63,7 +63,7 @@ class NativeHistories:
     @classmethod
     def write(cls, workdir: Path, cases: tuple[QualificationCase, ...]) -> "NativeHistories":
         """Write every case's sessions and build the indexes as each case's freshness needs."""
-        _claim(workdir)
+        claim_workdir(workdir)
         histories = cls(workdir, {}, {}, {})
         shared_home, shared_index = workdir / "fresh" / "home", workdir / "fresh" / "index"
         for case in cases:
@@ -115,18 +115,18 @@ class NativeHistories:
         return admitted, _FullHistory(admitted, own), policy
 
 
-def _claim(workdir: Path) -> None:
+def claim_workdir(workdir: Path, *, marker_name: str = MARKER, holds: str = "synthetic qualification histories") -> None:
     """Start from an empty work folder: left-over sessions would make a stale case fresh.
 
-    Only a folder this backend created (it holds the marker file) is ever emptied.
+    Only a folder qualify created (it holds the marker file) is ever emptied.
     """
-    marker = workdir / MARKER
+    marker = workdir / marker_name
     if workdir.exists() and any(workdir.iterdir()):
         if not marker.is_file():
-            raise InvalidInput("the qualification workdir is not empty and was not created by qualify")
+            raise InvalidInput(f"the workdir for {holds} is not empty and was not created by qualify")
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    marker.write_text("synthetic qualification histories; safe to delete\n", encoding="utf-8")
+    marker.write_text(f"{holds}; safe to delete\n", encoding="utf-8")
 
 
 def _all_roots(home: Path) -> dict:

@@ -10,7 +10,6 @@ training split: nothing here is ever calibrated on the real cases.
 """
 
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Final
 
 from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.errors import InvalidInput
 from contracts.thresholds import RouteThresholds
 from fixtures.qualification import QualificationCase
 from fixtures.real_cases import (
@@ -34,6 +32,7 @@ from fixtures.real_cases import (
 )
 from obelisk_session_evidence.qualify.arms import ArmRun, run_admitted_retrieval
 from obelisk_session_evidence.qualify.metrics import Detection, detection
+from obelisk_session_evidence.qualify.native import claim_workdir
 from providers.native.index.refresh import refresh_index
 from providers.native.index.store import index_file
 from providers.native.parsers.discovery import default_roots
@@ -107,7 +106,7 @@ def run_real_arm(
     cases: Sequence[RealCase], *, encoder: TokenEncoder, thresholds: RouteThresholds, workdir: Path
 ) -> RealSetResult:
     """Lay out every case's history, index it, and decide each Replan with `thresholds`."""
-    _claim(workdir)
+    claim_workdir(workdir, marker_name=MARKER, holds="real-transcript qualification histories (copies)")
     runs = []
     for case in cases:
         qualification = as_qualification_case(case)
@@ -218,17 +217,6 @@ def _write(home: Path, group: RepositoryGroup, entry: SessionFile, content: byte
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(content)
     return target
-
-
-def _claim(workdir: Path) -> None:
-    """Start empty; only a folder this arm created (it holds the marker) is ever emptied."""
-    marker = workdir / MARKER
-    if workdir.exists() and any(workdir.iterdir()):
-        if not marker.is_file():
-            raise InvalidInput("the real-set workdir is not empty and was not created by qualify")
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    marker.write_text("real-transcript qualification histories (copies); safe to delete\n", encoding="utf-8")
 
 
 def render_real_section(result: RealSetResult) -> list[str]:
