@@ -49,11 +49,16 @@ def decide(
     paths: StatePaths,
     provider_factory: ProviderFactory | None = None,
     provider_kind: ProviderKind | None = None,
+    policy: AdmissionPolicy | None = None,
     call: StageCall = call_directly,
 ) -> PipelineRun:
     """Decide one situation under the owner's policy; `call` runs each stage (directly, or as a
-    Prefect task). A failing stage raises `StageFailed`; a provider fault is a typed empty result."""
-    policy = load_policy(paths)
+    Prefect task). A failing stage raises `StageFailed`; a provider fault is a typed empty result.
+
+    `policy` is read from `config.json` when not given; a caller that decides many situations
+    under one configuration (a batch, whose idempotency keys name that configuration) reads it
+    once and passes it."""
+    policy = policy or load_policy(paths)
     factory = provider_factory_for(paths, provider_factory)
     dependencies = PipelineDependencies(
         policy=policy,

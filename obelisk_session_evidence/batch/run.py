@@ -19,6 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -217,6 +218,8 @@ class BatchContext:
     paths: StatePaths
     manifest: BatchManifest
     provider_factory: ProviderFactory
+    policy: AdmissionPolicy
+    """Read once: every item is decided under the configuration the plan keyed it with."""
     _local: threading.local = field(default_factory=threading.local)
 
     @property
@@ -247,22 +250,22 @@ def _prepare_shared_state(paths: StatePaths) -> None:
     load_ranks(tokenizer_cache(paths))
 
 
-_CONTEXTS: dict[tuple[BatchRef, ProviderFactory | None], BatchContext] = {}
-
-
 def batch_context(batch: BatchRef, provider_factory: ProviderFactory | None = None) -> BatchContext:
     """The context for this batch in this process (a Dask worker builds its own once)."""
     with _CONTEXT_LOCK:
-        key = (batch, provider_factory)
-        if key not in _CONTEXTS:
-            paths = batch.paths
-            _prepare_shared_state(paths)
-            _CONTEXTS[key] = BatchContext(
-                paths=paths,
-                manifest=load_manifest(paths, batch.manifest_ref),
-                provider_factory=provider_factory_for(paths, provider_factory),
-            )
-        return _CONTEXTS[key]
+        return _context_for(batch, provider_factory)
+
+
+@lru_cache(maxsize=8)
+def _context_for(batch: BatchRef, provider_factory: ProviderFactory | None) -> BatchContext:
+    paths = batch.paths
+    _prepare_shared_state(paths)
+    return BatchContext(
+        paths=paths,
+        manifest=load_manifest(paths, batch.manifest_ref),
+        provider_factory=provider_factory_for(paths, provider_factory),
+        policy=load_policy(paths),
+    )
 
 
 def decide_item(
@@ -282,6 +285,7 @@ def decide_item(
             paths=context.paths,
             provider_factory=context.cached_provider,
             provider_kind=context.manifest.provider_kind,
+            policy=context.policy,
         ).decision
     except StageFailed as error:
         failure = (error.cause or error.reason_code, error.stage)
