@@ -95,20 +95,17 @@ def install(revision: str = REVISION) -> None:
     use_provider_factory(factory(revision))
 
 
-def enable_fixture_scope(paths: StatePaths) -> None:
-    """Enable the fixture agent, project and repository (native provider, all triggers)."""
-    config = EnablementConfig(
-        enablements=[
-            Enablement(
-                surface="replan-history",
-                agent_id=FIXTURE_AGENT,
-                project_id=FIXTURE_PROJECT,
-                repository_id=FIXTURE_REPOSITORY,
-                provider="native",
-                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
-            )
-        ]
+def enable_fixture_scope(paths: StatePaths, **settings: Any) -> None:
+    """Enable the fixture agent, project and repository (native provider and all triggers unless
+    `settings` say otherwise)."""
+    enablement = Enablement(
+        surface="replan-history",
+        agent_id=FIXTURE_AGENT,
+        project_id=FIXTURE_PROJECT,
+        repository_id=FIXTURE_REPOSITORY,
+        **{"provider": "native", "enabled_at": datetime(2026, 11, 29, tzinfo=timezone.utc), **settings},
     )
+    config = EnablementConfig(enablements=[enablement])
     write_private(paths.config_file, config.model_dump_json().encode())
 
 

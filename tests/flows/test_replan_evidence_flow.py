@@ -14,6 +14,7 @@ from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import write_private
+from tests.batch import standin
 from tests.privacy import (
     canary_places_in_database,
     canary_places_in_files,
@@ -36,23 +37,6 @@ def _canary_situation() -> bytes:
     return json.dumps(document).encode()
 
 
-def _enable(provider: str) -> None:
-    config = EnablementConfig(
-        enablements=[
-            Enablement(
-                surface="replan-history",
-                agent_id=FIXTURE_AGENT,
-                project_id=FIXTURE_PROJECT,
-                repository_id=FIXTURE_REPOSITORY,
-                provider=provider,
-                obelisk_bin="/nonexistent/obelisk",
-                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
-            )
-        ]
-    )
-    write_private(state_paths().config_file, config.model_dump_json().encode())
-
-
 def _scan(canary: str) -> list[str]:
     drain_prefect_workers()
     database = prefect_database_path()
@@ -69,7 +53,7 @@ def test_flow_not_admitted_matches_direct_pipeline(prefect_harness):
 
 
 def test_flow_admitted_provider_absent_fails_open(prefect_harness):
-    _enable("obelisk")
+    standin.enable_fixture_scope(state_paths(), provider="obelisk", obelisk_bin="/nonexistent/obelisk")
     output = decide_with_prefect(_canary_situation(), paths=state_paths())
     assert output.decision.admission.admitted
     assert output.decision.retrieval.reason_code == "provider_unavailable"
@@ -78,7 +62,7 @@ def test_flow_admitted_provider_absent_fails_open(prefect_harness):
 
 
 def test_flow_leaves_no_canary_in_prefect_storage(prefect_harness):
-    _enable("obelisk")
+    standin.enable_fixture_scope(state_paths(), provider="obelisk", obelisk_bin="/nonexistent/obelisk")
     decide_with_prefect(_canary_situation(), paths=state_paths())
     assert _scan(CANARY) == []
 
@@ -111,7 +95,6 @@ def test_flow_and_direct_call_give_the_same_decision(prefect_harness, situation_
     """One pipeline: the Prefect flow and `decide` answer alike (the stand-in answers both, and
     crashes for `crash-` situations, which both turn into the same typed empty result)."""
     from obelisk_session_evidence.compose import decide, use_provider_factory
-    from tests.batch import standin
 
     paths = state_paths()
     standin.enable_fixture_scope(paths)

@@ -7,35 +7,20 @@ import stat
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement, EnablementConfig
-from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from fixtures.situations import situation
 from obelisk_session_evidence.state.paths import state_paths
-from obelisk_session_evidence.state.private_files import write_private
+from tests.batch.standin import enable_fixture_scope
 
 CANARY = "SECRETRAWXYZ-attack"
 
 
 def admitted_config() -> None:
     """An enablement whose runs are admitted and whose provider is absent (freshness unknown)."""
-    config = EnablementConfig(
-        enablements=[
-            Enablement(
-                surface="replan-history",
-                agent_id=FIXTURE_AGENT,
-                project_id=FIXTURE_PROJECT,
-                repository_id=FIXTURE_REPOSITORY,
-                provider="obelisk",
-                obelisk_bin="/nonexistent/obelisk",
-                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
-            )
-        ]
-    )
-    write_private(state_paths().config_file, config.model_dump_json().encode())
+    enable_fixture_scope(state_paths(), provider="obelisk", obelisk_bin="/nonexistent/obelisk")
 
 
 def situation_file(tmp_path: Path) -> str:
