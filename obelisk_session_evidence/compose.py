@@ -58,7 +58,7 @@ def decide(
     `policy` is read from `config.json` when not given; a caller that decides many situations
     under one configuration (a batch, whose idempotency keys name that configuration) reads it
     once and passes it."""
-    policy = policy or load_policy(paths)
+    policy = policy if policy is not None else load_policy(paths)
     factory = provider_factory_for(paths, provider_factory)
     dependencies = PipelineDependencies(
         policy=policy,
