@@ -26,7 +26,7 @@ from contracts.situation import ReplanSituation, public_situation_id
 from flows.operator_records import publish_decision_record
 from flows.operators import decision_run_name
 from obelisk_session_evidence.compose import decide
-from obelisk_session_evidence.state.paths import StatePaths, state_at
+from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
 from stages.pipeline import PIPELINE, PipelineRun, Stage, stage_errors
 
@@ -62,7 +62,7 @@ def _decision_run_name() -> str:
     parameters = flow_run.parameters
     try:
         raw = read_spooled(
-            state_at(parameters.get("state_root")), "situations", str(parameters.get("situation_ref")),
+            state_at(parameters.get("state_ref")), "situations", str(parameters.get("situation_ref")),
             max_bytes=MAX_DOCUMENT_BYTES,
         )
     except Exception:  # noqa: BLE001 - a name must never fail the run; the flow reports the fault
@@ -78,13 +78,13 @@ def _decision_run_name() -> str:
     validate_parameters=True,
 )
 def replan_evidence(
-    situation_ref: str, provider_kind: ProviderKind | None = None, state_root: str | None = None
+    situation_ref: str, provider_kind: ProviderKind | None = None, state_ref: str | None = None
 ) -> PipelineRun:
-    """Decide one spooled situation; the parameters are its digest and the state folder (default:
-    the runner's), never content."""
+    """Decide one spooled situation; the parameters are its digest and a reference to the state
+    folder (None: the runner's; never its path, `state_reference`), never content."""
     logger = get_run_logger()
     try:
-        paths = state_at(state_root)
+        paths = state_at(state_ref)
         raw = read_spooled(paths, "situations", situation_ref, max_bytes=MAX_DOCUMENT_BYTES)
         situation = load_contract(ReplanSituation, raw)
         run = decide(situation, paths=paths, provider_kind=provider_kind, call=call_as_task)
@@ -118,4 +118,4 @@ def decide_with_prefect(
         raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
     # A sync flow's heartbeat thread is joined at exit and adds about a second per run.
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return replan_evidence(reference, provider_kind, str(paths.root))
+        return replan_evidence(reference, provider_kind, state_reference(paths))

@@ -37,7 +37,7 @@ from obelisk_session_evidence.batch.run import (
 )
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import RunStats, read_summary
-from obelisk_session_evidence.state.paths import StatePaths, state_at
+from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
 
 TaskRunnerKind = Literal["thread", "dask"]
 DEFAULT_CONCURRENCY = 4
@@ -47,9 +47,9 @@ DASK_CONNECT_TIMEOUT_S = 5.0
 
 
 @task(name="plan-batch", task_run_name="plan-batch", **PRIVATE_TASK_OPTIONS)
-def plan_batch_task(manifest_ref: str, state_root: str | None) -> BatchPlan:
+def plan_batch_task(manifest_ref: str, state_root: str) -> BatchPlan:
     """Compute every item's idempotency key and keep the items no earlier run settled."""
-    return plan_batch(state_at(state_root), manifest_ref)
+    return plan_batch(StatePaths(Path(state_root)), manifest_ref)
 
 
 def _item_run_name() -> str:
@@ -72,9 +72,9 @@ def decide_stalled_item(item: PlannedItem, batch: BatchRef) -> BatchItemRecord |
 
 
 @task(name="summarize-batch", task_run_name="summarize-batch", **PRIVATE_TASK_OPTIONS)
-def summarize_batch_task(manifest_ref: str, state_root: str | None, run: RunStats) -> BatchReport:
+def summarize_batch_task(manifest_ref: str, state_root: str, run: RunStats) -> BatchReport:
     """Counts, latency and failures over the whole manifest; writes summary.json."""
-    return report_batch(state_at(state_root), manifest_ref, run=run)
+    return report_batch(StatePaths(Path(state_root)), manifest_ref, run=run)
 
 
 def _batch_run_name() -> str:
@@ -89,12 +89,14 @@ def _batch_run_name() -> str:
     validate_parameters=True,
     task_runner=ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY),
 )
-def reprocess_stalled(manifest_ref: str, state_root: str | None = None) -> BatchSummary | State:
-    """Decide every stalled item of a spooled manifest; the parameters are its digest and the
-    state folder (default: the runner's), never content. Ends Failed, with the counts as its
+def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchSummary | State:
+    """Decide every stalled item of a spooled manifest; the parameters are its digest and a
+    reference to the state folder (None: the runner's; never its path, `state_reference`), never
+    content. Ends Failed, with the counts as its
     message, when any item failed or was not reached."""
     started = time.perf_counter()
     try:
+        state_root = str(state_at(state_ref).root)  # task inputs are not stored; flow parameters are
         plan = plan_batch_task(manifest_ref, state_root)
         futures = decide_stalled_item.map(list(plan.pending), unmapped(plan.batch))
         futures.wait()
@@ -185,7 +187,7 @@ def run_reprocess_stalled_flow(
     runner = task_runner_for(task_runner, concurrency=concurrency, dask_address=dask_address)
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         state = reprocess_stalled.with_options(task_runner=runner)(
-            manifest_ref, str(paths.root), return_state=True
+            manifest_ref, state_reference(paths), return_state=True
         )
     if state.is_completed():
         return state.result()

@@ -1,9 +1,12 @@
 """Where the owner-local state lives, and the fixed places inside it."""
 
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from contracts.errors import InvalidInput
 
 HOME_VARIABLE = "OBELISK_SESSION_EVIDENCE_HOME"
 
@@ -43,9 +46,29 @@ class StatePaths:
         return self.root / "obelisk-queries"
 
 
-def state_at(root: str | None) -> StatePaths:
-    """The state folder at `root` (a flow parameter), else this process's (`state_paths`)."""
-    return StatePaths(Path(root)) if root else state_paths()
+_REFERENCES: dict[Path, str] = {}
+_NAMED: dict[str, StatePaths] = {}
+
+
+def state_reference(paths: StatePaths) -> str | None:
+    """How a flow run started in this process names its state folder without the folder's path
+    reaching Prefect's database (flow parameters are stored): None for this process's own state
+    folder, else a random token that only this process resolves (`state_at`)."""
+    if paths.root == state_paths().root:
+        return None
+    reference = _REFERENCES.setdefault(paths.root, f"state-{secrets.token_hex(8)}")
+    _NAMED[reference] = paths
+    return reference
+
+
+def state_at(reference: str | None) -> StatePaths:
+    """The state folder a flow parameter names: this process's own (`state_paths`) for None."""
+    if reference is None:
+        return state_paths()
+    try:
+        return _NAMED[reference]
+    except KeyError:
+        raise InvalidInput("the run names a state folder this process does not hold") from None
 
 
 def state_paths(environ: Mapping[str, str] = os.environ) -> StatePaths:

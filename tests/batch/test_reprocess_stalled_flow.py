@@ -45,7 +45,7 @@ def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, e
     assert (run["name"], run["state_type"], run["parameters"]) == (
         f"reprocess-stalled/{manifest_ref.removeprefix('sha256:')[:12]}",
         "FAILED",
-        {"manifest_ref": manifest_ref, "state_root": str(state_paths().root)},
+        {"manifest_ref": manifest_ref, "state_ref": None},
     )
     assert run["state"]["message"] == "1 of 7 items failed (invalid_input 1); 6 decided"
 

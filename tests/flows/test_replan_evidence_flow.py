@@ -81,11 +81,21 @@ def test_canary_scan_negative_control_finds_a_logged_canary(prefect_harness):
 
 
 def test_flow_decides_under_a_state_folder_other_than_the_environments(prefect_harness, tmp_path):
-    """The flow reads the spool of the state folder it is given, not the environment's."""
-    other = StatePaths(tmp_path / "other-state")
+    """The flow reads the spool of the state folder it is given, not the environment's, and the
+    folder's path never becomes a flow parameter (Prefect stores those)."""
+    from prefect.settings import PREFECT_API_URL
+
+    from tests.operators.rest import PrefectRest
+
+    other = StatePaths(tmp_path / "SECRETRAWXYZ-state-path")
     output = decide_with_prefect(_canary_situation(), paths=other)
     assert output.decision.admission.reason_code == "not_enabled"
     assert not state_paths().spool_dir.exists()
+    drain_prefect_workers()
+    run = PrefectRest(PREFECT_API_URL.value()).latest_flow_run("replan-evidence")
+    assert run["parameters"]["state_ref"].startswith("state-")
+    assert "SECRETRAWXYZ-state-path" not in json.dumps(run)
+    assert _scan("SECRETRAWXYZ-state-path") == []
 
 
 @pytest.mark.parametrize(

@@ -74,8 +74,8 @@ def test_decision_run_is_visible_with_stage_tasks_tags_and_artifact(smoke):
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("replan-evidence")
     assert (run["name"], run["state_type"]) == ("replan-evidence/smoke-decision", "COMPLETED")
-    assert set(run["parameters"]) == {"situation_ref", "provider_kind", "state_root"}
-    assert run["parameters"]["state_root"] == str(smoke["server"].state)
+    assert set(run["parameters"]) == {"situation_ref", "provider_kind", "state_ref"}
+    assert run["parameters"]["state_ref"] is None  # the CLI's own state folder: no path is stored
     assert {"trigger:replan_repetition", "verdict:novel", f"agent:{agent_digest('agent-fixture')}"} <= set(run["tags"])
     assert sorted(task["name"] for task in api.task_runs(run["id"])) == STAGES
     assert [a["key"] for a in api.artifacts(run["id"])] == ["replan-evidence-decision"]
@@ -92,7 +92,7 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     run = api.latest_flow_run("reprocess-stalled")
     assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
     assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
-    assert list(run["parameters"]) == ["manifest_ref", "state_root"]
+    assert run["parameters"] == {"manifest_ref": run["parameters"]["manifest_ref"], "state_ref": None}
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
     names = sorted(task["name"] for task in api.task_runs(run["id"]))
     assert names == [
