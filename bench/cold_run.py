@@ -9,7 +9,9 @@ admitted (the same situation for a project that is not enabled), runs N pairs of
 
 back to back, so that a load drift hits both halves of a pair alike. A pair's ratio is its run's
 wall time over its bare wall time; the report gives the median of the pair ratios, the medians of
-each series (wall and CPU), and the issue's targets (admitted <= 8x, not admitted <= 5x).
+each series (wall and CPU), and the issue's targets (admitted <= 8x, not admitted <= 5x). Each
+round also pairs the bare interpreter with the stack's floor (`bench._processes.STACK_FLOOR`: click
+and pydantic imported, one closed model validated), the least any `run` can cost here.
 
 `--tree PATH` (repeatable) runs the same pairs for other source trees (for example an export of
 an earlier commit: `git archive <commit> | tar -x -C /tmp/before`), interleaved with this one in
@@ -34,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from bench._processes import BARE_INTERPRETER, STACK_FLOOR
 from bench._report import ROOT
 
-BARE: Final = ("-I", "-c", "import sqlite3, json")
 TARGETS: Final = {"admitted": 8.0, "not_admitted": 5.0}
 """Issue 17: a cold `run` process at most this many times the bare interpreter (pair by pair)."""
 DEFAULT_OUT: Final = ROOT / "bench" / "results" / "cold_run.json"
@@ -65,6 +67,7 @@ class Pairs:
         ratios = [run / bare for run, bare in zip(self.run.walls, self.bare.walls)]
         cpu_ratios = [run / bare for run, bare in zip(self.run.cpus, self.bare.cpus) if bare > 0]
         median_ratio = statistics.median(ratios)
+        target = TARGETS.get(self.situation)
         return {
             "tree": self.tree,
             "situation": self.situation,
@@ -77,8 +80,8 @@ class Pairs:
             "wall_ratio_min": round(min(ratios), 2),
             "wall_ratio_max": round(max(ratios), 2),
             "cpu_ratio_median": round(statistics.median(cpu_ratios), 2) if cpu_ratios else None,
-            "target_ratio": TARGETS[self.situation],
-            "met": median_ratio <= TARGETS[self.situation],
+            "target_ratio": target,
+            "met": None if target is None else median_ratio <= target,
             "decisions": sorted(self.verdicts),
         }
 
@@ -149,9 +152,17 @@ def _decision_code(stdout: bytes) -> str:
 
 def measure(trees: list[Path], files: dict[str, Path], home: Path, pairs: int) -> list[Pairs]:
     """Every tree and situation, pair by pair, interleaved; one warm-up pair each is dropped."""
-    bare = [sys.executable, *BARE]
+    bare = [sys.executable, *BARE_INTERPRETER]
     series = {(tree, name): Pairs(str(tree), name) for tree in trees for name in files}
+    floor = Pairs("-", "stack_floor")
     for round_number in range(pairs + 1):
+        bare_wall, bare_cpu, _ = _spawn(bare, _environment(ROOT, home))
+        floor_wall, floor_cpu, _ = _spawn([sys.executable, *STACK_FLOOR], _environment(ROOT, home))
+        if round_number > 0:
+            floor.bare.walls.append(bare_wall)
+            floor.bare.cpus.append(bare_cpu)
+            floor.run.walls.append(floor_wall)
+            floor.run.cpus.append(floor_cpu)
         for (tree, name), pair in series.items():
             environ = _environment(tree, home)
             bare_wall, bare_cpu, _ = _spawn(bare, environ)
@@ -166,7 +177,7 @@ def measure(trees: list[Path], files: dict[str, Path], home: Path, pairs: int) -
             if code.startswith("admitted/") != (name == "admitted"):
                 raise SystemExit(f"the {name} situation was decided {code}: the series would measure the wrong path")
             pair.verdicts.add(code)
-    return list(series.values())
+    return [*series.values(), floor]
 
 
 def top_imports(tree: Path, situation_file: Path, home: Path, count: int, runs: int = 3) -> list[dict[str, object]]:
@@ -248,7 +259,8 @@ def main() -> None:
     report = {
         "schema": "cold_run_v1",
         "python": sys.executable,
-        "bare": " ".join(BARE),
+        "bare": " ".join(BARE_INTERPRETER),
+        "stack_floor": " ".join(STACK_FLOOR),
         "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "series": summaries,
@@ -262,7 +274,7 @@ def main() -> None:
     for row in summaries:
         print(f"{str(row['tree'])[-40:]:40} {row['situation']:13} {row['bare_wall_ms_median']:8.1f} "
               f"{row['run_wall_ms_median']:8.1f} {row['run_cpu_ms_median']:8.1f} {row['wall_ratio_median']:6.2f} "
-              f"{row['target_ratio']:6.1f}  {'yes' if row['met'] else 'no'}")  # fmt: skip
+              f"{row['target_ratio'] or 0:6.1f}  {'-' if row['met'] is None else 'yes' if row['met'] else 'no'}")  # fmt: skip
     for label, rows in imports.items():
         print(f"\ntop outermost imports (cumulative ms, self ms; min of 3 runs): {label}")
         for row in rows:

@@ -230,9 +230,11 @@ class Bench:
                 kind = "admitted" if admitted else "not_admitted"
                 self.figures[f"cold_run_{kind}_ratio_{run.label}"] = percentile(ratios, 50)
                 self.figures[f"cold_run_{kind}_pairs_{run.label}"] = len(ratios)
+            if run.cli.floor_walls:
+                self.figures[f"cold_run_stack_floor_ratio_{run.label}"] = percentile(run.cli.floor_ratios(), 50)
         smallest = next((run for run in runs if run.cli.walls), None)
         if smallest is not None:  # the targets are judged on the smallest index's cold runs
-            for kind in ("admitted", "not_admitted"):
+            for kind in ("admitted", "not_admitted", "stack_floor"):
                 self.figures[f"cold_run_{kind}_ratio"] = self.figures[f"cold_run_{kind}_ratio_{smallest.label}"]
         admitted = [x for run in runs for x in run.lookups if x.admitted]
         if admitted:

@@ -19,14 +19,20 @@ say `novel`; otherwise it is `novelty_unverified`. Either way the delta is LoopX
 of history never adds, keeps or explains an outcome.
 """
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from comparators.exact_ids import delta_with, exact_id_delta
-from comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
-from comparators.route_match import RouteMatch, route_match
 from contracts.decision import Comparison, SemanticDelta, Verdict
+from contracts.evidence import EvidenceItem
 from contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
+from contracts.prior_calls import PriorToolCall
 from contracts.situation import ReplanSituation
 from contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
 from contracts.thresholds import RouteThresholds
+
+if TYPE_CHECKING:
+    from comparators.route_match import RouteMatch
 
 
 def compare_route(
@@ -44,12 +50,7 @@ def compare_route(
             comparison=Comparison(verdict="not_compared", thresholds=thresholds.report()),
             semantic_delta=claimed,
         )
-    if capped.prior_calls:
-        steps = prior_steps_from_calls(capped.prior_calls, capped.result.items)
-        roots = call_repository_roots(capped.prior_calls)
-    else:
-        steps, roots = prior_steps(capped.result.items), ()
-    match = route_match(proposed.route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
+    match = _match_history(situation, capped.result.items, capped.prior_calls, thresholds)
     removals = _removals(situation, gap, match)
     verdict: Verdict
     if removals:
@@ -71,10 +72,29 @@ def compare_route(
     )
 
 
+def _match_history(
+    situation: ReplanSituation,
+    items: Sequence[EvidenceItem],
+    prior_calls: Sequence[PriorToolCall],
+    thresholds: RouteThresholds,
+) -> "RouteMatch":
+    """The proposed route against the prior calls, else the capped snippets read back."""
+    # The shell grammar and rapidfuzz load here, not at import: a run without history (not
+    # admitted, or a failed lookup) never pays their ~11 ms.
+    from comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
+    from comparators.route_match import route_match
+
+    if prior_calls:
+        steps, roots = prior_steps_from_calls(prior_calls, items), call_repository_roots(prior_calls)
+    else:
+        steps, roots = prior_steps(items), ()
+    return route_match(situation.proposed.route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
+
+
 _Removal = tuple[str, frozenset[OutcomeId], Verdict, frozenset[int]]
 
 
-def _removals(situation: ReplanSituation, gap: GapAssessment, match: RouteMatch) -> list[_Removal]:
+def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch") -> list[_Removal]:
     """The rules that fire, in reason-code order: (code, outcomes removed, verdict, items)."""
     removals: list[_Removal] = []
     if match.repeats_failure:
@@ -122,7 +142,7 @@ def _narrowed(
 
 
 def _novelty_scores(
-    match: RouteMatch, situation: ReplanSituation, gap: GapAssessment, removals: list[_Removal]
+    match: "RouteMatch", situation: ReplanSituation, gap: GapAssessment, removals: list[_Removal]
 ) -> dict[str, int]:
     """Novelty (100 − similarity) per stated dimension, and `combined` over the judged ones.
 

@@ -11,8 +11,10 @@ three alike, the same query terms go to the peers:
 
 Process start is measured by running the CLI (`obelisk-session-evidence run`) once per situation,
 each run paired with the bare interpreter started just before it (`python -I -c 'import sqlite3,
-json'`), so the ratio of the two is measured pair by pair under the same load; `run --prefect` goes to a standing server, from a warm process (`decide_with_prefect`, in a child
-process that has already run two flows) and from a new process per situation.
+json'`), so the ratio of the two is measured pair by pair under the same load, and by the stack's
+floor (`bench._processes.STACK_FLOOR`) between them; `run --prefect` goes to a standing server,
+from a warm process (`decide_with_prefect`, in a child process that has already run two flows) and
+from a new process per situation.
 """
 
 import json
@@ -42,6 +44,7 @@ from providers.native.index.refresh import refresh_index
 from providers.native.index.repository import repository_binding
 from providers.native.index.scope import enablement_roots, scope_filter
 from providers.native.index.store import connect
+from bench._processes import BARE_INTERPRETER, STACK_FLOOR
 from stages.cap_by_tokens import item_token_count
 from stages.pipeline import PIPELINE, Stage, StageValues
 
@@ -49,8 +52,6 @@ FLOOR_LIMIT: Final = 100
 """Rows the floor fetches: what the provider fetches per lookup at the default limits."""
 FLOOR_SQL: Final = "SELECT rowid, command, body FROM entry_text WHERE entry_text MATCH ? ORDER BY rank LIMIT ?"
 SPAWN_TIMEOUT_S: Final = 600
-BARE_INTERPRETER: Final = ("-I", "-c", "import sqlite3, json")
-"""What the cold `run` is compared with: this interpreter started bare, with the two modules it needs."""
 STAGE_ROWS: Final = ("load-situation", "dependencies", *(stage.name for stage in PIPELINE))
 
 
@@ -92,6 +93,8 @@ class Series:
     """Why the series was not run (then it is empty)."""
     bare_walls: list[float] = field(default_factory=list)
     """Per run of a CLI series: the bare interpreter's wall time, measured just before it."""
+    floor_walls: list[float] = field(default_factory=list)
+    """Per run of a direct CLI series: the stack floor's wall time, measured between the two."""
     admitted: list[bool | None] = field(default_factory=list)
     """Per run of a CLI series: whether its decision admitted retrieval (None when it failed)."""
 
@@ -99,6 +102,10 @@ class Series:
         """Each successful run's wall time over its paired bare interpreter's, for one kind of decision."""
         return [wall / bare for wall, bare, kind in zip(self.walls, self.bare_walls, self.admitted, strict=False)
                 if kind is admitted and bare > 0]  # fmt: skip
+
+    def floor_ratios(self) -> list[float]:
+        """Each stack floor's wall time over the bare interpreter's started just before it."""
+        return [floor / bare for floor, bare in zip(self.floor_walls, self.bare_walls, strict=False) if bare > 0]
 
 
 @dataclass(slots=True)
@@ -320,6 +327,11 @@ def cli_series(corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str
             started = time.perf_counter()
             subprocess.run([sys.executable, *BARE_INTERPRETER], env=environ, check=True, timeout=SPAWN_TIMEOUT_S)
             series.bare_walls.append(time.perf_counter() - started)
+            if not prefect:
+                started = time.perf_counter()
+                subprocess.run([sys.executable, *STACK_FLOOR], env=environ, check=True, capture_output=True,
+                               timeout=SPAWN_TIMEOUT_S)  # fmt: skip
+                series.floor_walls.append(time.perf_counter() - started)
             before = _children_cpu()
             started = time.perf_counter()
             answer = subprocess.run(command + (["--prefect"] if prefect else []), env=environ, cwd=corpus.folder,

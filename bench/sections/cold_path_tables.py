@@ -84,10 +84,19 @@ def cold_run_table(runs: Sequence[SizeRun]) -> Table:
             table.add(label, "admitted" if kind else "not admitted", len(ratios), ms(percentile(walls, 50)),
                       ms(percentile(bares, 50)), _times(percentile(ratios, 50)), _times(percentile(ratios, 95)),
                       f"<= {COLD_RUN_LIMITS[kind]:.0f}×")  # fmt: skip
+        floors = run.cli.floor_ratios()
+        table.add(label, "stack floor", len(floors), ms(percentile(run.cli.floor_walls, 50)),
+                  ms(percentile(run.cli.bare_walls, 50)), _times(percentile(floors, 50)), _times(percentile(floors, 95)),
+                  "-")  # fmt: skip
     table.notes.append(
         "Bare interpreter: `python -I -c 'import sqlite3, json'` (the bench's own interpreter), started just"
         " before each `run`; each ratio is one pair's, so load drifts hit both sides alike. The runs take"
         " turns between situations that were admitted and not admitted in process."
+    )
+    table.notes.append(
+        "Stack floor: the same interpreter importing click and pydantic and validating one document against"
+        " one closed model (`bench._processes.STACK_FLOOR`), started between the bare interpreter and the"
+        " `run`: the least any `run` of this stack costs here, so no cold-run ratio can be below it."
     )
     return table
 

@@ -9,6 +9,7 @@ import importlib
 import click
 
 from obelisk_session_evidence import __version__
+from obelisk_session_evidence.cli.collection import collection_paused
 
 COMMANDS: dict[str, str] = {
     "run": "obelisk_session_evidence.cli.run:run",
@@ -37,7 +38,9 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attribute = target.split(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        with collection_paused():
+            module = importlib.import_module(module_name)
+        return getattr(module, attribute)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

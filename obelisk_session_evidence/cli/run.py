@@ -8,6 +8,7 @@ from contracts.config import ProviderKind
 from contracts.json_input import load_contract
 from contracts.situation import ReplanSituation
 from contracts.errors import EvidenceError, StorageFailed
+from obelisk_session_evidence.cli.collection import collection_paused
 from obelisk_session_evidence.cli.common import fail, format_option, read_document, reported_errors
 from obelisk_session_evidence.compose import decide
 from stages.pipeline import PipelineRun
@@ -53,8 +54,9 @@ def run(
 
             output = decide_with_prefect(raw, paths=paths, provider_kind=provider_kind)
         else:
-            situation = load_contract(ReplanSituation, raw)
-            output = decide(situation, paths=paths, provider_kind=provider_kind)
+            with collection_paused():  # a direct run is short and its values acyclic (`cli.collection`)
+                situation = load_contract(ReplanSituation, raw)
+                output = decide(situation, paths=paths, provider_kind=provider_kind)
     failure = _write_private_result(output, private_out)
     if output_format == "json":
         click.echo(output.decision.model_dump_json())

@@ -35,7 +35,6 @@ from providers.native.index.calls import PriorCallBuilder
 from providers.version import PACKAGE_VERSION
 from providers.native.index.excerpts import needles_for
 from providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
-from providers.native.index.refresh import pending_changes, refresh_locked
 from providers.native.index.binding_cache import stored_binding
 from providers.native.index.repository import RepositoryBinding
 from providers.native.index.results import select_items
@@ -118,6 +117,9 @@ class NativeIndexProvider:
         last = last_refreshed_at(connection, self._roots)
         if last is not None and time.time() - last <= self._refresh_window_s:
             return scope_freshness(connection, self._roots, binding)
+        # Loaded only when due: a lookup inside the window never pays for the parsers and workers.
+        from providers.native.index.refresh import pending_changes, refresh_locked
+
         with writer_lock(self._index_path, wait_s=0) as acquired:
             if acquired:
                 report = refresh_locked(connection, self._roots, budget_s=self._refresh_budget_s)

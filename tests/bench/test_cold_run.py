@@ -22,6 +22,8 @@ def test_cold_run_bench_writes_paired_series_for_both_paths(tmp_path: Path) -> N
     series = {row["situation"]: row for row in report["series"]}
     assert series["admitted"]["decisions"] == ["admitted/repeats_prior_failure"]
     assert series["not_admitted"]["decisions"] == ["cross_project_denied/not_compared"]
+    floor = series.pop("stack_floor")
+    assert floor["pairs"] == 1 and floor["run_wall_ms_median"] > 0 and floor["met"] is None
     for row in series.values():
         assert row["pairs"] == 1 and row["bare_wall_ms_median"] > 0 and row["run_wall_ms_median"] > 0
         assert isinstance(row["met"], bool) and row["target_ratio"] in (8.0, 5.0)

@@ -38,16 +38,27 @@ def test_a_figure_not_measured_is_null_with_the_reason() -> None:
     assert by_name["decision_p95_100k"] | {"finished_at": None} == {
         "name": "decision_p95_100k", "target": by_name["decision_p95_100k"]["target"],
         "figure": "decision_cpu_p95_ms_100k", "value": 12.5, "limit": 50.0, "comparison": "<=", "unit": "ms CPU",
-        "met": True, "not_measured": None, "finished_at": None,
+        "met": True, "not_measured": None, "floor": None, "finished_at": None,
     }  # fmt: skip
     assert by_name["decision_p95_1m"]["met"] is None and by_name["decision_p95_1m"]["value"] is None
     assert by_name["decision_p95_1m"]["not_measured"] == "--quick measures 10k and 100k only"
     assert by_name["private_context"]["met"] is False
+
     assert by_name["build_throughput"]["not_measured"] == "not in this profile"
     assert document["figures"]["decision_cpu_p95_ms_1M"] is None  # NaN (no samples) is null, valid JSON
     assert document["all_met"] is False
     json.loads(json.dumps(document, allow_nan=False))
     assert {"schema", "profile", "command", "finished_at", "seconds", "machine", "figures", "targets"} <= document.keys()
+
+
+def test_a_cold_run_target_carries_the_stack_floor_when_measured() -> None:
+    figures = {"cold_run_not_admitted_ratio": 6.2, "cold_run_stack_floor_ratio": 5.2}
+    by_name = {entry["name"]: entry for entry in _document(figures)["targets"]}
+    assert by_name["cold_run_not_admitted"]["floor"] == 5.2 and by_name["cold_run_not_admitted"]["met"] is False
+    assert by_name["decision_p95_100k"]["floor"] is None
+    table = targets_table(figures, {})
+    row = next(row for row in table.rows if row[0].startswith("not-admitted cold"))
+    assert row[1:] == ("6.2× (stack floor 5.2×)", "**no**")
 
 
 def test_the_report_table_has_one_row_per_target() -> None:

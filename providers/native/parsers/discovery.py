@@ -2,14 +2,14 @@
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 from contracts.config import SourceKind
-from providers.native.parsers.dsh import canonical_session_file
-
 _SNIFF_BYTES: Final = 65536
+_DSH_SESSION_FILE: Final = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 _HOME_MARKERS: Final[tuple[tuple[str, SourceKind], ...]] = (
     (".claude", "claude"),
     (".codex", "codex"),
@@ -86,3 +86,13 @@ def _source_from_first_line(path: Path) -> SourceKind | None:
     if "sessionId" in record or kind in ("summary", "file-history-snapshot", "user", "assistant"):
         return "claude"
     return None
+
+
+def canonical_session_file(session_dir: Path) -> Path | None:
+    """The highest-`vN` session file in a DSH session directory (compressed wins a tie)."""
+    ranked = []
+    for candidate in session_dir.iterdir():
+        if matched := _DSH_SESSION_FILE.match(candidate.name):
+            version, compressed = int(matched.group(1) or 0), matched.group(2) is not None
+            ranked.append((version, compressed, candidate.name, candidate))
+    return max(ranked)[3] if ranked else None

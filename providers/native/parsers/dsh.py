@@ -6,16 +6,15 @@ from a byte offset. A forked child's first `seedLength` events replay its parent
 Plugin-injected user messages (runtime context) are meta; reasoning blocks are skipped.
 """
 
-import re
 from pathlib import Path
 from typing import Any, Final
 
 from providers.native.parsers._reading import JsonLines, ZstdJsonLines
+from providers.native.parsers.discovery import canonical_session_file
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
-_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 _IGNORED_EVENTS: Final = frozenset(
     {
         "agent/inbox/spliced", "turn/start", "turn/end", "step/start", "step/end",
@@ -24,16 +23,6 @@ _IGNORED_EVENTS: Final = frozenset(
         "session/end-seed",
     }
 )  # fmt: skip
-
-
-def canonical_session_file(session_dir: Path) -> Path | None:
-    """The highest-`vN` session file in a DSH session directory (compressed wins a tie)."""
-    ranked = []
-    for candidate in session_dir.iterdir():
-        if matched := _SESSION_FILE.match(candidate.name):
-            version, compressed = int(matched.group(1) or 0), matched.group(2) is not None
-            ranked.append((version, compressed, candidate.name, candidate))
-    return max(ranked)[3] if ranked else None
 
 
 def parse_dsh(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:

@@ -6,13 +6,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.native_sessions import FAILING_COMMAND, SOURCES, FixtureManifest, write_native_histories
-from providers.native.parsers import (
-    default_roots,
-    detect_source,
-    iter_session_paths,
-    parse_session_file,
-    read_thread_names,
-)
+from providers.native.parsers import default_roots, detect_source, iter_session_paths, parse_session_file
+from providers.native.parsers.codex import read_thread_names
 
 
 # DSH results carry an error flag but no exit code; only Codex states a successful exit (0).

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.parsers import parse_session_file, read_thread_names
+from providers.native.parsers import parse_session_file
+from providers.native.parsers.codex import read_thread_names
 from tests.providers.native.conftest import json_lines, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus
