@@ -13,8 +13,8 @@ from providers.native.parsers.discovery import canonical_session_file, default_r
 from providers.native.parsers.outcome import SKIP_REASONS, ParseOutcome, ResumeState
 
 __all__ = [
-    "SKIP_REASONS",
     "PARSER_MODULES",
+    "SKIP_REASONS",
     "ParseOutcome",
     "ResumeState",
     "canonical_session_file",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from contracts.config import SourceKind
+
 _SNIFF_BYTES: Final = 65536
 _DSH_SESSION_FILE: Final = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 _HOME_MARKERS: Final[tuple[tuple[str, SourceKind], ...]] = (

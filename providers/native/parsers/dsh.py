@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from providers.native.parsers._reading import JsonLines, ZstdJsonLines
-from providers.native.parsers.discovery import canonical_session_file
 from providers.native.parsers._sink import RecordSink
 from providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
+from providers.native.parsers.discovery import canonical_session_file
 from providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _IGNORED_EVENTS: Final = frozenset(
