@@ -1,6 +1,7 @@
 """Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
 
 import dataclasses
+import multiprocessing
 import os
 import threading
 from pathlib import Path
@@ -75,14 +76,6 @@ def _raise(path: str, source: str) -> bytes:
 
 
 @requires_real_corpus
-def test_a_worker_that_dies_leaves_its_units_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    serial, _ = _build(monkeypatch, 0)
-    monkeypatch.setattr(parse_ahead, "_parse", _die)
-    survived, parsed_ahead = _build(monkeypatch, 2)
-    assert parsed_ahead == 0 and survived == serial
-
-
-@requires_real_corpus
 def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_ahead, "_parse", _raise)
     monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
@@ -97,6 +90,77 @@ def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatc
     assert report.files_failed == len(failures) == 2 and report.freshness == "incomplete"
     assert set(failures) == {("ValueError",)}  # the class name only: the worker's message is dropped
     assert CANARY not in report.model_dump_json() and CANARY not in repr(dumped)
+
+
+class _Unrebuildable(Exception):
+    """An error whose pickle does not rebuild (its constructor takes two arguments, it keeps one)."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(first)
+
+
+def _raise_unrebuildable(path: str, source: str) -> bytes:
+    raise _Unrebuildable(CANARY, CANARY)
+
+
+def _real_jobs() -> list[parse_ahead.Job]:
+    units = refresh.scan_roots(REAL_ROOTS).units
+    return [(unit.path, unit.source, unit.signature.size) for unit in units if unit.signature is not None]
+
+
+@requires_real_corpus
+def test_units_taken_out_of_order_are_parsed_here_and_the_rest_still_come_ahead() -> None:
+    jobs = _real_jobs()[:6]  # worker 0 parses jobs 0, 2 and 4; worker 1 jobs 1, 3 and 5
+    with ParsedAhead(jobs, 2) as ahead:
+        later = ahead.take(jobs[4][0])  # passes over job 2 (and job 0) of worker 0
+        passed_over = ahead.take(jobs[2][0])
+        in_order = ahead.take(jobs[1][0])
+    assert passed_over is None
+    assert later == parse_ahead.parse_session_file(Path(jobs[4][0]), jobs[4][1])
+    assert in_order == parse_ahead.parse_session_file(Path(jobs[1][0]), jobs[1][1])
+
+
+@requires_real_corpus
+def test_closing_before_every_unit_is_taken_stops_the_workers() -> None:
+    jobs = _real_jobs()
+    with ParsedAhead(jobs, 2) as ahead:
+        assert ahead.take(jobs[0][0]) is not None
+        workers = [worker._process.pid for worker in ahead._workers]
+    assert len(workers) == 2 and not multiprocessing.active_children()
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # reaped, not left running or a zombie
+
+
+class _NoProcesses:
+    """A start method whose processes never start (a process limit reached)."""
+
+    Pipe = staticmethod(multiprocessing.Pipe)
+
+    class Process:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def start(self) -> None:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
+@requires_real_corpus
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [
+        ("_parse", _die),  # a worker that dies
+        ("_parse", _raise_unrebuildable),  # a worker's error that does not rebuild here
+        ("_start_method", _NoProcesses),  # a worker that cannot start
+    ],
+)
+def test_units_a_worker_cannot_deliver_are_parsed_in_this_process(
+    monkeypatch: pytest.MonkeyPatch, name: str, replacement: object
+) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, name, replacement)
+    survived, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and survived == serial
 
 
 def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
