@@ -76,7 +76,8 @@ class ParsedAhead:
 
     Job `i` goes to worker `i mod workers`, which parses its share in order and writes each outcome
     to its own pipe; this process reads them in the main thread as it takes them. No executor: its
-    feeder and result threads, call pickling and futures cost about a tenth of the parse.
+    feeder and result threads, pickled calls and results and futures cost 0.2 s CPU of a 2.7 s build
+    of the real corpus ×10.
     """
 
     def __init__(self, jobs: Iterable[Job], workers: int) -> None:
