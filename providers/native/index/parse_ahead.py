@@ -89,7 +89,7 @@ class ParsedAhead:
             for number in range(workers):
                 share = [(path, source) for path, source, _ in pending[number::workers]]
                 try:
-                    worker = _Worker(context, share)
+                    worker = _Worker(context, share, others=self._workers)
                 except OSError:  # no process to be had (limits, memory): this share is parsed in process
                     break
                 self._workers.append(worker)
@@ -130,10 +130,16 @@ class ParsedAhead:
 class _Worker:
     """One parser process and the pipe its outcomes arrive on, read in the order it parses them."""
 
-    def __init__(self, context: multiprocessing.context.BaseContext, share: list[tuple[str, SourceKind]]) -> None:
+    def __init__(
+        self, context: multiprocessing.context.BaseContext, share: list[tuple[str, SourceKind]], *, others: list["_Worker"]
+    ) -> None:
         self._results, sender = context.Pipe(duplex=False)
         _widen(sender)
-        self._process = context.Process(target=_serve, args=(share, sender), daemon=True)
+        # A forked worker closes its copies of the pipes' reading ends: once this process is gone, its
+        # next write fails and it exits, instead of waiting forever on a full pipe it holds open itself.
+        forked = context.get_start_method() == "fork"
+        readers = tuple(worker._results.fileno() for worker in [*others, self]) if forked else ()
+        self._process = context.Process(target=_serve, args=(share, sender, readers), daemon=True)
         try:
             self._process.start()
         except OSError:
@@ -186,11 +192,13 @@ def _widen(sender: Connection) -> None:
         fcntl.fcntl(sender.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
-def _serve(share: list[tuple[str, SourceKind]], sender: Connection) -> None:
+def _serve(share: list[tuple[str, SourceKind]], sender: Connection, readers: tuple[int, ...]) -> None:
     """In a worker: parse the share in order and send each outcome (an error: an empty message, then
     the error pickled). A full pipe holds the worker until this process reads; a closed one ends it."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handlers, inherited through fork:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the refresh stops its workers itself
+    for descriptor in readers:
+        os.close(descriptor)
     with contextlib.suppress(BrokenPipeError):
         for path, source in share:
             try:

@@ -3,7 +3,11 @@
 import dataclasses
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -132,10 +136,55 @@ def test_closing_before_every_unit_is_taken_stops_the_workers() -> None:
             os.kill(pid, 0)  # reaped, not left running or a zombie
 
 
+_PARENT_THAT_DIES = """
+import sys, time
+from providers.native.index import parse_ahead
+from tests.providers.native.conftest import REAL_ROOTS
+from providers.native.index.refresh import scan_roots
+units = [unit for unit in scan_roots(REAL_ROOTS).units if unit.signature is not None]
+ahead = parse_ahead.ParsedAhead([(unit.path, unit.source, unit.signature.size) for unit in units], 2)
+ahead.take(units[0].path)
+print(*(worker._process.pid for worker in ahead._workers), flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """True once `pid` has exited (an orphan nobody reaps stays a zombie: that is gone too)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as status:
+            return status.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@requires_real_corpus
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_workers_whose_refresh_was_killed_exit_instead_of_waiting_forever() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT_THAT_DIES], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+    finally:
+        parent.kill()  # no `close`, no `atexit`: the workers are left with full pipes and no reader
+        parent.wait()
+    assert len(workers) == 2
+    deadline = time.monotonic() + 60  # a hang guard, not a speed check: they exit at their next write
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stuck = [pid for pid in workers if not _gone(pid)]
+    for pid in stuck:
+        os.kill(pid, signal.SIGKILL)  # not left behind by a failing run
+    assert not stuck
+
+
 class _NoProcesses:
     """A start method whose processes never start (a process limit reached)."""
 
     Pipe = staticmethod(multiprocessing.Pipe)
+
+    @staticmethod
+    def get_start_method() -> str:
+        return "fork"
 
     class Process:
         def __init__(self, **_: object) -> None:
