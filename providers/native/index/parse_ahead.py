@@ -92,6 +92,9 @@ class ParsedAhead:
                     worker = _Worker(context, share, others=self._workers)
                 except OSError:  # no process to be had (limits, memory): this share is parsed in process
                     break
+                except BaseException:
+                    self.close()  # the workers already started do not outlive a failed start
+                    raise
                 self._workers.append(worker)
                 self._places.update((path, (worker, position)) for position, (path, _) in enumerate(share))
 
@@ -134,15 +137,15 @@ class _Worker:
         self, context: multiprocessing.context.BaseContext, share: list[tuple[str, SourceKind]], *, others: list["_Worker"]
     ) -> None:
         self._results, sender = context.Pipe(duplex=False)
-        _widen(sender)
-        # A forked worker closes its copies of the pipes' reading ends: once this process is gone, its
-        # next write fails and it exits, instead of waiting forever on a full pipe it holds open itself.
-        forked = context.get_start_method() == "fork"
-        readers = tuple(worker._results.fileno() for worker in [*others, self]) if forked else ()
-        self._process = context.Process(target=_serve, args=(share, sender, readers), daemon=True)
         try:
+            _widen(sender)
+            # A forked worker closes its copies of the pipes' reading ends: once this process is gone, its
+            # next write fails and it exits, instead of waiting forever on a full pipe it holds open itself.
+            forked = context.get_start_method() == "fork"
+            readers = tuple(worker._results.fileno() for worker in [*others, self]) if forked else ()
+            self._process = context.Process(target=_serve, args=(share, sender, readers), daemon=True)
             self._process.start()
-        except OSError:
+        except BaseException:
             self._results.close()
             raise
         finally:

@@ -194,6 +194,34 @@ class _NoProcesses:
             raise BlockingIOError(11, "Resource temporarily unavailable")
 
 
+class _SecondStartFails:
+    """Forks its first worker; starting the second raises something other than a lack of processes."""
+
+    def __init__(self) -> None:
+        self._fork = multiprocessing.get_context("fork")
+        self.Pipe = self._fork.Pipe
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+
+    @staticmethod
+    def get_start_method() -> str:
+        return "fork"
+
+    def Process(self, **arguments: object) -> multiprocessing.process.BaseProcess:  # noqa: N802 - a context's name
+        if self.processes:
+            raise RuntimeError("no second worker")
+        self.processes.append(self._fork.Process(**arguments))
+        return self.processes[-1]
+
+
+@requires_real_corpus
+def test_a_failed_start_stops_the_workers_already_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    context = _SecondStartFails()
+    monkeypatch.setattr(parse_ahead, "_start_method", lambda: context)
+    with pytest.raises(RuntimeError):
+        ParsedAhead(_real_jobs(), 2)
+    assert len(context.processes) == 1 and not multiprocessing.active_children()
+
+
 @requires_real_corpus
 @pytest.mark.parametrize(
     ("name", "replacement"),
