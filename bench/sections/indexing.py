@@ -216,7 +216,7 @@ def _rss_child(projects_root: str, index_dir: str) -> None:
 def _build_child(work: str, workers: str) -> None:
     """In the child: copy the real corpus ×10 (not timed), build it, report CPU with the workers'.
 
-    `RUSAGE_CHILDREN` counts the workers once reaped: forked ones at the pool's shutdown, a
+    `RUSAGE_CHILDREN` counts the workers once reaped: forked ones when the refresh joins them, a
     forkserver's when the server itself is stopped and reaped here.
     """
     import multiprocessing.forkserver

@@ -9,6 +9,7 @@ it replaces the stored row. Injected (meta) messages are never indexed.
 
 import hashlib
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,9 +24,9 @@ from providers.native.records import FILE_TOOL_NAMES, MessageRecord, SessionReco
 
 
 
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    """One searchable row: a message, a tool call or a summary."""
+class EntryRow(NamedTuple):
+    """One searchable row: a message, a tool call or a summary (a named tuple: one per row written,
+    and a frozen dataclass's construction costs about four times as much)."""
 
     session_id: str
     kind: str
@@ -89,9 +90,10 @@ def _message_row(message: MessageRecord) -> EntryRow | None:
 def _call_row(call: ToolCallRecord) -> EntryRow:
     is_error = None if call.is_error is None else int(call.is_error)
     output = call.output_excerpt or ""
-    file_content = call.evidence_type == "file_history"
+    evidence_type = call.evidence_type
+    file_content = evidence_type == "file_history"
     return EntryRow(
-        call.session_id, "tool_call", call.call_id, call.evidence_type, None, call.name,
+        call.session_id, "tool_call", call.call_id, evidence_type, None, call.name,
         call.exit_code, is_error, call.timestamp, display_command(call),
         "" if file_content else output, output if file_content else "", call.file_paths,
     )  # fmt: skip
@@ -141,14 +143,15 @@ class OutcomeWriter:
         """Store one outcome; `fresh` says the file has no rows yet (bulk insert, no lookups)."""
         session_rows = {session.session_id: self._upsert_session(file_id, source, session) for session in outcome.sessions}
         rows = list(_unique(entry_rows(outcome)))
-        counts = WriteCounts()
-        for row in rows:
-            if row.session_id not in session_rows:
-                bare = SessionRecord(source=source, session_id=row.session_id)
-                session_rows[row.session_id] = self._existing_session(file_id, row.session_id) or self._upsert_session(
-                    file_id, source, bare
-                )
-            setattr(counts, _COUNTED[row.kind], getattr(counts, _COUNTED[row.kind]) + 1)
+        for session_id in dict.fromkeys(row.session_id for row in rows):  # in the order the rows name them
+            if session_id in session_rows:
+                continue
+            bare = SessionRecord(source=source, session_id=session_id)
+            session_rows[session_id] = self._existing_session(file_id, session_id) or self._upsert_session(
+                file_id, source, bare
+            )
+        kinds = Counter(row.kind for row in rows)
+        counts = WriteCounts(kinds["message"], kinds["tool_call"], kinds["summary"])
         if fresh:
             self._insert(file_id, rows, session_rows)
         else:
@@ -158,9 +161,10 @@ class OutcomeWriter:
     def _insert(self, file_id: int, rows: list[EntryRow], session_rows: dict[str, int]) -> None:
         (last,) = self._connection.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
         ids = range(last + 1, last + 1 + len(rows))
-        self._connection.executemany(_INSERT_ENTRY, (_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows)))
+        entries = [_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows)]
+        self._connection.executemany(_INSERT_ENTRY, entries)
         self._connection.executemany(_INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows)))
-        details = [_details(i, r, session_rows) for i, r in zip(ids, rows) if r.kind == "tool_call"]
+        details = [_details(entry, r) for entry, r in zip(entries, rows) if r.kind == "tool_call"]
         self._connection.executemany(_INSERT_DETAILS, details)
         self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions(details))
 
@@ -177,10 +181,11 @@ class OutcomeWriter:
             self._connection.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
             self._connection.execute("DELETE FROM entry_text WHERE rowid = ?", (entry_id,))
             self._connection.execute("DELETE FROM call_details WHERE entry_id = ?", (entry_id,))
-            self._connection.execute(_INSERT_ENTRY, _entry_values(entry_id, file_id, row, session_rows))
+            entry = _entry_values(entry_id, file_id, row, session_rows)
+            self._connection.execute(_INSERT_ENTRY, entry)
             self._connection.execute(_INSERT_TEXT, (entry_id, row.command, row.body, row.detail))
             if row.kind == "tool_call":
-                details = _details(entry_id, row, session_rows)
+                details = _details(entry, row)
                 self._connection.execute(_INSERT_DETAILS, details)
                 self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions([details]))
         self._insert(file_id, fresh_rows, session_rows)
@@ -203,7 +208,6 @@ class OutcomeWriter:
         return row_id
 
 
-_COUNTED: Final = {"message": "messages", "tool_call": "tool_calls", "summary": "summaries"}
 _INSERT_ENTRY: Final = (
     "INSERT INTO entries (id, file_id, session_row, kind, uid, evidence_type, role, tool_name, exit_code,"
     " is_error, observed_at, observed_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -249,11 +253,13 @@ class _CallDetails(NamedTuple):
     paths: str
 
 
-def _details(entry_id: int, row: EntryRow, session_rows: dict[str, int]) -> _CallDetails:
-    """A tool call's `call_details` row: program and command key for shell commands only."""
+def _details(entry: tuple[object, ...], row: EntryRow) -> _CallDetails:
+    """A tool call's `call_details` row from its `entries` values: program and command key for shell
+    commands only."""
     shell = (row.tool_name or "").lower() in SHELL_TOOL_NAMES
     program, key = (program_of(row.command), command_key(row.command)) if shell else (None, None)
-    return _CallDetails(entry_id, session_rows[row.session_id], program, key, epoch_of(row.observed_at), "\n".join(row.files))
+    entry_id, _, session_row, *_, observed_epoch = entry
+    return _CallDetails(entry_id, session_row, program, key, observed_epoch, "\n".join(row.files))
 
 
 def _call_sessions(details: Iterable[_CallDetails]) -> list[tuple[str, str, int, float]]:

@@ -143,21 +143,19 @@ class RecordSink:
     ) -> None:
         """Join an outcome to its call by id; a later exit code or error flag wins."""
         known = self._calls.get(call_id) or ToolCallRecord(self.session_id, call_id, None)
-        changes: dict[str, object] = {}
-        if is_error is not None:
-            changes["is_error"] = is_error
-        if exit_code is not None:
-            changes["exit_code"] = exit_code
+        kept = known.output_excerpt
         if output is not None:
             bounded = excerpt(output)
-            if append_output and known.output_excerpt and bounded is not None:
+            if append_output and kept and bounded is not None:
                 # A poll's last chunk usually repeats the tail of the aggregated output already kept.
-                if not known.output_excerpt.endswith(bounded):
-                    bounded = excerpt(f"{known.output_excerpt}\n{bounded}")
-                else:
-                    bounded = known.output_excerpt
-            changes["output_excerpt"] = bounded
-        updated = replace(known, **changes)
+                bounded = kept if kept.endswith(bounded) else excerpt(f"{kept}\n{bounded}")
+            kept = bounded
+        # Built field by field, not with `dataclasses.replace` (one call per outcome line; it costs twice as much).
+        updated = ToolCallRecord(
+            known.session_id, known.call_id, known.name, known.command_text, known.file_paths,
+            known.is_error if is_error is None else is_error, known.exit_code if exit_code is None else exit_code,
+            kept, known.timestamp,
+        )  # fmt: skip
         if self._calls.get(call_id) != updated:
             self._calls[call_id] = updated
             self._new_calls[call_id] = None

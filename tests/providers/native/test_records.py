@@ -1,7 +1,11 @@
 """Evidence typing of the normalised records."""
 
+import dataclasses
+
 import pytest
 
+from providers.native.parsers import ResumeState
+from providers.native.parsers._sink import RecordSink
 from providers.native.records import MessageRecord, SummaryRecord, ToolCallRecord
 
 
@@ -54,3 +58,13 @@ def test_records_are_frozen_and_slotted() -> None:
     with pytest.raises(AttributeError):
         call.exit_code = 1  # type: ignore[misc]
     assert not hasattr(call, "__dict__")
+
+
+def test_an_outcome_joined_to_a_call_keeps_every_other_field_of_the_call() -> None:
+    """`RecordSink.record_outcome` builds the joined call field by field: a field it forgot would be lost."""
+    known = ToolCallRecord(**{field.name: f"known-{field.name}" for field in dataclasses.fields(ToolCallRecord)})
+    sink = RecordSink("claude", ResumeState(open_calls=(known,)), fallback_session_id=known.session_id)
+    sink.record_outcome(known.call_id, is_error=True, exit_code=2)
+    sink.record_outcome(known.call_id, output="the outcome")
+    (joined,) = sink.outcome(end_offset=0, resumable=True).tool_calls
+    assert joined == dataclasses.replace(known, is_error=True, exit_code=2, output_excerpt="the outcome")

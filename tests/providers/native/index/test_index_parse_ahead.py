@@ -1,8 +1,13 @@
 """Parsing ahead in worker processes: when it runs, and that the index it builds is the serial one."""
 
 import dataclasses
+import multiprocessing
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -75,14 +80,6 @@ def _raise(path: str, source: str) -> bytes:
 
 
 @requires_real_corpus
-def test_a_worker_that_dies_leaves_its_units_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    serial, _ = _build(monkeypatch, 0)
-    monkeypatch.setattr(parse_ahead, "_parse", _die)
-    survived, parsed_ahead = _build(monkeypatch, 2)
-    assert parsed_ahead == 0 and survived == serial
-
-
-@requires_real_corpus
 def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_ahead, "_parse", _raise)
     monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
@@ -97,6 +94,150 @@ def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatc
     assert report.files_failed == len(failures) == 2 and report.freshness == "incomplete"
     assert set(failures) == {("ValueError",)}  # the class name only: the worker's message is dropped
     assert CANARY not in report.model_dump_json() and CANARY not in repr(dumped)
+
+
+class _Unrebuildable(Exception):
+    """An error whose pickle does not rebuild (its constructor takes two arguments, it keeps one)."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(first)
+
+
+def _raise_unrebuildable(path: str, source: str) -> bytes:
+    raise _Unrebuildable(CANARY, CANARY)
+
+
+def _real_jobs() -> list[parse_ahead.Job]:
+    units = refresh.scan_roots(REAL_ROOTS).units
+    return [(unit.path, unit.source, unit.signature.size) for unit in units if unit.signature is not None]
+
+
+@requires_real_corpus
+def test_units_taken_out_of_order_are_parsed_here_and_the_rest_still_come_ahead() -> None:
+    jobs = _real_jobs()[:6]  # worker 0 parses jobs 0, 2 and 4; worker 1 jobs 1, 3 and 5
+    with ParsedAhead(jobs, 2) as ahead:
+        later = ahead.take(jobs[4][0])  # passes over job 2 (and job 0) of worker 0
+        passed_over = ahead.take(jobs[2][0])
+        in_order = ahead.take(jobs[1][0])
+    assert passed_over is None
+    assert later == parse_ahead.parse_session_file(Path(jobs[4][0]), jobs[4][1])
+    assert in_order == parse_ahead.parse_session_file(Path(jobs[1][0]), jobs[1][1])
+
+
+@requires_real_corpus
+def test_closing_before_every_unit_is_taken_stops_the_workers() -> None:
+    jobs = _real_jobs()
+    with ParsedAhead(jobs, 2) as ahead:
+        assert ahead.take(jobs[0][0]) is not None
+        workers = [worker._process.pid for worker in ahead._workers]
+    assert len(workers) == 2 and not multiprocessing.active_children()
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # reaped, not left running or a zombie
+
+
+_PARENT_THAT_DIES = """
+import sys, time
+from providers.native.index import parse_ahead
+from tests.providers.native.conftest import REAL_ROOTS
+from providers.native.index.refresh import scan_roots
+units = [unit for unit in scan_roots(REAL_ROOTS).units if unit.signature is not None]
+ahead = parse_ahead.ParsedAhead([(unit.path, unit.source, unit.signature.size) for unit in units], 2)
+ahead.take(units[0].path)
+print(*(worker._process.pid for worker in ahead._workers), flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """True once `pid` has exited (an orphan nobody reaps stays a zombie: that is gone too)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as status:
+            return status.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@requires_real_corpus
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_workers_whose_refresh_was_killed_exit_instead_of_waiting_forever() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT_THAT_DIES], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+    finally:
+        parent.kill()  # no `close`, no `atexit`: the workers are left with full pipes and no reader
+        parent.wait()
+    assert len(workers) == 2
+    deadline = time.monotonic() + 60  # a hang guard, not a speed check: they exit at their next write
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stuck = [pid for pid in workers if not _gone(pid)]
+    for pid in stuck:
+        os.kill(pid, signal.SIGKILL)  # not left behind by a failing run
+    assert not stuck
+
+
+class _NoProcesses:
+    """A start method whose processes never start (a process limit reached)."""
+
+    Pipe = staticmethod(multiprocessing.Pipe)
+
+    @staticmethod
+    def get_start_method() -> str:
+        return "fork"
+
+    class Process:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def start(self) -> None:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
+class _SecondStartFails:
+    """Forks its first worker; starting the second raises something other than a lack of processes."""
+
+    def __init__(self) -> None:
+        self._fork = multiprocessing.get_context("fork")
+        self.Pipe = self._fork.Pipe
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+
+    @staticmethod
+    def get_start_method() -> str:
+        return "fork"
+
+    def Process(self, **arguments: object) -> multiprocessing.process.BaseProcess:  # noqa: N802 - a context's name
+        if self.processes:
+            raise RuntimeError("no second worker")
+        self.processes.append(self._fork.Process(**arguments))
+        return self.processes[-1]
+
+
+@requires_real_corpus
+def test_a_failed_start_stops_the_workers_already_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    context = _SecondStartFails()
+    monkeypatch.setattr(parse_ahead, "_start_method", lambda: context)
+    with pytest.raises(RuntimeError):
+        ParsedAhead(_real_jobs(), 2)
+    assert len(context.processes) == 1 and not multiprocessing.active_children()
+
+
+@requires_real_corpus
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [
+        ("_parse", _die),  # a worker that dies
+        ("_parse", _raise_unrebuildable),  # a worker's error that does not rebuild here
+        ("_start_method", _NoProcesses),  # a worker that cannot start
+    ],
+)
+def test_units_a_worker_cannot_deliver_are_parsed_in_this_process(
+    monkeypatch: pytest.MonkeyPatch, name: str, replacement: object
+) -> None:
+    serial, _ = _build(monkeypatch, 0)
+    monkeypatch.setattr(parse_ahead, name, replacement)
+    survived, parsed_ahead = _build(monkeypatch, 2)
+    assert parsed_ahead == 0 and survived == serial
 
 
 def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
