@@ -1,14 +1,27 @@
 """Strict JSON entry for every contract: one clear line naming the field, never its value."""
 
 import json
-from typing import Any, Final, TypeVar
+from typing import IO, Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from contracts.errors import InvalidInput
 
 MAX_DOCUMENT_BYTES: Final = 4 * 1024 * 1024
+READ_CHUNK: Final = 64 * 1024
 Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_at_most(handle: IO[bytes], limit: int) -> bytes:
+    """At most `limit + 1` bytes of `handle` (one more than `limit` says it is too long), a chunk at
+    a time. `handle.read(limit + 1)` allocates the whole limit first: megabytes for a file of a few
+    hundred bytes, which costs a millisecond or more per read once a long-lived process has freed
+    a large block (the allocator then serves such sizes from its heap and trims it every time)."""
+    chunks, total = [], 0
+    while total <= limit and (chunk := handle.read(min(READ_CHUNK, limit + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def load_contract(model: type[Model], raw: bytes) -> Model:

@@ -5,7 +5,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -15,6 +14,7 @@ if TYPE_CHECKING:
 
 from contracts.error_envelope import ErrorEnvelope
 from contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
+from contracts.json_input import MAX_DOCUMENT_BYTES, read_at_most
 
 EXIT_INTERNAL = 1
 EXIT_NOT_OK = 2
@@ -55,11 +55,13 @@ def format_option(command: Command) -> Command:
 
 
 def read_document(source: str) -> bytes:
-    """The bytes of FILE, or of standard input for `-`."""
+    """The bytes of FILE, or of standard input for `-`, up to one byte past the documents' size cap
+    (`load_contract` refuses what is longer, without this holding all of it)."""
     if source == "-":
-        return sys.stdin.buffer.read()
+        return read_at_most(sys.stdin.buffer, MAX_DOCUMENT_BYTES)
     try:
-        return Path(source).read_bytes()
+        with open(source, "rb") as handle:
+            return read_at_most(handle, MAX_DOCUMENT_BYTES)
     except OSError as error:
         raise InvalidInput.unreadable(source, error) from None
 

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from contracts.errors import InvalidInput
+from contracts.json_input import read_at_most
 from contracts.reason_codes import ProtocolRefusalCode
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
@@ -132,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if ready else 1
     if arguments:
         return _refuse("arguments_unsupported")
-    raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    raw = read_at_most(sys.stdin.buffer, MAX_REQUEST_BYTES)
     if len(raw) > MAX_REQUEST_BYTES:
         return _refuse("request_too_large")
     try:

@@ -28,7 +28,7 @@ from contracts.config import Enablement, ProviderKind
 from contracts.decision import ReplanEvidenceDecision
 from contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
 from contracts.evidence import EvidenceItem
-from contracts.json_input import load_contract
+from contracts.json_input import load_contract, read_at_most
 from contracts.situation import ReplanSituation
 from providers.base import EvidenceProvider
 from providers.invoking_session import (
@@ -142,7 +142,7 @@ def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | 
         return None, "situation_ref_required"
     try:
         with spooled_path(paths, "situations", match.group(1)).open("rb") as handle:
-            raw = handle.read(MAX_SITUATION_BYTES + 1)
+            raw = read_at_most(handle, MAX_SITUATION_BYTES)
     except OSError:
         return None, "situation_not_found"
     try:

@@ -5,7 +5,7 @@ import stat
 
 from contracts.config import EnablementConfig
 from contracts.errors import ConfigInvalid, InvalidInput
-from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract, read_at_most
 from obelisk_session_evidence.state.paths import StatePaths
 
 
@@ -30,7 +30,7 @@ def read_config(paths: StatePaths) -> EnablementConfig | None:
         if status.st_size > MAX_DOCUMENT_BYTES:
             raise ConfigInvalid(f"config.json is larger than {MAX_DOCUMENT_BYTES} bytes")
         with os.fdopen(os.dup(descriptor), "rb") as handle:
-            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+            raw = read_at_most(handle, MAX_DOCUMENT_BYTES)
     except OSError:
         raise ConfigInvalid("config.json cannot be read") from None
     finally:

@@ -20,6 +20,7 @@ from typing import IO, Any, Final
 import msgspec
 import zstandard
 
+from contracts.json_input import read_at_most
 from providers.native.parsers._zstd_frames import ends_inside_a_frame
 
 _ZSTD_CHUNK = 1 << 20
@@ -229,7 +230,7 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
     longer than `MAX_RECORD_BYTES`."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
+            data = read_at_most(handle, MAX_RECORD_BYTES)
         if len(data) > MAX_RECORD_BYTES:
             return None
         parsed = json.loads(data.decode("utf-8", errors="replace"))
