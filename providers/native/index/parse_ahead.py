@@ -17,7 +17,7 @@ import os
 import pickle
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import MappingProxyType
@@ -143,7 +143,8 @@ class _Worker:
             # next write fails and it exits, instead of waiting forever on a full pipe it holds open itself.
             forked = context.get_start_method() == "fork"
             readers = tuple(worker._results.fileno() for worker in [*others, self]) if forked else ()
-            self._process = context.Process(target=_serve, args=(share, sender, readers), daemon=True)
+            # The parse goes by reference, so a forkserver's worker runs the same function a forked one would.
+            self._process = context.Process(target=_serve, args=(share, sender, readers, _parse), daemon=True)
             self._process.start()
         except BaseException:
             self._results.close()
@@ -195,7 +196,9 @@ def _widen(sender: Connection) -> None:
         fcntl.fcntl(sender.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
-def _serve(share: list[tuple[str, SourceKind]], sender: Connection, readers: tuple[int, ...]) -> None:
+def _serve(
+    share: list[tuple[str, SourceKind]], sender: Connection, readers: tuple[int, ...], parse: Callable[[str, SourceKind], bytes]
+) -> None:
     """In a worker: parse the share in order and send each outcome (an error: an empty message, then
     the error pickled). A full pipe holds the worker until this process reads; a closed one ends it."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handlers, inherited through fork:
@@ -205,7 +208,7 @@ def _serve(share: list[tuple[str, SourceKind]], sender: Connection, readers: tup
     with contextlib.suppress(BrokenPipeError):
         for path, source in share:
             try:
-                encoded = _parse(path, source)
+                encoded = parse(path, source)
             except Exception as error:  # noqa: BLE001 - it fails the unit in the refresh, as in process
                 sender.send_bytes(b"")
                 sender.send_bytes(_pickled(error))

@@ -80,8 +80,14 @@ def _raise(path: str, source: str) -> bytes:
 
 
 @requires_real_corpus
-def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
+def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(
+    monkeypatch: pytest.MonkeyPatch, start_method: str
+) -> None:
+    """Under either start method (a threaded process gets a forkserver) the worker runs the parse it
+    was given, so a failing one fails its unit in both."""
     monkeypatch.setattr(parse_ahead, "_parse", _raise)
+    monkeypatch.setattr(parse_ahead, "_start_method", lambda: multiprocessing.get_context(start_method))
     monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
     only_pi = {"pi": REAL_ROOTS["pi"]}
     connection = connect(MEMORY)
