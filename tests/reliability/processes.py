@@ -1,6 +1,6 @@
 """Child processes for fault tests: forked from the test process (no import cost), killable at will.
 
-`start_forked` runs a function in a forked child that reports progress and its result through
+`process_alive` tells whether a process (ours or a grandchild) still runs. `start_forked` runs a function in a forked child that reports progress and its result through
 shared memory and a pipe; the parent may SIGKILL it at any moment. `run_forked` waits for the
 result with a deadline (a child that blocks forever is killed and reported as timed out).
 """
@@ -17,6 +17,15 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 _FORK = multiprocessing.get_context("fork")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether `pid` still runs: one that exited is not, reaped or a zombie (nobody here reaps an orphan)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as status:
+            return status.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @dataclass

@@ -41,7 +41,7 @@ from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES
 from tests.reliability.leaks import assert_no_canary, error_texts
 from tests.reliability.pipeline_runs import MeasuredRun, run_pipeline_measured
-from tests.reliability.processes import run_forked
+from tests.reliability.processes import process_alive, run_forked
 from tests.reliability.worlds import failed_codex_run, write_config
 
 pytestmark = pytest.mark.reliability
@@ -206,22 +206,10 @@ def _situation(commands: list[str]) -> ReplanSituation:
     return load_contract(ReplanSituation, json.dumps(situation(commands=commands, files=[])).encode())
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    try:
-        return "\nState:\tZ" not in status.read_text()
-    except FileNotFoundError:
-        return False
-
-
 def _gone_soon(pid: int, *, within_s: float = 3.0) -> bool:
     """SIGKILL was sent to the process group; the kernel ends each member shortly after."""
     deadline = time.monotonic() + within_s
-    while _alive(pid):
+    while process_alive(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)

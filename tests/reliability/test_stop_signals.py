@@ -16,15 +16,8 @@ from obelisk_session_evidence.loopx.decision_context_extension import REQUEST_SC
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spool_document
 from tests.reliability.attack_stands import CANARY
+from tests.reliability.processes import process_alive
 from tests.reliability.worlds import build_world, write_config
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as status:
-            return "\nState:\tZ" not in status.read()
-    except FileNotFoundError:
-        return False
 
 
 def _wait_for(predicate, within_s: float) -> bool:
@@ -77,14 +70,14 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
         assert _wait_for(lambda: bool(children()), within_s=60), "no query started its child"
         query = world.stand_in.queries()[0]
         started = [query["pid"], children()[0]["child_pid"]]
-        assert all(_alive(pid) for pid in started)
+        assert all(process_alive(pid) for pid in started)
         cli.send_signal(stop)
         stdout, stderr = cli.stdout.read(), cli.stderr.read()
         cli.wait(timeout=30)
         assert cli.returncode == 128 + stop
         assert stderr.decode() == f"error: interrupted: {stop.name}\n"
         assert CANARY.encode() not in stdout + stderr
-        assert _wait_for(lambda: not any(_alive(pid) for pid in started), within_s=5)
+        assert _wait_for(lambda: not any(process_alive(pid) for pid in started), within_s=5)
         assert list(system_temp.iterdir()) == []
     finally:
         for pid in [cli.pid, *started]:

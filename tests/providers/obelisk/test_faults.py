@@ -14,6 +14,7 @@ from contracts.stage_values import Admitted
 from fixtures.obelisk_stand_in import StandIn
 from stages.retrieve import retrieve
 from tests.providers.obelisk.conftest import SPOTTER_ROOT, enablement_for, provider_for, request_for
+from tests.reliability.processes import process_alive
 
 TIMEOUT_S = 2.0
 FAULTS = {
@@ -41,15 +42,6 @@ def _retrieve(stand_in: StandIn, tmp_path: Path, **kwargs):
     started = time.monotonic()
     retrieval = retrieve(admission, provider=provider)
     return retrieval, time.monotonic() - started
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "\nState:\tZ" not in status.read_text()
 
 
 @pytest.mark.parametrize("mode", sorted(FAULTS))
@@ -90,9 +82,9 @@ def test_a_timeout_kills_everything_the_cli_started(built: StandIn, tmp_path: Pa
     pids = [entry["pid"] for entry in started] + [e["child_pid"] for e in started if "child_pid" in e]
     assert any("child_pid" in entry for entry in started)
     deadline = time.monotonic() + 2
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(process_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(process_alive(pid) for pid in pids)
 
 
 def test_sigterm_leaves_no_query_file_and_no_process(built: StandIn, tmp_path: Path) -> None:
@@ -137,5 +129,5 @@ def test_sigterm_leaves_no_query_file_and_no_process(built: StandIn, tmp_path: P
     started = built.reports()[before:]
     pids = [entry["pid"] for entry in started] + [e["child_pid"] for e in started if "child_pid" in e]
     time.sleep(0.2)
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(process_alive(pid) for pid in pids)
     assert list(work.rglob("*")) == []

@@ -17,6 +17,7 @@ from providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_co
 from providers.native.index.refresh import refresh_locked
 from providers.native.index.store import MEMORY, connect
 from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
+from tests.reliability.processes import process_alive
 
 BIG = [("/a", "claude", MIN_BYTES // 2), ("/b", "claude", MIN_BYTES // 2), ("/c", "codex", 10)]
 
@@ -155,15 +156,6 @@ time.sleep(600)
 """
 
 
-def _gone(pid: int) -> bool:
-    """True once `pid` has exited (an orphan nobody reaps stays a zombie: that is gone too)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as status:
-            return status.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
 @requires_real_corpus
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
 def test_workers_whose_refresh_was_killed_exit_instead_of_waiting_forever() -> None:
@@ -175,9 +167,9 @@ def test_workers_whose_refresh_was_killed_exit_instead_of_waiting_forever() -> N
         parent.wait()
     assert len(workers) == 2
     deadline = time.monotonic() + 60  # a hang guard, not a speed check: they exit at their next write
-    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(process_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    stuck = [pid for pid in workers if not _gone(pid)]
+    stuck = [pid for pid in workers if process_alive(pid)]
     for pid in stuck:
         os.kill(pid, signal.SIGKILL)  # not left behind by a failing run
     assert not stuck
