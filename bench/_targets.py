@@ -62,10 +62,10 @@ TARGETS: Final = (
 
 def judged(target: Target, figures: Mapping[str, Any]) -> tuple[float | None, bool | None]:
     """The target's figure and whether it is met; (None, None) when not measured."""
-    value = figures.get(target.figure)
-    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+    value = _measured(figures, target.figure)
+    if value is None:
         return None, None
-    return float(value), bool(value <= target.limit if target.at_most else value >= target.limit)
+    return value, value <= target.limit if target.at_most else value >= target.limit
 
 
 def targets_table(figures: Mapping[str, Any], why_not: Mapping[str, str]) -> Table:
@@ -117,8 +117,15 @@ def results_document(
 
 
 def _floor(target: Target, figures: Mapping[str, Any]) -> float | None:
-    value = figures.get(target.floor) if target.floor else None
-    return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
+    return _measured(figures, target.floor) if target.floor else None
+
+
+def _measured(figures: Mapping[str, Any], name: str) -> float | None:
+    """The figure as a number; None when absent, not a number, or NaN (no samples)."""
+    value = figures.get(name)
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return None
+    return float(value)
 
 
 def write_results(path: Path, document: Mapping[str, Any]) -> None:

@@ -274,7 +274,8 @@ def main() -> None:
     for row in summaries:
         print(f"{str(row['tree'])[-40:]:40} {row['situation']:13} {row['bare_wall_ms_median']:8.1f} "
               f"{row['run_wall_ms_median']:8.1f} {row['run_cpu_ms_median']:8.1f} {row['wall_ratio_median']:6.2f} "
-              f"{row['target_ratio'] or 0:6.1f}  {'-' if row['met'] is None else 'yes' if row['met'] else 'no'}")  # fmt: skip
+              f"{'-' if row['target_ratio'] is None else row['target_ratio']:>6}  "
+              f"{'-' if row['met'] is None else 'yes' if row['met'] else 'no'}")  # fmt: skip
     for label, rows in imports.items():
         print(f"\ntop outermost imports (cumulative ms, self ms; min of 3 runs): {label}")
         for row in rows:

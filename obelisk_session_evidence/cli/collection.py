@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 @contextmanager
 def collection_paused() -> Iterator[None]:
-    """No cyclic collection inside the block (also usable as a decorator)."""
+    """No cyclic collection inside the block."""
     enabled = gc.isenabled()
     gc.disable()
     try:
