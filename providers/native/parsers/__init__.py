@@ -24,15 +24,15 @@ __all__ = [
     "parse_session_file",
 ]
 
-_PARSERS: Final[dict[SourceKind, str]] = {
-    "claude": "claude:parse_claude",
-    "codex": "codex:parse_codex",
-    "kimi": "kimi:parse_kimi",
-    "pi": "pi:parse_pi",
-    "dsh": "dsh:parse_dsh",
+_PARSERS: Final[dict[SourceKind, tuple[str, str]]] = {
+    "claude": (f"{__name__}.claude", "parse_claude"),
+    "codex": (f"{__name__}.codex", "parse_codex"),
+    "kimi": (f"{__name__}.kimi", "parse_kimi"),
+    "pi": (f"{__name__}.pi", "parse_pi"),
+    "dsh": (f"{__name__}.dsh", "parse_dsh"),
 }
-"""Each format's parser, as `module:function` under this package."""
-PARSER_MODULES: Final = tuple(f"{__name__}.{target.split(':')[0]}" for target in _PARSERS.values())
+"""Each format's parser: its module and function."""
+PARSER_MODULES: Final = tuple(module for module, _ in _PARSERS.values())
 """What a process that will parse can load ahead (a forkserver's preload)."""
 
 
@@ -44,6 +44,6 @@ def parse_session_file(
     Pass the previous outcome's `end_offset` and `resume` to read only what was appended; when
     the previous outcome was not `resumable`, or the file shrank or changed inode, parse from 0.
     """
-    module, function = _PARSERS[source].split(":")
-    parser = getattr(import_module(f"{__name__}.{module}"), function)
+    module, function = _PARSERS[source]
+    parser = getattr(import_module(module), function)
     return parser(Path(path), start_offset=start_offset, resume=resume)
