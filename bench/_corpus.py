@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from contracts.config import SourceKind
-from providers.native.index.repository import RepositoryResolver
-from providers.native.index.rows import OutcomeWriter
-from providers.native.index.store import atomic
-from providers.native.parsers import ParseOutcome, iter_session_paths, parse_session_file
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.index.repository import RepositoryResolver
+from obelisk_session_evidence.providers.native.index.rows import OutcomeWriter
+from obelisk_session_evidence.providers.native.index.store import atomic
+from obelisk_session_evidence.providers.native.parsers import ParseOutcome, iter_session_paths, parse_session_file
 
 REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 REAL_ROOTS: Final[dict[SourceKind, list[Path]]] = {
@@ -43,7 +43,7 @@ def copied(outcome: ParseOutcome, copy: int) -> ParseOutcome:
     suffix = f"~{copy}"
     cwd = f"/bench/repo-{copy % REPOSITORIES}/work"
 
-    def rekey(record):  # noqa: ANN001, ANN202 - any record dataclass
+    def rekey(record):
         changes = {"session_id": record.session_id + suffix}
         if hasattr(record, "record_uid"):
             changes["record_uid"] = record.record_uid + suffix
@@ -59,7 +59,9 @@ def copied(outcome: ParseOutcome, copy: int) -> ParseOutcome:
     )
 
 
-def grow_index(connection, outcomes: list[tuple[SourceKind, ParseOutcome]], *, rows: int) -> Iterator[tuple[int, float]]:
+def grow_index(
+    connection, outcomes: list[tuple[SourceKind, ParseOutcome]], *, rows: int
+) -> Iterator[tuple[int, float]]:
     """Write copies of the outcomes until the index holds `rows` entries; yields (entries, seconds)."""
     writer = OutcomeWriter(connection, RepositoryResolver())
     written, copy, started = 0, 0, time.monotonic()

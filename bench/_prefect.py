@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from flows.server import RunningServer, free_port, start_prefect_server, stop_prefect_server
+from obelisk_session_evidence.flows.server import RunningServer, free_port, start_prefect_server, stop_prefect_server
 from obelisk_session_evidence.state.paths import StatePaths
 
 QUIET_CLIENT: Final = {

@@ -85,8 +85,11 @@ def machine_description() -> list[tuple[str, str]]:
             versions.append(f"{name} absent")
     return [
         ("date", datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")),
-        ("machine", f"{len(os.sched_getaffinity(0))} cores usable ({os.cpu_count()} online), "
-                    f"{_memory_gib():.1f} GiB RAM, {_cpu_model()}"),
+        (
+            "machine",
+            f"{len(os.sched_getaffinity(0))} cores usable ({os.cpu_count()} online), "
+            f"{_memory_gib():.1f} GiB RAM, {_cpu_model()}",
+        ),
         ("load average at start", " / ".join(f"{value:.1f}" for value in os.getloadavg()) + " (1/5/15 min)"),
         ("os", f"{platform.system()} {platform.release()}"),
         ("python", f"{platform.python_implementation()} {platform.python_version()}"),
@@ -94,7 +97,7 @@ def machine_description() -> list[tuple[str, str]]:
         ("packages", ", ".join(versions)),
         ("ripgrep", rg_version() or "not installed (run `make bench-setup`)"),
         ("commit", _commit()),
-    ]  # fmt: skip
+    ]
 
 
 def rg_version() -> str | None:
@@ -138,11 +141,16 @@ def _cpu_model() -> str:
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" + uncommitted changes" if dirty else "")
-

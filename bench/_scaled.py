@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
-from fixtures.native_sessions import write_native_histories
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.qualify.session_writers import write_native_histories
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
-from providers.native.parsers import default_roots
 
 CACHE_VERSION: Final = 1
 """Bump when the bench changes what a cached corpus holds."""
@@ -72,7 +72,7 @@ def files_scale(files: int) -> int:
     return max(1, round(files / SESSIONS_PER_SCALE))
 
 
-def generated_corpus(cache: Path, *, seed: int, scale: int, rounds: int, log=print) -> Corpus:  # noqa: ANN001
+def generated_corpus(cache: Path, *, seed: int, scale: int, rounds: int, log=print) -> Corpus:
     """The cached corpus of this shape, generated and indexed first when absent."""
     folder = cache / f"native-v{CACHE_VERSION}-seed{seed}-scale{scale}-rounds{rounds}"
     marker = folder / MARKER
@@ -83,32 +83,42 @@ def generated_corpus(cache: Path, *, seed: int, scale: int, rounds: int, log=pri
     shutil.rmtree(folder, ignore_errors=True)
     log(f"generating corpus scale={scale} rounds={rounds} (cached in {folder})")
     started = time.perf_counter()
-    manifest = write_native_histories(folder / "histories", seed=seed, sessions_per_source=SESSIONS_PER_SOURCE,
-                                      scale=scale, rounds_per_session=rounds)  # fmt: skip
+    manifest = write_native_histories(
+        folder / "histories", seed=seed, sessions_per_source=SESSIONS_PER_SOURCE, scale=scale, rounds_per_session=rounds
+    )
     generate_s = time.perf_counter() - started
     roots = default_roots(manifest.home)
     state = StatePaths(folder / "state")
     config = EnablementConfig(
         enablements=[
             Enablement(
-                surface="replan-history", agent_id=FIXTURE_AGENT, project_id=FIXTURE_PROJECT,
-                repository_id=FIXTURE_REPOSITORY, repo_roots=[str(manifest.repo_root), str(manifest.worktree_root)],
+                surface="replan-history",
+                agent_id=FIXTURE_AGENT,
+                project_id=FIXTURE_PROJECT,
+                repository_id=FIXTURE_REPOSITORY,
+                repo_roots=[str(manifest.repo_root), str(manifest.worktree_root)],
                 source_roots={source: str(roots[source]) for source in SOURCE_KINDS},
                 enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
             )
         ]
-    )  # fmt: skip
+    )
     write_private(state.config_file, config.model_dump_json().encode())
     log(f"building its index ({sum(s.decisions + s.meta_messages for s in manifest.sessions):,} messages)")
     report = refresh_index(index_file(state.index_dir), {source: [path] for source, path in roots.items()})
     target = next(s.path for s in manifest.sessions if s.source == "claude" and not s.is_bait)
     stats = {
-        "seed": seed, "scale": scale, "rounds": rounds, "messages": report.messages_written,
+        "seed": seed,
+        "scale": scale,
+        "rounds": rounds,
+        "messages": report.messages_written,
         "entries": report.messages_written + report.tool_calls_written + report.summaries_written,
-        "files": report.files_seen, "bytes": report.bytes_read, "generate_s": round(generate_s, 2),
-        "build_s": round(report.seconds, 2), "append_target": str(target),
+        "files": report.files_seen,
+        "bytes": report.bytes_read,
+        "generate_s": round(generate_s, 2),
+        "build_s": round(report.seconds, 2),
+        "append_target": str(target),
         "append_target_size": target.stat().st_size,
-    }  # fmt: skip
+    }
     marker.write_text(json.dumps(stats, indent=1))
     return _corpus_at(folder, stats)
 
@@ -137,8 +147,28 @@ def single_session_file(cache: Path, *, megabytes: int, seed: int) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     path.parent.mkdir(parents=True)
     rng = random.Random(seed)
-    words = ("token", "expiry", "session", "refresh", "assert", "401", "clock", "skew", "header", "cookie",
-             "timeout", "retry", "fixture", "mock", "database", "migration", "cache", "login", "logout", "jwt")  # fmt: skip
+    words = (
+        "token",
+        "expiry",
+        "session",
+        "refresh",
+        "assert",
+        "401",
+        "clock",
+        "skew",
+        "header",
+        "cookie",
+        "timeout",
+        "retry",
+        "fixture",
+        "mock",
+        "database",
+        "migration",
+        "cache",
+        "login",
+        "logout",
+        "jwt",
+    )
     target = megabytes * 1_000_000
     written, number = 0, 0
     with open(path, "w", encoding="utf-8") as handle:
@@ -161,14 +191,55 @@ def _claude_round(number: int, rng: random.Random, words: tuple[str, ...]) -> li
     test = f"tests/test_{rng.choice(words)}.py"
     failed = rng.random() < 0.4
     return [
-        head | {"type": "user", "uuid": f"u-{number}", "message": {"role": "user", "content":
-                f"Round {number}: check {rng.choice(words)} handling in {test}."}},
-        head | {"type": "assistant", "uuid": f"a-{number}", "message": {"id": f"msg-{number}", "role": "assistant",
-                "content": [{"type": "tool_use", "id": f"toolu-{number}", "name": "Bash",
-                             "input": {"command": f"pytest {test} -x"}}]}},
-        head | {"type": "user", "uuid": f"r-{number}", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": f"toolu-{number}", "is_error": failed,
-                 "content": ("Exit code 1\n" if failed else "") + output}]}},
-        head | {"type": "assistant", "uuid": f"t-{number}", "message": {"id": f"msg-t-{number}", "role": "assistant",
-                "content": [{"type": "text", "text": f"The {rng.choice(words)} check {'fails' if failed else 'passes'}."}]}},
-    ]  # fmt: skip
+        head
+        | {
+            "type": "user",
+            "uuid": f"u-{number}",
+            "message": {"role": "user", "content": f"Round {number}: check {rng.choice(words)} handling in {test}."},
+        },
+        head
+        | {
+            "type": "assistant",
+            "uuid": f"a-{number}",
+            "message": {
+                "id": f"msg-{number}",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu-{number}",
+                        "name": "Bash",
+                        "input": {"command": f"pytest {test} -x"},
+                    }
+                ],
+            },
+        },
+        head
+        | {
+            "type": "user",
+            "uuid": f"r-{number}",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu-{number}",
+                        "is_error": failed,
+                        "content": ("Exit code 1\n" if failed else "") + output,
+                    }
+                ],
+            },
+        },
+        head
+        | {
+            "type": "assistant",
+            "uuid": f"t-{number}",
+            "message": {
+                "id": f"msg-t-{number}",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"The {rng.choice(words)} check {'fails' if failed else 'passes'}."}
+                ],
+            },
+        },
+    ]

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
 REAL_CORPUS: Final = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
@@ -74,11 +75,10 @@ def _call(name: str, command: str, output: str, is_error: bool | None) -> ShellC
 
 def _opened(row: dict) -> Iterator[tuple[str, str]]:
     payload = row.get("payload")
-    if isinstance(payload, dict) and payload.get("type") == "function_call":
-        if payload.get("name") in _SHELL_TOOLS:
-            command = _command(_arguments(payload.get("arguments")))
-            if command:
-                yield str(payload.get("call_id")), command
+    if isinstance(payload, dict) and payload.get("type") == "function_call" and payload.get("name") in _SHELL_TOOLS:
+        command = _command(_arguments(payload.get("arguments")))
+        if command:
+            yield str(payload.get("call_id")), command
     message = row.get("message") if isinstance(row.get("message"), dict) else row
     for part in _parts(message.get("content")):
         kind, tool = part.get("type"), part.get("name")

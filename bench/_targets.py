@@ -39,25 +39,76 @@ class Target:
 
 
 TARGETS: Final = (
-    Target("decision_p95_100k", "decision in process: p95 <= 50 ms CPU at 100k messages",
-           "decision_cpu_p95_ms_100k", 50.0, True, "ms CPU"),
-    Target("decision_p95_1m", "decision in process: p95 <= 100 ms CPU at 1M messages",
-           "decision_cpu_p95_ms_1M", 100.0, True, "ms CPU"),
-    Target("cold_run_admitted", "admitted cold `run` process <= 8× the bare interpreter (pair by pair, median)",
-           "cold_run_admitted_ratio", 8.0, True, "×", "cold_run_stack_floor_ratio"),
-    Target("cold_run_not_admitted", "not-admitted cold `run` process <= 5× the bare interpreter (pair by pair, median)",
-           "cold_run_not_admitted_ratio", 5.0, True, "×", "cold_run_stack_floor_ratio"),
-    Target("nochange_refresh_10k", "no-change refresh of 10,000 files <= 0.3 s wall",
-           "nochange_10k_s", 0.3, True, "s wall"),
-    Target("append_flat", f"append refresh flat in the appended bytes (largest ÷ 1× wall <= {APPEND_FLAT_RATIO:.0f})",
-           "append_bytes_growth_ratio", APPEND_FLAT_RATIO, True, "×"),
-    Target("build_throughput", "full build >= 105 MB per CPU-second on the real corpus ×10",
-           "real10_build_mb_cpu_s", 105.0, False, "MB per CPU-s"),
-    Target("build_peak_memory", "full build of the real corpus ×10: peak memory <= 150 MB",
-           "real10_build_peak_mib", 150.0, True, "MiB"),
-    Target("private_context", "default private context <= 2,000 tokens (max over admitted queries)",
-           "context_item_tokens_max", 2000.0, True, "tokens"),
-)  # fmt: skip
+    Target(
+        "decision_p95_100k",
+        "decision in process: p95 <= 50 ms CPU at 100k messages",
+        "decision_cpu_p95_ms_100k",
+        50.0,
+        True,
+        "ms CPU",
+    ),
+    Target(
+        "decision_p95_1m",
+        "decision in process: p95 <= 100 ms CPU at 1M messages",
+        "decision_cpu_p95_ms_1M",
+        100.0,
+        True,
+        "ms CPU",
+    ),
+    Target(
+        "cold_run_admitted",
+        "admitted cold `run` process <= 8× the bare interpreter (pair by pair, median)",
+        "cold_run_admitted_ratio",
+        8.0,
+        True,
+        "×",
+        "cold_run_stack_floor_ratio",
+    ),
+    Target(
+        "cold_run_not_admitted",
+        "not-admitted cold `run` process <= 5× the bare interpreter (pair by pair, median)",
+        "cold_run_not_admitted_ratio",
+        5.0,
+        True,
+        "×",
+        "cold_run_stack_floor_ratio",
+    ),
+    Target(
+        "nochange_refresh_10k", "no-change refresh of 10,000 files <= 0.3 s wall", "nochange_10k_s", 0.3, True, "s wall"
+    ),
+    Target(
+        "append_flat",
+        f"append refresh flat in the appended bytes (largest ÷ 1× wall <= {APPEND_FLAT_RATIO:.0f})",
+        "append_bytes_growth_ratio",
+        APPEND_FLAT_RATIO,
+        True,
+        "×",
+    ),
+    Target(
+        "build_throughput",
+        "full build >= 105 MB per CPU-second on the real corpus ×10",
+        "real10_build_mb_cpu_s",
+        105.0,
+        False,
+        "MB per CPU-s",
+    ),
+    Target(
+        "build_peak_memory",
+        "full build of the real corpus ×10: peak memory <= 150 MB",
+        "real10_build_peak_mib",
+        150.0,
+        True,
+        "MiB",
+    ),
+    Target(
+        "private_context",
+        "default private context <= 2,000 tokens (max over admitted queries)",
+        "context_item_tokens_max",
+        2000.0,
+        True,
+        "tokens",
+    ),
+)
 
 
 def judged(target: Target, figures: Mapping[str, Any]) -> tuple[float | None, bool | None]:
@@ -89,19 +140,32 @@ def targets_table(figures: Mapping[str, Any], why_not: Mapping[str, str]) -> Tab
 
 
 def results_document(
-    *, profile: str, command: str, seconds: float, header: Sequence[tuple[str, str]],
-    figures: Mapping[str, Any], why_not: Mapping[str, str],
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    profile: str,
+    command: str,
+    seconds: float,
+    header: Sequence[tuple[str, str]],
+    figures: Mapping[str, Any],
+    why_not: Mapping[str, str],
+) -> dict[str, Any]:
     """The machine-readable results: the run, its named figures, and each target with its `met` flag."""
     targets = []
     for target in TARGETS:
         value, met = judged(target, figures)
-        targets.append({
-            "name": target.name, "target": target.text, "figure": target.figure, "value": value,
-            "limit": target.limit, "comparison": "<=" if target.at_most else ">=", "unit": target.unit, "met": met,
-            "not_measured": None if value is not None else why_not.get(target.name, "not in this profile"),
-            "floor": _floor(target, figures),
-        })  # fmt: skip
+        targets.append(
+            {
+                "name": target.name,
+                "target": target.text,
+                "figure": target.figure,
+                "value": value,
+                "limit": target.limit,
+                "comparison": "<=" if target.at_most else ">=",
+                "unit": target.unit,
+                "met": met,
+                "not_measured": None if value is not None else why_not.get(target.name, "not in this profile"),
+                "floor": _floor(target, figures),
+            }
+        )
     return {
         "schema": SCHEMA,
         "profile": profile,

@@ -29,16 +29,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
-from fixtures.native_sessions import FAILING_COMMAND, write_native_histories
 from fixtures.situations import situation
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
+from obelisk_session_evidence.qualify.session_writers import FAILING_COMMAND, write_native_histories
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT, PROJECT, REPOSITORY = "agent-fixture", "project-fixture", "repo-fixture"
-COMMANDS = [FAILING_COMMAND, "pytest tests/test_session.py -k expiry", "ruff check src/", "make test",
-            "pytest tests/test_auth_expiry.py", "python -m mypy src/auth.py"]  # fmt: skip
+COMMANDS = [
+    FAILING_COMMAND,
+    "pytest tests/test_session.py -k expiry",
+    "ruff check src/",
+    "make test",
+    "pytest tests/test_auth_expiry.py",
+    "python -m mypy src/auth.py",
+]
 FILES = ["src/auth.py", "tests/test_auth.py", "tests/test_auth_expiry.py", "src/session.py", "README.md"]
 HYPOTHESES = ["expired tokens are accepted", "the clock skew window is too wide", None, None]
 PROBES = ["probe-test-rerun", "probe-route-map", "probe-bisect", "probe-log-scan"]
@@ -65,9 +71,9 @@ def stalled_situations(count: int, seed: int = 5) -> list[bytes]:
 
 def prepare_state(work: Path) -> StatePaths:
     """Fixture histories, an enablement reading them with the native provider, a warm index."""
-    from obelisk_session_evidence.batch.run import run_batch_directly
     from obelisk_session_evidence.batch.manifest import spool_batch
-    from providers.native.parsers.discovery import default_roots
+    from obelisk_session_evidence.batch.run import run_batch_directly
+    from obelisk_session_evidence.providers.native.parsers.discovery import default_roots
 
     manifest = write_native_histories(work / "histories", rounds_per_session=2)
     roots = default_roots(manifest.home)
@@ -75,13 +81,16 @@ def prepare_state(work: Path) -> StatePaths:
     config = EnablementConfig(
         enablements=[
             Enablement(
-                surface="replan-history", agent_id=AGENT, project_id=PROJECT, repository_id=REPOSITORY,
+                surface="replan-history",
+                agent_id=AGENT,
+                project_id=PROJECT,
+                repository_id=REPOSITORY,
                 repo_roots=[str(manifest.repo_root), str(manifest.worktree_root)],
                 source_roots={source: str(roots[source]) for source in SOURCE_KINDS},
                 enabled_at=datetime.now(UTC),
             )
         ]
-    )  # fmt: skip
+    )
     write_private(paths.config_file, config.model_dump_json().encode())
     warm = spool_batch(paths, stalled_situations(5, seed=99), out_dir=work / "out-warm")
     run_batch_directly(paths, warm)  # builds the index (first lookup refreshes it)
@@ -89,8 +98,8 @@ def prepare_state(work: Path) -> StatePaths:
 
 
 def run_direct(paths: StatePaths, items: list[bytes], out: Path) -> dict[str, Any]:
-    from obelisk_session_evidence.batch.run import run_batch_directly
     from obelisk_session_evidence.batch.manifest import spool_batch
+    from obelisk_session_evidence.batch.run import run_batch_directly
 
     manifest_ref = spool_batch(paths, items, out_dir=out)
     cpu = own_cpu_seconds()
@@ -101,16 +110,15 @@ def run_direct(paths: StatePaths, items: list[bytes], out: Path) -> dict[str, An
 
 
 def run_pipeline_only(paths: StatePaths, items: list[bytes]) -> dict[str, Any]:
-    from contracts.json_input import load_contract
-    from contracts.situation import ReplanSituation
-    from obelisk_session_evidence.compose import decide
-    from obelisk_session_evidence.compose import backend_folders
-    from providers.factory import default_provider_factory
+    from obelisk_session_evidence.compose import backend_folders, decide
+    from obelisk_session_evidence.contracts.json_input import load_contract
+    from obelisk_session_evidence.contracts.situation import ReplanSituation
+    from obelisk_session_evidence.providers.factory import default_provider_factory
 
     situations = [load_contract(ReplanSituation, raw) for raw in items]
     build, built = default_provider_factory(backend_folders(paths)), {}
 
-    def once_per_scope(enablement, kind):  # noqa: ANN001, ANN202 - as the batch's per-scope cache
+    def once_per_scope(enablement, kind):
         key = (enablement.scope_key, kind)
         if key not in built:
             built[key] = build(enablement, kind)
@@ -146,14 +154,14 @@ def server_cpu_seconds(server_pid: int) -> float:
 
 def child(arguments: argparse.Namespace) -> None:
     """One flow mode in a fresh process: warm up, then time the batch flow."""
-    from flows.hardening import apply_prefect_environment
     from obelisk_session_evidence.batch.manifest import spool_batch
+    from obelisk_session_evidence.flows.hardening import apply_prefect_environment
     from obelisk_session_evidence.state.paths import state_paths
 
     paths = state_paths()
     apply_prefect_environment(paths)
     os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-    from flows.reprocess_stalled import run_reprocess_stalled_flow
+    from obelisk_session_evidence.flows.reprocess_stalled import run_reprocess_stalled_flow
 
     options = {"paths": paths, "task_runner": arguments.runner, "concurrency": arguments.concurrency}
     work = Path(arguments.work)
@@ -174,9 +182,22 @@ def child(arguments: argparse.Namespace) -> None:
 def run_flow_mode(label: str, runner: str, api_url: str, paths: StatePaths, arguments) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_API_URL=api_url, OBELISK_SESSION_EVIDENCE_HOME=str(paths.root), PYTHONPATH=str(ROOT))
-    command = [sys.executable, "-m", "bench.batch_throughput", "--child", "--runner", runner, "--label", label,
-               "--items", str(arguments.items), "--concurrency", str(arguments.concurrency),
-               "--work", str(arguments.work)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bench.batch_throughput",
+        "--child",
+        "--runner",
+        runner,
+        "--label",
+        label,
+        "--items",
+        str(arguments.items),
+        "--concurrency",
+        str(arguments.concurrency),
+        "--work",
+        str(arguments.work),
+    ]
     answer = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=7200)
     if answer.returncode != 0:
         raise SystemExit(f"{label} failed:\n{answer.stderr[-3000:]}")
@@ -191,7 +212,7 @@ def measured_flow_mode(label: str, runner: str, server, paths: StatePaths, argum
 
 
 def start_server(work: Path, label: str, database_url: str | None):
-    from flows.server import free_port, start_prefect_server
+    from obelisk_session_evidence.flows.server import free_port, start_prefect_server
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     if database_url:
@@ -238,7 +259,7 @@ def main() -> None:
             backend = "postgresql" if "postgresql" in servers else "sqlite"
             results[f"dask ({backend})"] = measured_flow_mode("dask", "dask", servers[backend], paths, arguments)
     finally:
-        from flows.server import stop_prefect_server
+        from obelisk_session_evidence.flows.server import stop_prefect_server
 
         for server in servers.values():
             stop_prefect_server(server.process)
@@ -249,8 +270,10 @@ def report(results: dict[str, dict[str, Any]], items: int) -> None:
     base = results.get("direct", {}).get("wall_s")
     print(f"\n{items} stalled items, fixture index\n")
     cpu_base = results.get("direct", {}).get("cpu_s")
-    print(f"{'mode':<22}{'wall s':>9}{'items/s':>10}{'ms/item':>9}{'overhead ms/item':>18}{'x direct':>10}"
-          f"{'client cpu ms/item':>20}{'server cpu ms/item':>20}{'cpu x direct':>14}")  # fmt: skip
+    print(
+        f"{'mode':<22}{'wall s':>9}{'items/s':>10}{'ms/item':>9}{'overhead ms/item':>18}{'x direct':>10}"
+        f"{'client cpu ms/item':>20}{'server cpu ms/item':>20}{'cpu x direct':>14}"
+    )
     for mode, result in results.items():
         wall = result["wall_s"]
         overhead = f"{(wall - base) / items * 1000:.1f}" if base and mode not in ("direct", "pipeline") else "-"
@@ -258,14 +281,18 @@ def report(results: dict[str, dict[str, Any]], items: int) -> None:
         client_cpu = result.get("cpu_s", 0.0)
         server_cpu = result.get("server_cpu_s", 0.0)
         cpu_ratio = f"{(client_cpu + server_cpu) / cpu_base:.2f}" if cpu_base else "-"
-        print(f"{mode:<22}{wall:>9.2f}{items / wall:>10.1f}{wall / items * 1000:>9.2f}{overhead:>18}{ratio:>10}"
-              f"{client_cpu / items * 1000:>20.1f}{server_cpu / items * 1000:>20.1f}{cpu_ratio:>14}")  # fmt: skip
+        print(
+            f"{mode:<22}{wall:>9.2f}{items / wall:>10.1f}{wall / items * 1000:>9.2f}{overhead:>18}{ratio:>10}"
+            f"{client_cpu / items * 1000:>20.1f}{server_cpu / items * 1000:>20.1f}{cpu_ratio:>14}"
+        )
     for mode, result in results.items():
         summary = result.get("summary")
         if summary:
-            print(f"{mode}: decided {summary['decided']} failed {summary['failed']} verdicts {summary['by_verdict']}"
-                  f" p50 {summary['latency']['p50_ms']} ms p95 {summary['latency']['p95_ms']} ms"
-                  + (f" warm-up {result['warm_wall_s']:.1f} s" if "warm_wall_s" in result else ""))
+            print(
+                f"{mode}: decided {summary['decided']} failed {summary['failed']} verdicts {summary['by_verdict']}"
+                f" p50 {summary['latency']['p50_ms']} ms p95 {summary['latency']['p95_ms']} ms"
+                + (f" warm-up {result['warm_wall_s']:.1f} s" if "warm_wall_s" in result else "")
+            )
 
 
 if __name__ == "__main__":

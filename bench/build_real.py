@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from bench._corpus import REAL_ROOTS, real_outcomes
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
 
 
 def main() -> None:

@@ -64,8 +64,8 @@ class Pairs:
     verdicts: set[str] = field(default_factory=set)
 
     def summary(self) -> dict[str, object]:
-        ratios = [run / bare for run, bare in zip(self.run.walls, self.bare.walls)]
-        cpu_ratios = [run / bare for run, bare in zip(self.run.cpus, self.bare.cpus) if bare > 0]
+        ratios = [run / bare for run, bare in zip(self.run.walls, self.bare.walls, strict=False)]
+        cpu_ratios = [run / bare for run, bare in zip(self.run.cpus, self.bare.cpus, strict=False) if bare > 0]
         median_ratio = statistics.median(ratios)
         target = TARGETS.get(self.situation)
         return {
@@ -105,25 +105,50 @@ def build_demo_state(home: Path) -> dict[str, Path]:
     environ = _environment(ROOT, home)
     histories = subprocess.run(
         [sys.executable, "-m", "fixtures.demo_histories", str(home / "histories")],
-        env=environ, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        env=environ,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     roots = dict(line.split("=", 1) for line in histories.split())
     roots = {name: shlex.split(value)[0] for name, value in roots.items()}
     sources = ("claude", "codex", "kimi", "pi", "dsh")
     cli = [sys.executable, "-m", "obelisk_session_evidence"]
     subprocess.run(
-        [*cli, "enable", "--surface", "replan-history", "--agent-id", "agent-fixture",
-         "--project-id", "project-fixture", "--repository-id", "repo-fixture",
-         "--repo-root", roots["REPO_ROOT"],
-         *(arg for s in sources for arg in ("--source-root", f"{s}={roots[s.upper() + '_ROOT']}")),
-         "--format", "json"],
-        env=environ, check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            *cli,
+            "enable",
+            "--surface",
+            "replan-history",
+            "--agent-id",
+            "agent-fixture",
+            "--project-id",
+            "project-fixture",
+            "--repository-id",
+            "repo-fixture",
+            "--repo-root",
+            roots["REPO_ROOT"],
+            *(arg for s in sources for arg in ("--source-root", f"{s}={roots[s.upper() + '_ROOT']}")),
+            "--format",
+            "json",
+        ],
+        env=environ,
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(
-        [*cli, "index", "refresh", *(arg for s in sources for arg in ("--root", f"{s}={roots[s.upper() + '_ROOT']}")),
-         "--format", "json"],
-        env=environ, check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            *cli,
+            "index",
+            "refresh",
+            *(arg for s in sources for arg in ("--root", f"{s}={roots[s.upper() + '_ROOT']}")),
+            "--format",
+            "json",
+        ],
+        env=environ,
+        check=True,
+        capture_output=True,
+    )
     from fixtures.situations import situation
 
     admitted = situation(situation_id="demo-repeat-failure")
@@ -189,15 +214,21 @@ def top_imports(tree: Path, situation_file: Path, home: Path, count: int, runs: 
     for _ in range(runs):
         completed = subprocess.run(
             [sys.executable, "-X", "importtime", *_run_argv(situation_file)],
-            env=environ, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         for match in map(_IMPORTTIME.match, completed.stderr.splitlines()):
             if match and len(match.group(3)) == 1:  # one space: not nested in another import
                 own, cumulative, name = int(match.group(1)), int(match.group(2)), match.group(4)
                 seen = best.get(name, (own, cumulative))
                 best[name] = (min(seen[0], own), min(seen[1], cumulative))
     ranked = sorted(best.items(), key=lambda item: -item[1][1])[:count]
-    return [{"module": name, "self_ms": own / 1000, "cumulative_ms": cumulative / 1000} for name, (own, cumulative) in ranked]
+    return [
+        {"module": name, "self_ms": own / 1000, "cumulative_ms": cumulative / 1000}
+        for name, (own, cumulative) in ranked
+    ]
 
 
 _ENCODER_COSTS: Final = r"""
@@ -225,20 +256,32 @@ def encoder_costs(home: Path) -> dict[str, object]:
     encoders on the demo's private result (about 5 KB of JSON evidence), ids compared."""
     environ = _environment(ROOT, home)
     private = home / "private.json"
-    subprocess.run([*_run_argv(home / "admitted.json"), "--private-out", str(private)], env=environ, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*_run_argv(home / "admitted.json"), "--private-out", str(private)],
+        env=environ,
+        check=True,
+        capture_output=True,
+    )
     completed = subprocess.run(
         [sys.executable, "-c", _ENCODER_COSTS, str(home / "encoder-cache"), str(private)],
-        env=environ, check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        env=environ,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(completed.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=8, help="pairs per situation and tree (default 8)")
-    parser.add_argument("--tree", type=Path, action="append", default=[],
-                        help="another source tree to measure in the same loop (repeatable)")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        default=[],
+        help="another source tree to measure in the same loop (repeatable)",
+    )
     parser.add_argument("--importtime", action="store_true", help="also list the top imports per run")
     parser.add_argument("--top", type=int, default=15, help="imports listed with --importtime")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON results (default {DEFAULT_OUT})")
@@ -250,7 +293,11 @@ def main() -> None:
         files = build_demo_state(home)
         results = measure(trees, files, home, arguments.pairs)
         imports = (
-            {f"{tree} {name}": top_imports(tree, file, home, arguments.top) for tree in trees for name, file in files.items()}
+            {
+                f"{tree} {name}": top_imports(tree, file, home, arguments.top)
+                for tree in trees
+                for name, file in files.items()
+            }
             if arguments.importtime
             else {}
         )
@@ -272,10 +319,12 @@ def main() -> None:
     print(f"cold run vs bare interpreter, {arguments.pairs} pairs each, load {os.getloadavg()[0]:.1f}")
     print(f"{'tree':40} {'situation':13} {'bare ms':>8} {'run ms':>8} {'run cpu':>8} {'ratio':>6} {'target':>6}  met")
     for row in summaries:
-        print(f"{str(row['tree'])[-40:]:40} {row['situation']:13} {row['bare_wall_ms_median']:8.1f} "
-              f"{row['run_wall_ms_median']:8.1f} {row['run_cpu_ms_median']:8.1f} {row['wall_ratio_median']:6.2f} "
-              f"{'-' if row['target_ratio'] is None else row['target_ratio']:>6}  "
-              f"{'-' if row['met'] is None else 'yes' if row['met'] else 'no'}")  # fmt: skip
+        print(
+            f"{str(row['tree'])[-40:]:40} {row['situation']:13} {row['bare_wall_ms_median']:8.1f} "
+            f"{row['run_wall_ms_median']:8.1f} {row['run_cpu_ms_median']:8.1f} {row['wall_ratio_median']:6.2f} "
+            f"{'-' if row['target_ratio'] is None else row['target_ratio']:>6}  "
+            f"{'-' if row['met'] is None else 'yes' if row['met'] else 'no'}"
+        )
     for label, rows in imports.items():
         print(f"\ntop outermost imports (cumulative ms, self ms; min of 3 runs): {label}")
         for row in rows:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from contracts.thresholds import RouteThresholds  # noqa: E402
-from fixtures.qualification import qualification_cases  # noqa: E402
-from obelisk_session_evidence.qualify.arms import qualification_policy, run_admitted_retrieval  # noqa: E402
-from obelisk_session_evidence.qualify.standin import standin_provider  # noqa: E402
-from obelisk_session_evidence.tokenizer import load_encoder  # noqa: E402
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.qualify.arms import qualification_policy, run_admitted_retrieval
+from obelisk_session_evidence.qualify.standin import standin_provider
+from obelisk_session_evidence.qualify.synthetic import qualification_cases
+from obelisk_session_evidence.tokenizer import load_encoder
 
 
 def main() -> None:

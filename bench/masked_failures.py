@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._shell_corpus import REAL_CORPUS, real_shell_calls  # noqa: E402
-from comparators.attribution import attribute  # noqa: E402
-from comparators.commands import parse_command  # noqa: E402
+from bench._shell_corpus import REAL_CORPUS, real_shell_calls
+from obelisk_session_evidence.comparators.attribution import attribute
+from obelisk_session_evidence.comparators.commands import parse_command
 
 
 def main() -> None:
@@ -39,8 +39,10 @@ def main() -> None:
             flagged.append((number, call.path))
     total = len(successes)
     print(f"shell calls {len(calls)}  recorded successes {total}  with a hidden status {counts['hidden_status']}")
-    print(f"flagged as masked failures {counts['flagged']}  ({counts['flagged'] / max(total, 1):.2%} of successes,"
-          f" {counts['flagged'] / max(counts['hidden_status'], 1):.2%} of hidden-status calls)")
+    print(
+        f"flagged as masked failures {counts['flagged']}  ({counts['flagged'] / max(total, 1):.2%} of successes,"
+        f" {counts['flagged'] / max(counts['hidden_status'], 1):.2%} of hidden-status calls)"
+    )
     if arguments.list:
         for number, path in flagged:
             print(f"  call {number}  {path}")

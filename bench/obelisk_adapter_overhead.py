@@ -22,15 +22,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
 from fixtures.obelisk_stand_in import install_stand_in
 from fixtures.obelisk_stand_in.corpus_home import lay_out_home
-from providers.native.provider import NativeIndexProvider
-from providers.obelisk import ObeliskProvider
-from providers.obelisk.plan import query_plan
-from providers.obelisk.template import query_script
 from fixtures.shared import OBELISK_RECORDINGS
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.providers.obelisk import ObeliskProvider
+from obelisk_session_evidence.providers.obelisk.plan import query_plan
+from obelisk_session_evidence.providers.obelisk.template import query_script
 
 RECORDINGS = OBELISK_RECORDINGS
 ROOT = "/home/USER/projects/spotter-worktrees"
@@ -46,10 +46,10 @@ def _recorded_query_costs() -> tuple[list[float], list[float]]:
     walls, cpus = [], []
     for path in sorted(RECORDINGS.glob("*.json")):
         recording = json.loads(path.read_text(encoding="utf-8"))
-        if "--query" in recording["argv"] and recording.get("query_script") is not None:
-            if recording["wall_seconds"] < 30:  # 3.27 is the 30 s sandbox timeout
-                walls.append(recording["wall_seconds"])
-                cpus.append(recording["cpu_seconds"])
+        returned = "--query" in recording["argv"] and recording.get("query_script") is not None
+        if returned and recording["wall_seconds"] < 30:  # 3.27 is the 30 s sandbox timeout
+            walls.append(recording["wall_seconds"])
+            cpus.append(recording["cpu_seconds"])
     return walls, cpus
 
 
@@ -77,9 +77,7 @@ def measure(calls: int) -> dict[str, float | int | str]:
         scope=RequestScope(agent_id="agent-1", project_id="proj-1", repository_id="repo-1"),
         evidence_types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
         query_terms=["node assets/build.js 2>&1", "assets/build.js", "build"],
-        limits=RequestLimits(
-            max_sessions=20, max_items=12, max_snippet_chars=600, max_total_chars=6000
-        ),
+        limits=RequestLimits(max_sessions=20, max_items=12, max_snippet_chars=600, max_total_chars=6000),
     )
     obelisk = ObeliskProvider(
         enablement,
@@ -147,8 +145,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 calls")
     arguments = parser.parse_args()
     figures = measure(5 if arguments.quick else arguments.calls)
-    print(f"calls: {figures['calls']}   items: {figures['items']}   prior calls: "
-          f"{figures['prior_calls']}   freshness: {figures['freshness']}")  # fmt: skip
+    print(
+        f"calls: {figures['calls']}   items: {figures['items']}   prior calls: "
+        f"{figures['prior_calls']}   freshness: {figures['freshness']}"
+    )
     rows = [
         (f"real obelisk --query (recorded, n={figures['recorded_query_runs']})", "recorded_query_wall"),
         ("  its cpu (recorded)", "recorded_query_cpu"),

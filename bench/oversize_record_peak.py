@@ -16,11 +16,11 @@ _CHILD = r"""
 import json, resource, sys
 from datetime import UTC, datetime
 from pathlib import Path
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 
 mode, workdir = sys.argv[1], Path(sys.argv[2])
 root, index_dir = workdir / "claude", workdir / f"index-{mode}"
@@ -55,10 +55,16 @@ def write_session(root: Path, line_mb: int) -> Path:
     path = folder / "huge.jsonl"
 
     def record(text: str, number: int) -> str:
-        return json.dumps({
-            "type": "user", "uuid": f"u{number}", "sessionId": "huge", "cwd": "/work/repo",
-            "timestamp": "2026-03-01T10:00:00.000Z", "message": {"role": "user", "content": text},
-        })
+        return json.dumps(
+            {
+                "type": "user",
+                "uuid": f"u{number}",
+                "sessionId": "huge",
+                "cwd": "/work/repo",
+                "timestamp": "2026-03-01T10:00:00.000Z",
+                "message": {"role": "user", "content": text},
+            }
+        )
 
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(record("pytest before the huge line", 1) + "\n")

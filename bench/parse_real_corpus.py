@@ -11,12 +11,13 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.native_sessions import write_native_histories  # noqa: E402
-from providers.native.parsers import default_roots, iter_session_paths, parse_session_file  # noqa: E402
+from obelisk_session_evidence.providers.native.parsers import default_roots, iter_session_paths, parse_session_file
+from obelisk_session_evidence.qualify.session_writers import write_native_histories
 
 _FOLDERS = {
     "claude-spotter": "claude",
@@ -96,9 +97,7 @@ def main() -> None:
     if args.generated_scale:
         with tempfile.TemporaryDirectory() as scratch:
             started = time.perf_counter()
-            manifest = write_native_histories(
-                Path(scratch), scale=args.generated_scale, rounds_per_session=args.rounds
-            )
+            manifest = write_native_histories(Path(scratch), scale=args.generated_scale, rounds_per_session=args.rounds)
             written = time.perf_counter() - started
             messages = sum(s.decisions + s.meta_messages for s in manifest.sessions)
             print(f"\ngenerated {len(manifest.sessions)} sessions, {messages} messages in {written:.1f}s")

@@ -30,15 +30,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench._corpus import SYNTHETIC_ROOT, grow_index, real_outcomes
-from contracts.config import SOURCE_KINDS, Enablement
-from contracts.evidence import HistoricalEvidenceRequest
-from providers.native.index.store import connect, index_file
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 
 
 def lookup_terms(outcomes, rng: random.Random, count: int) -> list[list[str]]:
     """Terms for `count` lookups: a real command and a real file path, plus fixture ids."""
-    commands = [c.command_text for _, o in outcomes for c in o.tool_calls if c.command_text and c.name in ("Bash", "bash", "exec_command")]
+    commands = [
+        c.command_text
+        for _, o in outcomes
+        for c in o.tool_calls
+        if c.command_text and c.name in ("Bash", "bash", "exec_command")
+    ]
     files = [p for _, o in outcomes for c in o.tool_calls for p in c.file_paths]
     return [
         [rng.choice(commands)[:256], rng.choice(files)[:256], "surface-auth", "hypothesis-boundary", "probe-test-rerun"]
@@ -68,14 +73,19 @@ def main() -> None:
     index_dir = work / "index"
     connection = connect(index_file(index_dir))
     enablement = Enablement(
-        surface="replan-history", agent_id="agent-bench", project_id="project-bench", repository_id="repo-bench",
-        repo_roots=["/bench/repo-0"], source_roots={s: f"{SYNTHETIC_ROOT}/{s}" for s in SOURCE_KINDS},
+        surface="replan-history",
+        agent_id="agent-bench",
+        project_id="project-bench",
+        repository_id="repo-bench",
+        repo_roots=["/bench/repo-0"],
+        source_roots={s: f"{SYNTHETIC_ROOT}/{s}" for s in SOURCE_KINDS},
         enabled_at=datetime.now(UTC),
-    )  # fmt: skip
+    )
     grower = grow_index(connection, outcomes, rows=sizes[-1])
     for size in sizes:
         built = 0
-        for built, seconds in grower:
+        for step in grower:
+            built, seconds = step
             if built >= size:
                 break
         messages = connection.execute("SELECT count(*) FROM entries WHERE kind = 'message'").fetchone()[0]
@@ -107,12 +117,14 @@ def decision_series(messages: int, count: int, *, cache: Path | None, show_verdi
     """
     from bench._scaled import DECISION_ROUNDS, decision_scale, default_cache_dir, generated_corpus
     from bench.batch_throughput import stalled_situations
-    from contracts.json_input import load_contract
-    from contracts.situation import ReplanSituation
     from obelisk_session_evidence.compose import decide
-    from providers.native.index.refresh import refresh_index
+    from obelisk_session_evidence.contracts.json_input import load_contract
+    from obelisk_session_evidence.contracts.situation import ReplanSituation
+    from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 
-    corpus = generated_corpus(cache or default_cache_dir(), seed=7, scale=decision_scale(messages), rounds=DECISION_ROUNDS)
+    corpus = generated_corpus(
+        cache or default_cache_dir(), seed=7, scale=decision_scale(messages), rounds=DECISION_ROUNDS
+    )
     refresh_index(corpus.index_path, corpus.roots)  # the decisions start inside the refresh window
     situations = stalled_situations(count)
     warm = load_contract(ReplanSituation, situations[0])
@@ -156,12 +168,14 @@ def _mark_refreshed(connection) -> None:
 
 def _request(terms: list[str]) -> HistoricalEvidenceRequest:
     return HistoricalEvidenceRequest(
-        request_id="req-bench", situation_id="situation-bench", trigger="replan_repetition",
+        request_id="req-bench",
+        situation_id="situation-bench",
+        trigger="replan_repetition",
         scope={"agent_id": "agent-bench", "project_id": "project-bench", "repository_id": "repo-bench"},
         evidence_types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
         query_terms=terms,
         limits={"max_sessions": 20, "max_items": 12, "max_snippet_chars": 600, "max_total_chars": 6000},
-    )  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 from bench._corpus import REAL_CORPUS, real_outcomes
-from providers.native.index.redaction import find_secrets
+from obelisk_session_evidence.providers.native.index.redaction import find_secrets
 
 NAIVE_SK = re.compile(r"sk-[A-Za-z0-9_-]{20,}")
 """The naive pattern the issue warns about (no token boundary, no format)."""
@@ -59,4 +59,7 @@ def report(name: str, texts: list[str]) -> None:
 if __name__ == "__main__":
     report("indexed text", indexed_texts())
     report("raw corpus lines", raw_lines())
-    print("naive sk- matches in raw lines:", Counter(m[:24] for line in raw_lines() for m in NAIVE_SK.findall(line)).most_common(5))
+    print(
+        "naive sk- matches in raw lines:",
+        Counter(m[:24] for line in raw_lines() for m in NAIVE_SK.findall(line)).most_common(5),
+    )

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from fixtures.native_sessions import SOURCES, write_native_histories
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
-from providers.native.parsers import default_roots
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.qualify.session_writers import SOURCES, write_native_histories
 
 SESSIONS_PER_SOURCE = 3
 FILES_PER_SCALE = len(SOURCES) * (SESSIONS_PER_SOURCE + 1)
@@ -32,8 +32,9 @@ FILES_PER_SCALE = len(SOURCES) * (SESSIONS_PER_SOURCE + 1)
 def _histories(work: Path, *, files: int, rounds: int):
     scale = max(1, round(files / FILES_PER_SCALE))
     started = time.perf_counter()
-    manifest = write_native_histories(work / "histories", sessions_per_source=SESSIONS_PER_SOURCE, scale=scale,
-                                      rounds_per_session=rounds)  # fmt: skip
+    manifest = write_native_histories(
+        work / "histories", sessions_per_source=SESSIONS_PER_SOURCE, scale=scale, rounds_per_session=rounds
+    )
     roots = {source: [path] for source, path in default_roots(manifest.home).items()}
     return manifest, roots, time.perf_counter() - started
 
@@ -91,16 +92,52 @@ def _append_round(path: Path, number: int) -> None:
     session = json.loads(path.read_text().splitlines()[0]).get("sessionId", "bench")
     stamp = f"2026-04-01T10:{number % 60:02d}:00.000Z"
     lines = [
-        {"type": "user", "uuid": f"bench-u-{number}", "sessionId": session, "cwd": "/bench", "timestamp": stamp,
-         "message": {"role": "user", "content": f"Run the auth tests again (bench round {number})."}},
-        {"type": "assistant", "uuid": f"bench-a-{number}", "sessionId": session, "cwd": "/bench", "timestamp": stamp,
-         "message": {"id": f"bench-m-{number}", "role": "assistant",
-                     "content": [{"type": "tool_use", "id": f"bench-t-{number}", "name": "Bash",
-                                  "input": {"command": "pytest tests/test_auth.py -x"}}]}},
-        {"type": "user", "uuid": f"bench-r-{number}", "sessionId": session, "cwd": "/bench", "timestamp": stamp,
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"bench-t-{number}",
-                                                  "content": "Exit code 1\nFAILED", "is_error": True}]}},
-    ]  # fmt: skip
+        {
+            "type": "user",
+            "uuid": f"bench-u-{number}",
+            "sessionId": session,
+            "cwd": "/bench",
+            "timestamp": stamp,
+            "message": {"role": "user", "content": f"Run the auth tests again (bench round {number})."},
+        },
+        {
+            "type": "assistant",
+            "uuid": f"bench-a-{number}",
+            "sessionId": session,
+            "cwd": "/bench",
+            "timestamp": stamp,
+            "message": {
+                "id": f"bench-m-{number}",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"bench-t-{number}",
+                        "name": "Bash",
+                        "input": {"command": "pytest tests/test_auth.py -x"},
+                    }
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": f"bench-r-{number}",
+            "sessionId": session,
+            "cwd": "/bench",
+            "timestamp": stamp,
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"bench-t-{number}",
+                        "content": "Exit code 1\nFAILED",
+                        "is_error": True,
+                    }
+                ],
+            },
+        },
+    ]
     with open(path, "a", encoding="utf-8") as handle:
         handle.writelines(json.dumps(line) + "\n" for line in lines)
 

@@ -39,7 +39,7 @@ from bench._scaled import (
 from bench._targets import NOCHANGE_FILES, results_document, targets_table, write_results
 from bench.batch_throughput import stalled_situations
 from bench.sections import batch, cold_path, cold_path_tables, indexing, obelisk_adapter, tokenizer
-from contracts.limits import DEFAULT_LIMITS
+from obelisk_session_evidence.contracts.limits import DEFAULT_LIMITS
 
 RESULTS: Final = ROOT / "bench" / "results"
 TARGET_DECISION_SIZE: Final = 100_000
@@ -85,30 +85,69 @@ class Profile:
 
 PROFILES: Final = {
     "smoke": Profile(
-        name="smoke", results_file=None, sizes=(2_000,), situations=8, spawns={2_000: 1}, uncapped_samples={2_000: 2},
-        scaled_builds=(2_000,), nochange_files=40, append_bytes_rounds=(APPEND_BASE_ROUNDS,), append_files=(40,),
-        append_repeat=2, rss_megabytes=1, batch_items=5, sample_chars=20_000, obelisk_calls=2,
+        name="smoke",
+        results_file=None,
+        sizes=(2_000,),
+        situations=8,
+        spawns={2_000: 1},
+        uncapped_samples={2_000: 2},
+        scaled_builds=(2_000,),
+        nochange_files=40,
+        append_bytes_rounds=(APPEND_BASE_ROUNDS,),
+        append_files=(40,),
+        append_repeat=2,
+        rss_megabytes=1,
+        batch_items=5,
+        sample_chars=20_000,
+        obelisk_calls=2,
         why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke"},
     ),
     "quick": Profile(
-        name="quick", results_file="quick.md", sizes=(10_000, 100_000), situations=200, situations_at={100_000: 40},
-        spawns={10_000: 12}, uncapped_samples={10_000: 10}, real_build_repeat=1, scaled_builds=(10_000,),
+        name="quick",
+        results_file="quick.md",
+        sizes=(10_000, 100_000),
+        situations=200,
+        situations_at={100_000: 40},
+        spawns={10_000: 12},
+        uncapped_samples={10_000: 10},
+        real_build_repeat=1,
+        scaled_builds=(10_000,),
         nochange_files=NOCHANGE_FILES,
-        append_bytes_rounds=(APPEND_BASE_ROUNDS, 57), append_files=(100, 1_000), append_repeat=3, rss_megabytes=10,
-        batch_items=100, tokenizer_loads=2,
-        why_less={"prefect": "--quick: a standing server takes 10–25 s to start; run `make bench`",
-                  "batch_prefect": "--quick: needs the standing server; run `make bench`",
-                  "sizes": "--quick measures 10k and 100k only; run `make bench`"},
+        append_bytes_rounds=(APPEND_BASE_ROUNDS, 57),
+        append_files=(100, 1_000),
+        append_repeat=3,
+        rss_megabytes=10,
+        batch_items=100,
+        tokenizer_loads=2,
+        why_less={
+            "prefect": "--quick: a standing server takes 10–25 s to start; run `make bench`",
+            "batch_prefect": "--quick: needs the standing server; run `make bench`",
+            "sizes": "--quick measures 10k and 100k only; run `make bench`",
+        },
     ),
     "full": Profile(
-        name="full", results_file="latest.md", sizes=(10_000, 100_000, 1_000_000), situations=200,
-        spawns={10_000: 30, 100_000: 100, 1_000_000: 10}, prefect_sizes=(100_000,), prefect_warm=200,
-        prefect_cli=30, uncapped_samples={10_000: 50, 100_000: 50, 1_000_000: 5}, real_build_repeat=3, scaled_builds=(10_000, 100_000),
-        nochange_files=10_000, append_bytes_rounds=(APPEND_BASE_ROUNDS, 57, 585), append_files=(100, 1_000, 10_000),
-        append_repeat=5, rss_megabytes=100, batch_items=1_000, batch_prefect=True, tokenizer_loads=5,
+        name="full",
+        results_file="latest.md",
+        sizes=(10_000, 100_000, 1_000_000),
+        situations=200,
+        spawns={10_000: 30, 100_000: 100, 1_000_000: 10},
+        prefect_sizes=(100_000,),
+        prefect_warm=200,
+        prefect_cli=30,
+        uncapped_samples={10_000: 50, 100_000: 50, 1_000_000: 5},
+        real_build_repeat=3,
+        scaled_builds=(10_000, 100_000),
+        nochange_files=10_000,
+        append_bytes_rounds=(APPEND_BASE_ROUNDS, 57, 585),
+        append_files=(100, 1_000, 10_000),
+        append_repeat=5,
+        rss_megabytes=100,
+        batch_items=1_000,
+        batch_prefect=True,
+        tokenizer_loads=5,
         obelisk_calls=20,
     ),
-}  # fmt: skip
+}
 
 
 def size_label(messages: int) -> str:
@@ -153,7 +192,7 @@ class Bench:
             try:
                 self.server = stack.enter_context(standing_server())
                 self.log(f"server ready in {self.server.ready_seconds} s at {self.server.address.url}")
-            except Exception as error:  # noqa: BLE001 - the Prefect rows say why they are missing
+            except Exception as error:
                 self.server_problem = f"server failed to start: {type(error).__name__}"
                 self.log(self.server_problem)
             try:
@@ -166,7 +205,7 @@ class Bench:
         self.log(f"section {title}")
         try:
             result = build()
-        except Exception as error:  # noqa: BLE001 - report what failed, keep the other sections
+        except Exception as error:
             traceback.print_exc()
             failed = Table(title, ("what", "result"))
             failed.add("section", f"failed: {type(error).__name__}: {str(error)[:200]}")
@@ -184,11 +223,17 @@ class Bench:
             try:
                 corpus = self.corpus(scale=decision_scale(size), rounds=DECISION_ROUNDS)
                 count = profile.situations_at.get(size, profile.situations)
-                self.runs.append(cold_path.measure_size(size_label(size), corpus, situations[:count],
-                                                        spawns=profile.spawns.get(size, 0),
-                                                        uncapped_samples=profile.uncapped_samples.get(size, 0),
-                                                        log=self.log))  # fmt: skip
-            except Exception as error:  # noqa: BLE001 - the other sizes still report
+                self.runs.append(
+                    cold_path.measure_size(
+                        size_label(size),
+                        corpus,
+                        situations[:count],
+                        spawns=profile.spawns.get(size, 0),
+                        uncapped_samples=profile.uncapped_samples.get(size, 0),
+                        log=self.log,
+                    )
+                )
+            except Exception as error:
                 traceback.print_exc()
                 self.size_failures[size] = f"failed: {type(error).__name__}: {str(error)[:160]}"
         return []
@@ -201,14 +246,23 @@ class Bench:
             size = next(s for s in self.sizes if size_label(s) == run.label)
             if size in profile.prefect_sizes and self.server is not None:
                 try:
-                    cold_path.measure_prefect(run, situations, self.server, warm_runs=profile.prefect_warm,
-                                              cli_runs=profile.prefect_cli, log=self.log)  # fmt: skip
-                except Exception as error:  # noqa: BLE001 - the rows say what failed
+                    cold_path.measure_prefect(
+                        run,
+                        situations,
+                        self.server,
+                        warm_runs=profile.prefect_warm,
+                        cli_runs=profile.prefect_cli,
+                        log=self.log,
+                    )
+                except Exception as error:
                     traceback.print_exc()
                     run.prefect_warm.skipped = run.prefect_cli.skipped = f"failed: {type(error).__name__}"
             else:
-                reason = (self.server_problem or profile.why_less.get("prefect")
-                          or f"Prefect rows run at {', '.join(size_label(s) for s in profile.prefect_sizes)} only")  # fmt: skip
+                reason = (
+                    self.server_problem
+                    or profile.why_less.get("prefect")
+                    or f"Prefect rows run at {', '.join(size_label(s) for s in profile.prefect_sizes)} only"
+                )
                 run.prefect_warm.skipped = run.prefect_cli.skipped = reason
         return []
 
@@ -217,8 +271,11 @@ class Bench:
         runs = self.runs
         if not runs and not self.size_failures:
             return []  # the measuring section failed and left its own table
-        skipped = [(f"{size_label(size)} msgs", self.profile.why_less.get("sizes", "left out with --sizes"))
-                   for size in PROFILES["full"].sizes if size not in self.sizes]  # fmt: skip
+        skipped = [
+            (f"{size_label(size)} msgs", self.profile.why_less.get("sizes", "left out with --sizes"))
+            for size in PROFILES["full"].sizes
+            if size not in self.sizes
+        ]
         skipped += [(f"{size_label(size)} msgs", reason) for size, reason in self.size_failures.items()]
         for run in runs:
             walls, cpus = [x.wall for x in run.lookups], [x.cpu for x in run.lookups]
@@ -250,22 +307,36 @@ class Bench:
 
     def indexing(self) -> list[Table]:
         profile = self.profile
-        scaled = [(size_label(s), self.corpus(scale=decision_scale(s), rounds=DECISION_ROUNDS))
-                  for s in profile.scaled_builds]  # fmt: skip
+        scaled = [
+            (size_label(s), self.corpus(scale=decision_scale(s), rounds=DECISION_ROUNDS)) for s in profile.scaled_builds
+        ]
         builds, figures = indexing.build_table(profile.real_build_repeat, scaled)
         self.figures.update(figures)
-        nochange = (self.corpus(scale=files_scale(profile.nochange_files), rounds=APPEND_BASE_ROUNDS)
-                    if profile.nochange_files else None)  # fmt: skip
+        nochange = (
+            self.corpus(scale=files_scale(profile.nochange_files), rounds=APPEND_BASE_ROUNDS)
+            if profile.nochange_files
+            else None
+        )
         append = []
         for factor, rounds in zip(("1×", "10×", "100×"), profile.append_bytes_rounds, strict=False):
-            append.append(("bytes", factor, self.corpus(scale=files_scale(profile.append_files[0] if profile.append_files
-                                                                           else 100), rounds=rounds)))  # fmt: skip
+            append.append(
+                (
+                    "bytes",
+                    factor,
+                    self.corpus(
+                        scale=files_scale(profile.append_files[0] if profile.append_files else 100), rounds=rounds
+                    ),
+                )
+            )
         for factor, files in zip(("1×", "10×", "100×"), profile.append_files, strict=False):
             append.append(("files", factor, self.corpus(scale=files_scale(files), rounds=APPEND_BASE_ROUNDS)))
         refreshes, figures = indexing.refresh_table(nochange, append, repeat=profile.append_repeat)
         self.figures.update(figures)
-        session = (single_session_file(self.cache, megabytes=profile.rss_megabytes, seed=self.seed)
-                   if profile.rss_megabytes else None)  # fmt: skip
+        session = (
+            single_session_file(self.cache, megabytes=profile.rss_megabytes, seed=self.seed)
+            if profile.rss_megabytes
+            else None
+        )
         return [builds, refreshes, indexing.memory_table(session, profile.rss_megabytes)]
 
     def batch(self) -> Table:
@@ -304,7 +375,9 @@ class Bench:
             "private_context": "no admitted decision",
         }
         reasons["build_peak_memory"] = reasons["build_throughput"]
-        reasons["cold_run_admitted"] = reasons["cold_run_not_admitted"] = "no successful cold run of that kind in this profile"
+        reasons["cold_run_admitted"] = reasons["cold_run_not_admitted"] = (
+            "no successful cold run of that kind in this profile"
+        )
         return reasons
 
     def targets(self) -> Table:
@@ -341,8 +414,13 @@ def main(argv: list[str] | None = None) -> int:
     bench.section("7", "7. Obelisk adapter against the native provider", bench.obelisk_adapter)
     ordered = [bench.targets()] + [bench.tables[key] for key in sorted(bench.tables, key=_section_order)]
     command = {"full": "make bench", "quick": "make bench-quick", "smoke": "python -m bench.run --smoke"}[profile.name]
-    report = render(f"obelisk-session-evidence benchmarks ({profile.name})", command, header, ordered,
-                    seconds=time.monotonic() - bench.started)  # fmt: skip
+    report = render(
+        f"obelisk-session-evidence benchmarks ({profile.name})",
+        command,
+        header,
+        ordered,
+        seconds=time.monotonic() - bench.started,
+    )
     print(report)
     out = arguments.out or (RESULTS / profile.results_file if profile.results_file else None)
     if out is not None:
@@ -350,8 +428,14 @@ def main(argv: list[str] | None = None) -> int:
         temporary = out.with_name(out.name + ".tmp")
         temporary.write_text(report, encoding="utf-8")
         temporary.replace(out)
-        document = results_document(profile=profile.name, command=command, seconds=time.monotonic() - bench.started,
-                                    header=header, figures=bench.judged_figures(), why_not=bench.why_not())  # fmt: skip
+        document = results_document(
+            profile=profile.name,
+            command=command,
+            seconds=time.monotonic() - bench.started,
+            header=header,
+            figures=bench.judged_figures(),
+            why_not=bench.why_not(),
+        )
         write_results(out.with_suffix(".json"), document)
         bench.log(f"wrote {out} and {out.with_suffix('.json').name}")
     return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._shell_corpus import REAL_CORPUS, real_shell_calls  # noqa: E402
+from bench._shell_corpus import REAL_CORPUS, real_shell_calls
 
 
 def _shlex(command: str) -> bool:
@@ -39,7 +39,7 @@ def _bashlex() -> Callable[[str], bool] | None:
     def parse(command: str) -> bool:
         try:
             bashlex.parse(command)
-        except Exception:  # noqa: BLE001 - bashlex raises many types; each is a failure here
+        except Exception:
             return False
         return True
 
@@ -61,7 +61,7 @@ def _tree_sitter() -> Callable[[str], bool] | None:
 
 
 def _project_reader() -> Callable[[str], bool]:
-    from comparators.shell import _parse
+    from obelisk_session_evidence.comparators.shell import _parse
 
     # Uncached, so the time is the reader's own, not a cache hit.
     return lambda command: not _parse(command).fallback
@@ -87,7 +87,7 @@ def main() -> None:
         "shlex (today)": _shlex,
         "bashlex": _bashlex(),
         "tree-sitter-bash": _tree_sitter(),
-        "comparators.shell": _project_reader(),
+        "obelisk_session_evidence.comparators.shell": _project_reader(),
     }
     print(f"{'parser':<22}{'failures':>9}{'share':>8}{'heredoc fail':>14}{'us/cmd':>9}")
     for name, parse in parsers.items():
@@ -99,7 +99,7 @@ def main() -> None:
             results = [parse(command) for command in commands]
         micros = (time.perf_counter() - started) / arguments.repeat / len(commands) * 1e6
         failures = results.count(False)
-        heredoc = sum(1 for ok, c in zip(results, commands) if not ok and "<<" in c)
+        heredoc = sum(1 for ok, c in zip(results, commands, strict=False) if not ok and "<<" in c)
         print(f"{name:<22}{failures:>9}{failures / len(commands):>8.1%}{heredoc:>14}{micros:>9.1f}")
 
 

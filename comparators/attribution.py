@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from comparators.commands import CommandShape
+from obelisk_session_evidence.comparators.commands import CommandShape
 
 MAX_SCANNED_CHARS: Final = 8192
 """Output read for signals (excerpts are bounded already; this bounds the work)."""
@@ -30,7 +30,8 @@ FAILURE_SIGNAL: Final = re.compile(
     r"|\b(?:unknown|unrecognized|invalid) (?:option|flag|argument)s?\b"
     r"|^npm ERR!|^npm error "
     r"|^\s*\*\* \([A-Z][\w.]*\) "  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
-    r"|^[\w./+-]+(?:\(\d+,\d+\)|(?::\d+){1,2}): (?:fatal )?error\b",  # a compiler's `file(1,2): error TS…`, `file:1:2: error`
+    # a compiler's `file(1,2): error TS…`, `file:1:2: error`
+    r"|^[\w./+-]+(?:\(\d+,\d+\)|(?::\d+){1,2}): (?:fatal )?error\b",
     re.M,
 )
 """A program's own failure signals, as a masked exit code leaves them in the output."""
@@ -39,7 +40,9 @@ _NOT_FOUND: Final = re.compile(
 )
 _PREFIX: Final = re.compile(r"^(?:\S*/)?(?P<name>[\w.+-]+): ", re.M)
 _PROGRAM_SIGNALS: Final = {
-    "git commit": re.compile(r"[Pp]re-commit|\bhook\b|nothing to commit|no changes added to commit|Author identity unknown"),
+    "git commit": re.compile(
+        r"[Pp]re-commit|\bhook\b|nothing to commit|no changes added to commit|Author identity unknown"
+    ),
     "git add": re.compile(r"ignored by one of your \.gitignore|pathspec '[^']*' did not match"),
     "git push": re.compile(r"\[rejected\]|failed to push|non-fast-forward"),
 }

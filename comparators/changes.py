@@ -22,50 +22,172 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from comparators.commands import CommandShape
-from comparators.paths import related_files
+from obelisk_session_evidence.comparators.commands import CommandShape
+from obelisk_session_evidence.comparators.paths import related_files
 
 FIXER_PROGRAMS: Final[dict[str, frozenset[str] | None]] = {
-    "mix format": None, "cargo fmt": None, "rustfmt": None, "gofmt": frozenset({"-w"}),
-    "goimports": frozenset({"-w"}), "black": None, "isort": None, "autopep8": frozenset({"-i", "--in-place"}),
-    "ruff format": None, "ruff check": frozenset({"--fix"}), "ruff": frozenset({"--fix"}),
-    "prettier": frozenset({"--write", "-w"}), "eslint": frozenset({"--fix"}),
-    "biome check": frozenset({"--write", "--apply"}), "biome format": frozenset({"--write"}),
-    "clang-format": frozenset({"-i"}), "terraform fmt": None, "dart format": None,
-    "npm run format": None, "npm run fmt": None, "npm run lint:fix": None, "npm run fix": None,
-    "sed": frozenset({"-i", "--in-place"}), "perl": frozenset({"-i"}),
-}  # fmt: skip
+    "mix format": None,
+    "cargo fmt": None,
+    "rustfmt": None,
+    "gofmt": frozenset({"-w"}),
+    "goimports": frozenset({"-w"}),
+    "black": None,
+    "isort": None,
+    "autopep8": frozenset({"-i", "--in-place"}),
+    "ruff format": None,
+    "ruff check": frozenset({"--fix"}),
+    "ruff": frozenset({"--fix"}),
+    "prettier": frozenset({"--write", "-w"}),
+    "eslint": frozenset({"--fix"}),
+    "biome check": frozenset({"--write", "--apply"}),
+    "biome format": frozenset({"--write"}),
+    "clang-format": frozenset({"-i"}),
+    "terraform fmt": None,
+    "dart format": None,
+    "npm run format": None,
+    "npm run fmt": None,
+    "npm run lint:fix": None,
+    "npm run fix": None,
+    "sed": frozenset({"-i", "--in-place"}),
+    "perl": frozenset({"-i"}),
+}
 """Programs that rewrite files, and the flag that makes them write (None: they always do)."""
 FILE_CHANGERS: Final = frozenset(
-    {"patch", "cp", "mv", "rm", "touch", "mkdir", "truncate", "ln", "unzip", "tar",
-     "git checkout", "git restore", "git stash", "git apply", "git am", "git reset", "git rm",
-     "git mv", "git add", "git merge", "git rebase", "git pull", "git cherry-pick", "git revert",
-     "git switch"}
-)  # fmt: skip
+    {
+        "patch",
+        "cp",
+        "mv",
+        "rm",
+        "touch",
+        "mkdir",
+        "truncate",
+        "ln",
+        "unzip",
+        "tar",
+        "git checkout",
+        "git restore",
+        "git stash",
+        "git apply",
+        "git am",
+        "git reset",
+        "git rm",
+        "git mv",
+        "git add",
+        "git merge",
+        "git rebase",
+        "git pull",
+        "git cherry-pick",
+        "git revert",
+        "git switch",
+    }
+)
 """Programs that change files or the index by their nature (`git add` changes what a commit sees)."""
 TREE_CHANGERS: Final = frozenset(
-    {"pip install", "pip uninstall", "uv sync", "uv add", "uv remove", "uv pip", "poetry install",
-     "poetry add", "poetry lock", "pdm install", "pdm add", "npm install", "npm ci", "npm add",
-     "npm uninstall", "npm update", "pnpm install", "pnpm add", "yarn install", "yarn add",
-     "bun install", "bun add", "mix deps.get", "mix deps.update", "mix deps.compile",
-     "mix deps.clean", "mix igniter.install", "bundle install", "cargo add", "cargo update",
-     "go get", "go mod", "composer install", "composer require", "make install"}
-)  # fmt: skip
+    {
+        "pip install",
+        "pip uninstall",
+        "uv sync",
+        "uv add",
+        "uv remove",
+        "uv pip",
+        "poetry install",
+        "poetry add",
+        "poetry lock",
+        "pdm install",
+        "pdm add",
+        "npm install",
+        "npm ci",
+        "npm add",
+        "npm uninstall",
+        "npm update",
+        "pnpm install",
+        "pnpm add",
+        "yarn install",
+        "yarn add",
+        "bun install",
+        "bun add",
+        "mix deps.get",
+        "mix deps.update",
+        "mix deps.compile",
+        "mix deps.clean",
+        "mix igniter.install",
+        "bundle install",
+        "cargo add",
+        "cargo update",
+        "go get",
+        "go mod",
+        "composer install",
+        "composer require",
+        "make install",
+    }
+)
 """Installs and lock updates: they change what every later check runs with, not named files."""
 TREE_COMMANDS: Final = frozenset(
-    {"git commit", "tsgo", "vue-tsc", "svelte-check", "biome check", "biome lint", "mix test",
-     "mix compile", "mix credo", "mix dialyzer", "mix precommit", "mix quality", "mix check",
-     "mix sobelow", "mix format", "npm test", "bun test", "deno check", "deno lint", "rake",
-     "bundle exec", "gradle check", "mvn package", "cargo run", "go run", "npm run"}
-)  # fmt: skip
+    {
+        "git commit",
+        "tsgo",
+        "vue-tsc",
+        "svelte-check",
+        "biome check",
+        "biome lint",
+        "mix test",
+        "mix compile",
+        "mix credo",
+        "mix dialyzer",
+        "mix precommit",
+        "mix quality",
+        "mix check",
+        "mix sobelow",
+        "mix format",
+        "npm test",
+        "bun test",
+        "deno check",
+        "deno lint",
+        "rake",
+        "bundle exec",
+        "gradle check",
+        "mvn package",
+        "cargo run",
+        "go run",
+        "npm run",
+    }
+)
 """Beyond `CommandShape.is_check`: commands whose outcome depends on the whole working tree."""
 PROJECT_CONFIG_FILES: Final = frozenset(
-    {"mix.exs", "mix.lock", ".formatter.exs", ".credo.exs", ".dialyzerignore", "test_helper.exs",
-     "package.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb", "pyproject.toml",
-     "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "conftest.py", "requirements.txt", "uv.lock",
-     "poetry.lock", "cargo.toml", "cargo.lock", "go.mod", "go.sum", "makefile", "gemfile",
-     "gemfile.lock", "ruff.toml", ".pre-commit-config.yaml", ".env", ".env.test"}
-)  # fmt: skip
+    {
+        "mix.exs",
+        "mix.lock",
+        ".formatter.exs",
+        ".credo.exs",
+        ".dialyzerignore",
+        "test_helper.exs",
+        "package.json",
+        "package-lock.json",
+        "pnpm-lock.yaml",
+        "yarn.lock",
+        "bun.lockb",
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "tox.ini",
+        "pytest.ini",
+        "conftest.py",
+        "requirements.txt",
+        "uv.lock",
+        "poetry.lock",
+        "cargo.toml",
+        "cargo.lock",
+        "go.mod",
+        "go.sum",
+        "makefile",
+        "gemfile",
+        "gemfile.lock",
+        "ruff.toml",
+        ".pre-commit-config.yaml",
+        ".env",
+        ".env.test",
+    }
+)
 """Files every check of a project reads (build and test configuration, dependency manifests)."""
 _CONFIG_NAME: Final = re.compile(
     r"^(?:tsconfig[\w.-]*\.json|(?:jest|vitest|vite|babel|webpack|rollup|eslint|prettier|playwright)\.config\.\w+"
@@ -114,4 +236,3 @@ def sees_whole_tree(shape: CommandShape) -> bool:
     """True when any change in the repository can change `shape`'s outcome."""
     program = shape.program
     return shape.is_check or program in TREE_COMMANDS or program.startswith(("npm run ", "mix test", "make"))
-

@@ -21,10 +21,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
-from comparators import command_tables as tables
-from comparators.inline_scripts import commit_subject, javascript_signature, python_signature, same_commit_subject
-from comparators.paths import looks_like_path, mask_temp_paths, mask_volatile, repository_path
-from comparators.shell import Segment, parse_script
+from obelisk_session_evidence.comparators import command_tables as tables
+from obelisk_session_evidence.comparators.inline_scripts import (
+    commit_subject,
+    javascript_signature,
+    python_signature,
+    same_commit_subject,
+)
+from obelisk_session_evidence.comparators.paths import looks_like_path, mask_temp_paths, mask_volatile, repository_path
+from obelisk_session_evidence.comparators.shell import Segment, parse_script
 
 _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _TARGET_MATCH_CUTOFF: Final = 97

@@ -14,16 +14,16 @@ it no-follow-up never stands), and a replan context's stride review (absent mean
 
 from typing import Final
 
-from contracts.decision import SemanticDelta
-from contracts.observations import TypedProgressObservation
-from contracts.outcomes import (
+from obelisk_session_evidence.comparators.reasons import reason_for
+from obelisk_session_evidence.contracts.decision import SemanticDelta
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.outcomes import (
     DEFAULT_REQUIRED_OUTCOMES,
     VISION_REQUIRED_OUTCOMES,
     VISION_TRIGGER_KINDS,
     OutcomeId,
 )
-from contracts.situation import Obligation
-from comparators.reasons import reason_for
+from obelisk_session_evidence.contracts.situation import Obligation
 
 ACCEPTANCE_HOLD_TRIGGER_KINDS: Final = frozenset({"goal_acceptance_stale", "goal_acceptance_unbound"})
 """Triggers whose obligation only a successor or a blocker settles (and never widens)."""
@@ -33,9 +33,7 @@ ACCEPTANCE_HOLD_OUTCOMES: Final[tuple[OutcomeId, ...]] = (
 )
 EXTERNAL_REVIEW_TRIGGER_KINDS: Final = frozenset({"external_progress_review_drift"})
 """Triggers under which renamed ids need new evidence and a replayed claim never counts."""
-REVIEW_TRIGGER_KINDS: Final = frozenset(
-    {"long_todo_chain", "periodic_review_due", *EXTERNAL_REVIEW_TRIGGER_KINDS}
-)
+REVIEW_TRIGGER_KINDS: Final = frozenset({"long_todo_chain", "periodic_review_due", *EXTERNAL_REVIEW_TRIGGER_KINDS})
 """Triggers that also accept a fresh vision path besides every progress outcome."""
 IDENTITY_OUTCOMES: Final = frozenset({"new_surface", "new_hypothesis", "new_probe_family"})
 """Outcomes a renamed identifier alone can produce."""
@@ -196,9 +194,7 @@ def _delta_kinds(
     return ["coverage_backed_no_followup"], "terminal_coverage_repeated"
 
 
-def _new_terminal_coverage(
-    observation: TypedProgressObservation, baseline: TypedProgressObservation | None
-) -> bool:
+def _new_terminal_coverage(observation: TypedProgressObservation, baseline: TypedProgressObservation | None) -> bool:
     if baseline is None or baseline.result_class != observation.result_class:
         return True
     if baseline.coverage_scope_id != observation.coverage_scope_id:
@@ -209,19 +205,14 @@ def _new_terminal_coverage(
     )
 
 
-def _evidence_novel(
-    observation: TypedProgressObservation, known: list[TypedProgressObservation]
-) -> bool:
+def _evidence_novel(observation: TypedProgressObservation, known: list[TypedProgressObservation]) -> bool:
     """Some evidence id is absent from the baseline and every claim in the window."""
     known_evidence = {evidence for claim in known for evidence in claim.evidence_ids}
     return any(evidence not in known_evidence for evidence in observation.evidence_ids)
 
 
-def _blocker_recorded(
-    observation: TypedProgressObservation, known: list[TypedProgressObservation]
-) -> bool:
+def _blocker_recorded(observation: TypedProgressObservation, known: list[TypedProgressObservation]) -> bool:
     """A blocked claim in the baseline or window already names this blocker."""
     return observation.blocker_id is not None and any(
-        claim.result_class == "blocked" and claim.blocker_id == observation.blocker_id
-        for claim in known
+        claim.result_class == "blocked" and claim.blocker_id == observation.blocker_id for claim in known
     )

@@ -15,21 +15,32 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal
 
-from comparators.attribution import attribute
-from comparators.changes import changed_paths
-from comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
-from comparators.paths import looks_like_path, mask_temp_paths, repository_path
-from contracts.base import EvidenceType
-from contracts.evidence import EvidenceItem
-from contracts.prior_calls import SHELL_TOOL_NAMES, PriorToolCall
-from contracts.snippets import parse_tool_snippet
+from obelisk_session_evidence.comparators.attribution import attribute
+from obelisk_session_evidence.comparators.changes import changed_paths
+from obelisk_session_evidence.comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
+from obelisk_session_evidence.comparators.paths import looks_like_path, mask_temp_paths, repository_path
+from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES, PriorToolCall
+from obelisk_session_evidence.contracts.snippets import parse_tool_snippet
 
 StepResult = Literal["failed", "succeeded", "unknown"]
 
 EDIT_TOOLS: Final = frozenset(
-    {"edit", "write", "multiedit", "notebookedit", "apply_patch", "writefile", "strreplacefile",
-     "str_replace", "create", "replace", "insert"}
-)  # fmt: skip
+    {
+        "edit",
+        "write",
+        "multiedit",
+        "notebookedit",
+        "apply_patch",
+        "writefile",
+        "strreplacefile",
+        "str_replace",
+        "create",
+        "replace",
+        "insert",
+    }
+)
 """Lower-cased file tools that change the files they name."""
 FILE_READ_TOOLS: Final = frozenset({"read", "readfile", "view"})
 NEVER_RAN: Final = re.compile(r"\s*(?:<tool_use_error>)?Sibling tool call errored")
@@ -238,11 +249,19 @@ def _step(
     if NEVER_RAN.match(output):
         # The agent cancelled it before it started: no outcome, and nothing of it to repeat.
         return PriorStep(
-            index=index, evidence_type=evidence_type, shapes=parsed.shapes, result="unknown", files=files,
-            is_edit=False, text="", observed_at=observed_at, revision_ref=revision_ref,
-            skipped=frozenset(range(len(parsed.shapes))), fallback=parsed.fallback,
+            index=index,
+            evidence_type=evidence_type,
+            shapes=parsed.shapes,
+            result="unknown",
+            files=files,
+            is_edit=False,
+            text="",
+            observed_at=observed_at,
+            revision_ref=revision_ref,
+            skipped=frozenset(range(len(parsed.shapes))),
+            fallback=parsed.fallback,
             truncated=truncated or parsed.truncated,
-        )  # fmt: skip
+        )
     attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code)
     if attribution.failed:
         result: StepResult = "failed"
@@ -276,9 +295,7 @@ def _step(
     )
 
 
-def _changed_by(
-    shapes: Sequence[CommandShape], result: StepResult
-) -> tuple[str, ...] | None:
+def _changed_by(shapes: Sequence[CommandShape], result: StepResult) -> tuple[str, ...] | None:
     """The paths the shapes that ran changed (`()`: unnamed files); None when none changed any.
 
     A call that failed is an aborted attempt: what its earlier segments did (`git add -A` before a

@@ -10,16 +10,40 @@ import re
 from typing import Final
 
 MAX_SIGNATURE_TERMS: Final = 256
-_JS_IMPORT: Final = re.compile(r"""require\(\s*['"]([^'"]+)['"]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]""")
+_JS_IMPORT: Final = re.compile(
+    r"""require\(\s*['"]([^'"]+)['"]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]"""
+)
 _MAX_CALL_NAME: Final = 200
 _NAMES: Final = r"(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*[\w.]+(?:\s+as\s+\w+)?"
 _PY_FROM: Final = re.compile(rf"\bfrom\s+([\w.]+)\s+import\s+\(?\s*({_NAMES})")
 _PY_IMPORT: Final = re.compile(rf"(?<![\w.])import\s+({_NAMES})")
 _KEYWORDS: Final = frozenset(
-    {"if", "for", "while", "switch", "catch", "function", "return", "typeof", "new", "await", "elif",
-     "and", "or", "not", "in", "with", "lambda", "def", "class", "except"}
-)  # fmt: skip
-_PATH_LITERAL: Final = re.compile(r"^[\w.~-]*(?:/[\w.@-]+)+/?$|^[\w-]+\.(?:py|json|toml|ya?ml|txt|md|csv|js|ts|cfg|ini)$")
+    {
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "function",
+        "return",
+        "typeof",
+        "new",
+        "await",
+        "elif",
+        "and",
+        "or",
+        "not",
+        "in",
+        "with",
+        "lambda",
+        "def",
+        "class",
+        "except",
+    }
+)
+_PATH_LITERAL: Final = re.compile(
+    r"^[\w.~-]*(?:/[\w.@-]+)+/?$|^[\w-]+\.(?:py|json|toml|ya?ml|txt|md|csv|js|ts|cfg|ini)$"
+)
 
 
 def python_signature(body: str) -> tuple[str, ...]:

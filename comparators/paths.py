@@ -27,9 +27,7 @@ _VOLATILE: Final = (
         "<uuid>",
     ),
     (
-        re.compile(
-            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-        ),
+        re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"),
         "<time>",
     ),
     (re.compile(r"(?<![\w:])\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
@@ -47,11 +45,33 @@ _HOME_LIKE: Final = frozenset(
 """First components of absolute paths that hold checkouts (as opposed to system paths)."""
 _TOP_DIRS: Final = frozenset(
     {
-        "src", "tests", "test", "lib", "libs", "pkg", "cmd", "internal", "docs", "doc", "scripts",
-        "app", "apps", "packages", "crates", "include", "examples", "benchmarks", "bench", "tools",
-        "spec", "specs", "migrations", "fixtures", ".github",
+        "src",
+        "tests",
+        "test",
+        "lib",
+        "libs",
+        "pkg",
+        "cmd",
+        "internal",
+        "docs",
+        "doc",
+        "scripts",
+        "app",
+        "apps",
+        "packages",
+        "crates",
+        "include",
+        "examples",
+        "benchmarks",
+        "bench",
+        "tools",
+        "spec",
+        "specs",
+        "migrations",
+        "fixtures",
+        ".github",
     }
-)  # fmt: skip
+)
 """Conventional top-level folders of a repository: an absolute path is cut at the first one."""
 _WORKTREE_MARKERS: Final = frozenset({"worktrees", ".worktrees", "worktree"})
 _FILE_SUFFIX: Final = re.compile(r"\.[A-Za-z0-9]{1,8}$")
@@ -127,7 +147,7 @@ def same_file(a: str, b: str) -> bool:
         return True
     pa, pb = a.split("/"), b.split("/")
     shared = 0
-    for x, y in zip(reversed(pa), reversed(pb)):
+    for x, y in zip(reversed(pa), reversed(pb), strict=False):
         if x != y:
             break
         shared += 1
@@ -168,9 +188,7 @@ def related_files(target: str, changed: str) -> bool:
             or changed.startswith(folder + "/")
             or posixpath.basename(folder) in ("tests", "test", "spec", "__tests__")
         )
-    return subject_stem(target_file) == subject_stem(changed) and (
-        is_test_path(target_file) or is_test_path(changed)
-    )
+    return subject_stem(target_file) == subject_stem(changed) and (is_test_path(target_file) or is_test_path(changed))
 
 
 def _clean(path: str) -> str:

@@ -13,7 +13,8 @@ A prior failure later followed by a success of the same command was resolved, so
 an attempt, not a dead end. A prior call changed since it ran (an edit or a file-changing command
 later in the history, one at the current revision when it ran at another, or an edit the route
 itself makes; which changes count is `_changed_since`'s rule) is weaker evidence; a command that
-sees the whole tree (test, build, lint, commit) re-run after such a change is not a repeat at all. Files: how many of the route's files history names. Hypothesis and blocker:
+sees the whole tree (test, build, lint, commit) re-run after such a change is not a repeat at all.
+Files: how many of the route's files history names. Hypothesis and blocker:
 `text_similarity` against the prose of decisions, summaries and failures.
 """
 
@@ -21,18 +22,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from comparators.changes import relevant_change, sees_whole_tree
-from comparators.commands import CommandShape, cd_roots, command_similarity, parse_command, same_place
-from comparators.history import PriorStep
-from comparators.paths import repository_path, same_file
-from comparators.text import text_similarity, text_tokens
-from contracts.situation import Revision, RouteProposal
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.comparators.changes import relevant_change, sees_whole_tree
+from obelisk_session_evidence.comparators.commands import (
+    CommandShape,
+    cd_roots,
+    command_similarity,
+    parse_command,
+    same_place,
+)
+from obelisk_session_evidence.comparators.history import PriorStep
+from obelisk_session_evidence.comparators.paths import repository_path, same_file
+from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
+from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
 EDIT_ACTION_KINDS: Final = frozenset(
-    {"edit", "patch", "write", "fix", "refactor", "change", "apply_patch", "modify", "code_change",
-     "implement", "rewrite"}
-)  # fmt: skip
+    {
+        "edit",
+        "patch",
+        "write",
+        "fix",
+        "refactor",
+        "change",
+        "apply_patch",
+        "modify",
+        "code_change",
+        "implement",
+        "rewrite",
+    }
+)
 """`action_kind`s whose route changes the files it names before running its commands."""
 _HYPOTHESIS_SOURCES: Final = frozenset({"decision", "summary", "prior_failure"})
 MAX_ROUTE_UNITS: Final = 256
@@ -130,7 +148,7 @@ def _command_match(
     superseded: set[int] = set()
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call]
-    for unit, score in zip(units, scores):
+    for unit, score in zip(units, scores, strict=False):
         for step in calls:
             similarity, position = _best_shape(unit, step)
             if similarity == 0 or position is None:
@@ -218,9 +236,7 @@ def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[s
 
 def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:
     path = repository_path(culprit).rstrip("/")
-    return any(
-        target == culprit or same_file(target, path) or target.startswith(path + "/") for target in targets
-    )
+    return any(target == culprit or same_file(target, path) or target.startswith(path + "/") for target in targets)
 
 
 def _changed_since(
@@ -241,8 +257,11 @@ def _changed_since(
     changed = list(route_edits)
     unnamed = False
     for other in steps:
-        if other.is_edit and other.index != step.index and _same_checkout(other, step) and _happened_after(
-            other, step, revision
+        if (
+            other.is_edit
+            and other.index != step.index
+            and _same_checkout(other, step)
+            and _happened_after(other, step, revision)
         ):
             changed.extend(other.changed)
             unnamed = unnamed or not other.changed
@@ -264,9 +283,7 @@ def _happened_after(later: PriorStep, earlier: PriorStep, revision: Revision | N
     return later.revision_ref == revision.current and earlier.revision_ref != revision.current
 
 
-def _resolved_later(
-    failure: PriorStep, shape: CommandShape, calls: Sequence[PriorStep], threshold: int
-) -> bool:
+def _resolved_later(failure: PriorStep, shape: CommandShape, calls: Sequence[PriorStep], threshold: int) -> bool:
     """True when the same command succeeded after the failure (both times known)."""
     if failure.observed_at is None:
         return False

@@ -77,7 +77,7 @@ def _parse(script: str) -> ParsedScript:
     if parser is not None:
         try:
             root = parser.parse(text.encode("utf-8", "surrogatepass")).root_node
-        except Exception:  # noqa: BLE001 - a native parser fault is a fallback, never fatal
+        except Exception:
             root = None
         if root is not None and not root.has_error:
             reader = _TreeReader()

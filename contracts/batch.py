@@ -8,11 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from contracts.base import ContractModel, Digest, EvidenceType, Freshness, OpaqueId, Trigger
-from contracts.config import AbsolutePath, ProviderKind
-from contracts.decision import Verdict
-from contracts.reason_codes import AdmissionCode, BatchItemCode, RetrievalCode
-from contracts.outcomes import OutcomeId
+from obelisk_session_evidence.contracts.base import ContractModel, Digest, EvidenceType, Freshness, OpaqueId, Trigger
+from obelisk_session_evidence.contracts.config import AbsolutePath, ProviderKind
+from obelisk_session_evidence.contracts.decision import Verdict
+from obelisk_session_evidence.contracts.outcomes import OutcomeId
+from obelisk_session_evidence.contracts.reason_codes import AdmissionCode, BatchItemCode, RetrievalCode
 
 Count = Annotated[int, Field(ge=0)]
 AgentDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}$")]

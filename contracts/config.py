@@ -5,8 +5,8 @@ from typing import Annotated, Final, Literal, Self
 
 from pydantic import AwareDatetime, Field, StringConstraints, model_validator
 
-from contracts.base import TRIGGERS, ContractModel, OpaqueId, Trigger
-from contracts.reason_codes import ConfigLoadCode
+from obelisk_session_evidence.contracts.base import TRIGGERS, ContractModel, OpaqueId, Trigger
+from obelisk_session_evidence.contracts.reason_codes import ConfigLoadCode
 
 SourceKind = Literal["claude", "codex", "kimi", "pi", "dsh"]
 SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude", "codex", "kimi", "pi", "dsh")
@@ -59,9 +59,7 @@ class Enablement(ContractModel):
 class EnablementConfig(ContractModel):
     """The whole configuration file. Unknown keys (e.g. a broadening flag) reject it whole."""
 
-    schema_version: Literal["obelisk_session_evidence_config_v0"] = (
-        "obelisk_session_evidence_config_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_config_v0"] = "obelisk_session_evidence_config_v0"
     """This file's schema id."""
     enablements: Annotated[list[Enablement], Field(max_length=256)] = []
     """Enabled scopes; disabling removes one."""

@@ -4,10 +4,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contracts.base import ContractModel, Fingerprint, OpaqueId, Trigger
-from contracts.evidence import HistoricalEvidenceReceipt
-from contracts.outcomes import OutcomeId
-from contracts.reason_codes import (
+from obelisk_session_evidence.contracts.base import ContractModel, Fingerprint, OpaqueId, Trigger
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt
+from obelisk_session_evidence.contracts.outcomes import OutcomeId
+from obelisk_session_evidence.contracts.reason_codes import (
     AdmissionCode,
     ComparisonDimension,
     DeltaReasonCode,

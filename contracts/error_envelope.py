@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from contracts.base import ContractModel
-from contracts.reason_codes import EnvelopeCode, StageFailureCode
+from obelisk_session_evidence.contracts.base import ContractModel
+from obelisk_session_evidence.contracts.reason_codes import EnvelopeCode, StageFailureCode
 
 
 class ErrorEnvelope(ContractModel):

@@ -4,7 +4,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
-from contracts.base import (
+from obelisk_session_evidence.contracts.base import (
     PROVIDER_ID,
     ContractModel,
     Digest,
@@ -13,7 +13,7 @@ from contracts.base import (
     OpaqueId,
     Trigger,
 )
-from contracts.situation import Revision
+from obelisk_session_evidence.contracts.situation import Revision
 
 MAX_QUERY_TERMS: Final = 24
 MAX_QUERY_TERM_CHARS: Final = 256

@@ -8,13 +8,17 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
-from contracts.base import ContractModel, EvidenceType, Freshness
-from contracts.config import SourceKind
+from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, Freshness
+from obelisk_session_evidence.contracts.config import SourceKind
 
 Count = Annotated[int, Field(ge=0)]
 IndexRevision = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 STATUS_TYPE_ORDER: Final[tuple[EvidenceType, ...]] = (
-    "prior_failure", "tool_outcome", "file_history", "decision", "summary",
+    "prior_failure",
+    "tool_outcome",
+    "file_history",
+    "decision",
+    "summary",
 )
 """Failures first: what a reader of `index status` looks for."""
 RootState = Literal["indexed", "missing", "unreadable"]
@@ -43,9 +47,7 @@ class IndexRootStatus(ContractModel):
 class RefreshReport(ContractModel):
     """What one `refresh_index` call did: per-file work, rows written, and the resulting revision."""
 
-    schema_version: Literal["obelisk_session_evidence_index_refresh_v0"] = (
-        "obelisk_session_evidence_index_refresh_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_index_refresh_v0"] = "obelisk_session_evidence_index_refresh_v0"
     """This report's schema id."""
     roots: Count
     """Roots scanned."""
@@ -89,9 +91,7 @@ class RefreshReport(ContractModel):
 class IndexStatus(ContractModel):
     """`index status`: what the native index holds and how current it is."""
 
-    schema_version: Literal["obelisk_session_evidence_index_status_v0"] = (
-        "obelisk_session_evidence_index_status_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_index_status_v0"] = "obelisk_session_evidence_index_status_v0"
     """This report's schema id."""
     exists: bool
     """False when no index file exists yet (every count is then 0 and freshness `unknown`)."""

@@ -5,7 +5,7 @@ from typing import IO, Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.errors import InvalidInput
 
 MAX_DOCUMENT_BYTES: Final = 4 * 1024 * 1024
 READ_CHUNK: Final = 64 * 1024

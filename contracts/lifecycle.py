@@ -9,10 +9,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints
 
-from contracts.base import PROVIDER_ID, ContractModel, Freshness, OpaqueId, Trigger
-from contracts.config import AbsolutePath, Enablement, ProviderKind, SourceKind
-from contracts.decision import ReasonCode
-from contracts.reason_codes import IndexHealthCode, ProviderHealthCode, StatusCode
+from obelisk_session_evidence.contracts.base import PROVIDER_ID, ContractModel, Freshness, OpaqueId, Trigger
+from obelisk_session_evidence.contracts.config import AbsolutePath, Enablement, ProviderKind, SourceKind
+from obelisk_session_evidence.contracts.decision import ReasonCode
+from obelisk_session_evidence.contracts.reason_codes import IndexHealthCode, ProviderHealthCode, StatusCode
 
 ProviderState = Literal["available", "unavailable", "unknown"]
 ConfigState = Literal["config_loaded", "config_absent", "config_invalid"]
@@ -105,9 +105,7 @@ class ScopeStatus(ContractModel):
 class LifecycleStatus(ContractModel):
     """`status`: configuration, provider, index freshness and the allowed and denied scope."""
 
-    schema_version: Literal["obelisk_session_evidence_status_v0"] = (
-        "obelisk_session_evidence_status_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_status_v0"] = "obelisk_session_evidence_status_v0"
     """This contract's schema id."""
     provider_id: Literal["obelisk-session-evidence"] = PROVIDER_ID
     """This extension's id."""
@@ -136,9 +134,7 @@ class LifecycleStatus(ContractModel):
 class EnableOutcome(ContractModel):
     """`enable`: the recorded enablement and the provider's current health."""
 
-    schema_version: Literal["obelisk_session_evidence_enable_v0"] = (
-        "obelisk_session_evidence_enable_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_enable_v0"] = "obelisk_session_evidence_enable_v0"
     """This contract's schema id."""
     change: Literal["created", "updated", "unchanged"]
     """`unchanged` when the same scope was already enabled with the same settings."""
@@ -153,9 +149,7 @@ class EnableOutcome(ContractModel):
 class DisableOutcome(ContractModel):
     """`disable`: which scopes stopped being admitted; nothing on disk besides the config changed."""
 
-    schema_version: Literal["obelisk_session_evidence_disable_v0"] = (
-        "obelisk_session_evidence_disable_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_disable_v0"] = "obelisk_session_evidence_disable_v0"
     """This contract's schema id."""
     project_id: OpaqueId
     """The project disabled."""
@@ -172,9 +166,7 @@ class DisableOutcome(ContractModel):
 class IndexDropOutcome(ContractModel):
     """`index drop --yes`: what was removed from the native index folder, and only from there."""
 
-    schema_version: Literal["obelisk_session_evidence_index_drop_v0"] = (
-        "obelisk_session_evidence_index_drop_v0"
-    )
+    schema_version: Literal["obelisk_session_evidence_index_drop_v0"] = "obelisk_session_evidence_index_drop_v0"
     """This contract's schema id."""
     index_dir: AbsolutePath
     """The state directory's index folder."""

@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from contracts.evidence import RequestLimits
+    from obelisk_session_evidence.contracts.evidence import RequestLimits
 
 DEFAULT_LIMITS: Final = {
     "max_sessions": 20,
@@ -55,9 +55,7 @@ class LimitTally:
     def _countable(self, session: object) -> bool:
         """Room for one more item, of a session already drawn from or of a new one."""
         limits = self.limits
-        return self.items < limits.max_items and (
-            session in self.sessions or len(self.sessions) < limits.max_sessions
-        )
+        return self.items < limits.max_items and (session in self.sessions or len(self.sessions) < limits.max_sessions)
 
     def take(self, session: object, chars: int) -> None:
         """Count a kept item of `session` with `chars` characters."""

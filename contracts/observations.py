@@ -4,8 +4,8 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from contracts.base import ContractModel, Fingerprint, OpaqueId
-from contracts.digests import observation_fingerprint
+from obelisk_session_evidence.contracts.base import ContractModel, Fingerprint, OpaqueId
+from obelisk_session_evidence.contracts.digests import observation_fingerprint
 
 ResultClass = Literal["advanced", "unchanged", "blocked", "exploration_exhausted", "no_followup"]
 MAX_EVIDENCE_IDS: Final = 12

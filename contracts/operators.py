@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from contracts.base import ContractModel
+from obelisk_session_evidence.contracts.base import ContractModel
 
 Url = Annotated[str, StringConstraints(pattern=r"^http://127\.0\.0\.1:[0-9]{1,5}(/api)?$")]
 DeploymentName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]*/[a-z][a-z-]*$")]

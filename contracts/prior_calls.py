@@ -11,8 +11,8 @@ from typing import Annotated, Final
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
-from contracts.base import ContractModel
-from contracts.evidence import HistoricalEvidenceResult, Ref
+from obelisk_session_evidence.contracts.base import ContractModel
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceResult, Ref
 
 MAX_PRIOR_CALLS: Final = 64
 """Most prior tool calls one answer carries (newest and most relevant first)."""

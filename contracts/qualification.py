@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contracts.base import ContractModel
+from obelisk_session_evidence.contracts.base import ContractModel
 
 Rate = Annotated[float, Field(ge=0, le=1)]
 TargetName = Literal[

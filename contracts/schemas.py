@@ -15,20 +15,25 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from contracts.batch import BatchItemRecord, BatchSpooled, BatchSummary
-from contracts.config import EnablementConfig
-from contracts.decision import ReplanEvidenceDecision
-from contracts.evidence import (
+from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchSpooled, BatchSummary
+from obelisk_session_evidence.contracts.config import EnablementConfig
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.error_envelope import ErrorEnvelope
+from obelisk_session_evidence.contracts.evidence import (
     HistoricalEvidenceReceipt,
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
 )
-from contracts.index_status import IndexStatus, RefreshReport
-from contracts.lifecycle import DisableOutcome, EnableOutcome, IndexDropOutcome, LifecycleStatus
-from contracts.error_envelope import ErrorEnvelope
-from contracts.operators import ServeOutcome, UiFacts
-from contracts.qualification import QualificationSummary
-from contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.index_status import IndexStatus, RefreshReport
+from obelisk_session_evidence.contracts.lifecycle import (
+    DisableOutcome,
+    EnableOutcome,
+    IndexDropOutcome,
+    LifecycleStatus,
+)
+from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
+from obelisk_session_evidence.contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "replan_situation_v0": ReplanSituation,
@@ -96,7 +101,7 @@ def attribute_docstrings(owner: type) -> dict[str, str]:
     body = ast.parse(source).body[0].body
     return {
         statement.target.id: inspect.cleandoc(following.value.value)
-        for statement, following in zip(body, body[1:])
+        for statement, following in zip(body, body[1:], strict=False)
         if isinstance(statement, ast.AnnAssign)
         and isinstance(statement.target, ast.Name)
         and isinstance(following, ast.Expr)

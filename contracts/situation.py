@@ -5,9 +5,9 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 
-from contracts.base import ContractModel, EvidenceType, OpaqueId
-from contracts.observations import RecentObservation, TypedProgressObservation
-from contracts.outcomes import OutcomeId
+from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, OpaqueId
+from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
+from obelisk_session_evidence.contracts.outcomes import OutcomeId
 
 MAX_ROUTE_COMMANDS: Final = 32
 MAX_ROUTE_FILES: Final = 64
@@ -21,9 +21,7 @@ CommandText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_COMM
 FilePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 RouteText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 RevisionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
-HOST_SESSION_PATTERN: Final = (
-    r"^host-session:(claude|codex|kimi|pi|dsh):[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
-)
+HOST_SESSION_PATTERN: Final = r"^host-session:(claude|codex|kimi|pi|dsh):[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
 """LoopX's normalised host-session scope: `host-session:<source>:<session id>`."""
 HostSessionRef = Annotated[str, StringConstraints(pattern=HOST_SESSION_PATTERN)]
 
@@ -55,9 +53,7 @@ class ObligationTrigger(ContractModel):
     """LoopX's trigger kind, e.g. `typed_progress_repeat` or `vision_acceptance_gap`."""
     progress_baseline: TypedProgressObservation | None = None
     """The baseline the trigger compares against, when the trigger carries one."""
-    progress_window: (
-        Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None
-    ) = None
+    progress_window: Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None = None
     """Typed claims already made while the obligation formed, when the trigger carries them."""
 
 
@@ -70,9 +66,7 @@ class Obligation(ContractModel):
     """Why the Replan was armed."""
     progress_baseline: TypedProgressObservation | None = None
     """The observation novelty is judged against."""
-    progress_window: (
-        Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None
-    ) = None
+    progress_window: Annotated[list[TypedProgressObservation], Field(max_length=MAX_PROGRESS_WINDOW)] | None = None
     """Every typed claim already made while the obligation formed (LoopX's `progress_window`,
     plus its replan context's coverage ledger): a blocker recorded there is not new, and an
     external-review obligation refuses a replay of any of them."""
@@ -153,9 +147,7 @@ class ReplanSituation(ContractModel):
     """The current repository revision, when known."""
     obligation: Obligation
     """The Replan obligation the decision is for."""
-    recent_observations: Annotated[
-        list[RecentObservation], Field(max_length=MAX_RECENT_OBSERVATIONS)
-    ] = []
+    recent_observations: Annotated[list[RecentObservation], Field(max_length=MAX_RECENT_OBSERVATIONS)] = []
     """This agent's recent observations, in any order (sorted by `generated_at` when read)."""
     proposed: ProposedStep
     """The proposed next step."""

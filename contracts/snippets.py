@@ -23,7 +23,7 @@ the command marked as truncated and the outcome `unknown`.
 import re
 from typing import Final, Literal
 
-from contracts.base import ContractModel
+from obelisk_session_evidence.contracts.base import ContractModel
 
 COMMAND_PREFIX: Final = "$ "
 """A tool snippet's first line is `$ <command>`; the outcome and output excerpt follow."""
@@ -81,9 +81,7 @@ def canonical_outcome_line(outcome: str) -> str:
 def tool_snippet(command: str, outcome: str, output_excerpt: str) -> str:
     """`$ command`, then the canonical outcome line (e.g. `exit 1`), then the output excerpt."""
     one_line = " ".join(command.split())
-    return f"{COMMAND_PREFIX}{one_line}\n{canonical_outcome_line(outcome)}\n{output_excerpt}".rstrip(
-        "\n"
-    )
+    return f"{COMMAND_PREFIX}{one_line}\n{canonical_outcome_line(outcome)}\n{output_excerpt}".rstrip("\n")
 
 
 def parse_tool_snippet(snippet: str) -> ToolSnippet | None:

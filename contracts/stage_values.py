@@ -4,11 +4,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contracts.base import ContractModel, Trigger
-from contracts.decision import Comparison, SemanticDelta
-from contracts.reason_codes import DenialCode, GapCode, ProviderFaultCode
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
-from contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
+from obelisk_session_evidence.contracts.base import ContractModel, Trigger
+from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelta
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from obelisk_session_evidence.contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
+from obelisk_session_evidence.contracts.reason_codes import DenialCode, GapCode, ProviderFaultCode
 
 
 class GapAssessment(ContractModel):

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from contracts.base import ContractModel
+from obelisk_session_evidence.contracts.base import ContractModel
 
 Percent = Annotated[int, Field(ge=0, le=100)]
 

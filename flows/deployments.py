@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any, Final
 
 from prefect import Flow
+from prefect.client.orchestration import get_client
 from prefect.exceptions import ObjectNotFound, TerminationSignal
 from prefect.runner import Runner
-from prefect.client.orchestration import get_client
 from prefect.settings import get_current_settings
 
-import flows
-from contracts.errors import InvalidInput, PrefectApiNotConfigured
-from flows.hardening import HARDENED_DEFAULTS
-from flows.replan_evidence import replan_evidence
-from flows.reprocess_stalled import reprocess_stalled
+from obelisk_session_evidence import flows
+from obelisk_session_evidence.contracts.errors import InvalidInput, PrefectApiNotConfigured
+from obelisk_session_evidence.flows.hardening import HARDENED_DEFAULTS
+from obelisk_session_evidence.flows.replan_evidence import replan_evidence
+from obelisk_session_evidence.flows.reprocess_stalled import reprocess_stalled
 from obelisk_session_evidence.state.paths import StatePaths
 
 DEPLOYMENT_NAME: Final = "obelisk-session-evidence"
@@ -80,10 +80,9 @@ def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:
     with get_client(sync_client=True) as client:
         try:
             client.read_work_pool(work_pool)
-        except Exception:  # noqa: BLE001 - ObjectNotFound, or an API fault: one clear line
+        except Exception:
             raise InvalidInput(
-                f"no work pool {work_pool!r}: create it with `prefect work-pool create {work_pool}"
-                " --type process`"
+                f"no work pool {work_pool!r}: create it with `prefect work-pool create {work_pool} --type process`"
             ) from None
     source = str(Path(flows.__file__).resolve().parent.parent)
     environment = _run_environment(paths)

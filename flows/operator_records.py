@@ -12,9 +12,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 
-from contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.batch.run import BatchReport
-from flows.operators import (
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.flows.operators import (
     BATCH_ARTIFACT_KEY,
     BATCH_ITEMS_ARTIFACT_KEY,
     DECISION_ARTIFACT_KEY,
@@ -37,7 +37,7 @@ def publish_decision_record(decision: ReplanEvidenceDecision, agent_digest: str 
             key=DECISION_ARTIFACT_KEY,
             description="Content-free decision record: codes, counts, versions and digests.",
         )
-    except Exception as error:  # noqa: BLE001 - see the module docstring
+    except Exception as error:
         get_run_logger().warning("operator record not published: %s", type(error).__name__)
 
 
@@ -57,7 +57,7 @@ def publish_batch_record(report: BatchReport) -> None:
             key=BATCH_ITEMS_ARTIFACT_KEY,
             description=f"One row per item (at most {MAX_ITEM_ROWS}; all are in DIR/records).",
         )
-    except Exception as error:  # noqa: BLE001 - see the module docstring
+    except Exception as error:
         get_run_logger().warning("batch record not published: %s", type(error).__name__)
 
 

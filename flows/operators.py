@@ -7,8 +7,8 @@ into Prefect's database. No Prefect import: `flows/operator_records.py` publishe
 from collections.abc import Iterable
 from typing import Final
 
-from contracts.batch import BatchItemRecord, BatchSummary
-from contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchSummary
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 
 MAX_AGENT_TAGS: Final = 8
 """A batch tags at most this many agent digests; more collapse into `agent:many`."""
@@ -94,9 +94,7 @@ def decision_table(decision: ReplanEvidenceDecision) -> list[dict[str, str]]:
         "result count": str(receipt.result_count) if receipt else "0",
         "evidence type counts": _type_counts(receipt.evidence_type_counts) if receipt else "none",
         "freshness": receipt.freshness if receipt else "no lookup",
-        "truncation": f"{str(receipt.truncated).lower()} (omitted {receipt.omitted_count})"
-        if receipt
-        else "no lookup",
+        "truncation": f"{str(receipt.truncated).lower()} (omitted {receipt.omitted_count})" if receipt else "no lookup",
         "provider version": receipt.provider_version if receipt else "no lookup",
         "request": receipt.request_id if receipt else "none",
         "index revision digest": receipt.index_revision_digest if receipt else "none",
@@ -122,8 +120,7 @@ def batch_item_rows(records: Iterable[BatchItemRecord]) -> list[dict[str, str]]:
             {
                 "line": str(record.line),
                 "item": record.item_ref.removeprefix("sha256:")[:16],
-                "status": record.reason_code
-                + (f" ({record.failed_stage})" if record.failed_stage else ""),
+                "status": record.reason_code + (f" ({record.failed_stage})" if record.failed_stage else ""),
                 "situation": record.situation_id or "-",
                 "trigger": record.trigger or "none",
                 "admission code": record.admission_code or "-",

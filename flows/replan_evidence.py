@@ -10,25 +10,25 @@ the public decision only (`flows/operator_records.py`).
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.runtime import flow_run
 from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
 from prefect.settings import (
     PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
     get_current_settings,
     temporary_settings,
 )
 
-from contracts.config import ProviderKind
-from contracts.digests import agent_digest
-from contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
-from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
-from contracts.situation import ReplanSituation, public_situation_id
-from flows.operator_records import publish_decision_record
-from flows.operators import decision_run_name
 from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.contracts.config import ProviderKind
+from obelisk_session_evidence.contracts.digests import agent_digest
+from obelisk_session_evidence.contracts.errors import EvidenceError, PrefectApiNotConfigured, StageFailed
+from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation, public_situation_id
+from obelisk_session_evidence.flows.operator_records import publish_decision_record
+from obelisk_session_evidence.flows.operators import decision_run_name
+from obelisk_session_evidence.stages.pipeline import PIPELINE, PipelineRun, Stage, stage_errors
 from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
-from stages.pipeline import PIPELINE, PipelineRun, Stage, stage_errors
 
 PRIVATE_TASK_OPTIONS: dict[str, Any] = {
     "persist_result": False,
@@ -62,10 +62,12 @@ def _decision_run_name() -> str:
     parameters = flow_run.parameters
     try:
         raw = read_spooled(
-            state_at(parameters.get("state_ref")), "situations", str(parameters.get("situation_ref")),
+            state_at(parameters.get("state_ref")),
+            "situations",
+            str(parameters.get("situation_ref")),
             max_bytes=MAX_DOCUMENT_BYTES,
         )
-    except Exception:  # noqa: BLE001 - a name must never fail the run; the flow reports the fault
+    except Exception:
         raw = None
     return decision_run_name(public_situation_id(raw))
 
@@ -92,7 +94,7 @@ def replan_evidence(
         raise
     except EvidenceError as error:
         raise StageFailed(error.reason_code) from None
-    except Exception as error:  # noqa: BLE001 - never let a raw message reach Prefect's state
+    except Exception as error:
         raise StageFailed(type(error).__name__) from None
     decision = run.decision
     logger.info(

@@ -21,11 +21,8 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from contracts.batch import BatchItemRecord, BatchSummary
-from contracts.errors import DaskUnreachable, EvidenceError, InvalidInput, StageFailed
-from flows.operator_records import publish_batch_record
-from flows.operators import batch_failure_message, batch_run_name, item_failure_message
-from flows.replan_evidence import PRIVATE_TASK_OPTIONS
+from obelisk_session_evidence.batch.manifest import load_manifest
+from obelisk_session_evidence.batch.outputs import RunStats, read_summary
 from obelisk_session_evidence.batch.run import (
     BatchPlan,
     BatchRef,
@@ -35,8 +32,11 @@ from obelisk_session_evidence.batch.run import (
     plan_batch,
     report_batch,
 )
-from obelisk_session_evidence.batch.manifest import load_manifest
-from obelisk_session_evidence.batch.outputs import RunStats, read_summary
+from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchSummary
+from obelisk_session_evidence.contracts.errors import DaskUnreachable, EvidenceError, InvalidInput, StageFailed
+from obelisk_session_evidence.flows.operator_records import publish_batch_record
+from obelisk_session_evidence.flows.operators import batch_failure_message, batch_run_name, item_failure_message
+from obelisk_session_evidence.flows.replan_evidence import PRIVATE_TASK_OPTIONS
 from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
 
 TaskRunnerKind = Literal["thread", "dask"]
@@ -64,7 +64,7 @@ def decide_stalled_item(item: PlannedItem, batch: BatchRef) -> BatchItemRecord |
     line and reason code as the message: no exception, so no traceback reaches Prefect."""
     try:
         record = decide_item(batch, item)
-    except Exception as error:  # noqa: BLE001 - e.g. an OSError naming the output path
+    except Exception as error:
         return Failed(message=f"item at line {item.line} failed: decide-stalled-item:{type(error).__name__}")
     if record.status == "failed":
         return Failed(message=item_failure_message(record))
@@ -104,7 +104,7 @@ def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchS
         report = summarize_batch_task(manifest_ref, state_root, run)
     except EvidenceError as error:
         raise StageFailed(error.reason_code) from None
-    except Exception as error:  # noqa: BLE001 - never let a raw message reach Prefect's state
+    except Exception as error:
         raise StageFailed(type(error).__name__) from None
     summary = report.summary
     get_run_logger().info(

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from contracts.errors import PrefectServerFailed
-from flows.hardening import prefect_home_for
+from obelisk_session_evidence.contracts.errors import PrefectServerFailed
+from obelisk_session_evidence.flows.hardening import prefect_home_for
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir
 
@@ -156,16 +156,12 @@ def start_prefect_server(
     )
 
 
-def wait_until_ready(
-    address: ServerAddress, process: subprocess.Popen[bytes], *, timeout: float
-) -> None:
+def wait_until_ready(address: ServerAddress, process: subprocess.Popen[bytes], *, timeout: float) -> None:
     """Poll `/api/health` until it answers true; fail when the process exits or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise PrefectServerFailed(
-                f"the server exited with status {process.returncode}; see prefect/server.log"
-            )
+            raise PrefectServerFailed(f"the server exited with status {process.returncode}; see prefect/server.log")
         try:
             with urllib.request.urlopen(f"{address.api_url}/health", timeout=2) as answer:
                 if json.loads(answer.read()) is True:

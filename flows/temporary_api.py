@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from contracts.errors import PrefectServerFailed
+from obelisk_session_evidence.contracts.errors import PrefectServerFailed
 
 STARTUP_TIMEOUT_SECONDS: Final = 180
 """A fresh SQLite database migrates in about 11 s here; Prefect's default 20 s is too short."""
@@ -38,7 +38,7 @@ def temporary_api() -> Iterator[float]:
     server = SubprocessASGIServer()
     try:
         server.start(timeout=STARTUP_TIMEOUT_SECONDS)
-    except Exception as error:  # noqa: BLE001 - its message carries the server's own output
+    except Exception as error:
         server.stop()
         raise PrefectServerFailed(f"the temporary Prefect API did not start ({type(error).__name__})") from None
     seconds = round(time.monotonic() - started, 2)

@@ -7,8 +7,8 @@ The public surface: `decide` (one decision, the composition root), `PipelineRun`
 
 from typing import Any
 
-from contracts.errors import EvidenceError
-from providers.version import PACKAGE_VERSION as __version__
+from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION as __version__
 
 __all__ = ["EvidenceError", "PipelineRun", "SessionEvidenceContextProvider", "__version__", "decide"]
 
@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
     """`decide`, `PipelineRun` and the LoopX provider load on first use: `import
     obelisk_session_evidence` stays cheap for the CLI, which imports only what each command needs."""
     if name == "PipelineRun":
-        from stages.pipeline import PipelineRun
+        from obelisk_session_evidence.stages.pipeline import PipelineRun
 
         return PipelineRun
     if name == "decide":

@@ -13,20 +13,25 @@ that calls `decide` passes `provider_factory` instead.
 
 from pathlib import Path
 
-from contracts.config import AdmissionPolicy, Enablement, ProviderKind
-from contracts.situation import ReplanSituation
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, ProviderKind
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.providers.base import EvidenceProvider, UnavailableProvider
+from obelisk_session_evidence.providers.factory import BackendFolders, ProviderFactory, default_provider_factory
+from obelisk_session_evidence.providers.invoking_session import without_invoking_session
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
+from obelisk_session_evidence.stages.admit import matching_enablement
+from obelisk_session_evidence.stages.pipeline import (
+    PipelineDependencies,
+    PipelineRun,
+    StageCall,
+    call_directly,
+    run_pipeline,
+)
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.salt import digest_salt
 from obelisk_session_evidence.tokenizer import LazyEncoder
-from providers.base import EvidenceProvider, UnavailableProvider
-from providers.factory import BackendFolders, ProviderFactory, default_provider_factory
-from providers.invoking_session import without_invoking_session
-from providers.version import PACKAGE_VERSION
-from stages.admit import matching_enablement
-from stages.pipeline import PipelineDependencies, PipelineRun, StageCall, call_directly, run_pipeline
-
 
 _process_provider_factory: ProviderFactory | None = None
 
@@ -75,9 +80,7 @@ def decide(
 
 def backend_folders(paths: StatePaths) -> BackendFolders:
     """The state's folders the real backends use."""
-    return BackendFolders(
-        index_dir=paths.index_dir, obelisk_work_dir=paths.obelisk_work_dir, cache_dir=paths.cache_dir
-    )
+    return BackendFolders(index_dir=paths.index_dir, obelisk_work_dir=paths.obelisk_work_dir, cache_dir=paths.cache_dir)
 
 
 def tokenizer_cache(paths: StatePaths) -> Path:
@@ -111,5 +114,5 @@ def _provider_for(
     enablement, kind = backend
     try:
         return factory(enablement, kind)
-    except Exception as error:  # noqa: BLE001 - a backend that cannot start fails open, typed
+    except Exception as error:
         return UnavailableProvider(f"{PACKAGE_VERSION} {kind}", f"{kind}:{type(error).__name__}")

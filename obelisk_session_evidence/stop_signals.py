@@ -8,6 +8,7 @@ exits without waiting for worker threads, which would otherwise go on deciding q
 """
 
 import atexit
+import contextlib
 import functools
 import os
 import signal
@@ -59,7 +60,7 @@ def _stop(signal_number: int, frame: object) -> None:
 def _terminate_running_queries() -> None:
     """Stop the Obelisk queries this process started. Only a process that loaded the adapter can
     have started one, so a command that never did (most `run`s) does not import it here."""
-    process = sys.modules.get("providers.obelisk.process")
+    process = sys.modules.get("obelisk_session_evidence.providers.obelisk.process")
     if process is not None:
         process.terminate_running_queries()
 
@@ -68,9 +69,7 @@ def _exit_stopped(signal_number: int) -> None:
     _terminate_running_queries()  # again: a worker thread may have started one meanwhile
     print(f"error: interrupted: {signal.Signals(signal_number).name}", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     atexit._run_exitfuncs()  # what the libraries registered (a local server, a cluster)
     os._exit(128 + signal_number)

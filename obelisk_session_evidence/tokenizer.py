@@ -90,9 +90,7 @@ def _encoder_in_memory() -> "tiktoken.Encoding":
         return {base64.b64decode(token): int(rank) for token, rank in pairs}
 
     constructor = openai_public.o200k_base
-    offline = types.FunctionType(
-        constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": packaged_ranks}
-    )
+    offline = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": packaged_ranks})
     return tiktoken.Encoding(**offline())
 
 

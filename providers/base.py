@@ -3,9 +3,9 @@
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from contracts.errors import ProviderUnavailable
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
-from contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
 
 
 @runtime_checkable

@@ -4,8 +4,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from contracts.config import Enablement, ProviderKind
-from providers.base import EvidenceProvider
+from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
+from obelisk_session_evidence.providers.base import EvidenceProvider
 
 ProviderFactory = Callable[[Enablement, ProviderKind], EvidenceProvider]
 """Builds the provider of one kind for one enablement (tests inject their own)."""
@@ -28,7 +28,7 @@ def default_provider_factory(folders: BackendFolders) -> ProviderFactory:
 
     def build(enablement: Enablement, kind: ProviderKind) -> EvidenceProvider:
         if kind == "obelisk":
-            from providers.obelisk.provider import ObeliskProvider
+            from obelisk_session_evidence.providers.obelisk.provider import ObeliskProvider
 
             return ObeliskProvider(
                 enablement,
@@ -36,7 +36,7 @@ def default_provider_factory(folders: BackendFolders) -> ProviderFactory:
                 work_dir=folders.obelisk_work_dir,
                 probe_cache_dir=folders.cache_dir,
             )
-        from providers.native.provider import NativeIndexProvider
+        from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 
         return NativeIndexProvider(folders.index_dir, enablement)
 

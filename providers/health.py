@@ -9,10 +9,10 @@ refresh its index), and the native index is read, never refreshed.
 from pathlib import Path
 from typing import Final
 
-from contracts.base import Freshness
-from contracts.config import Enablement
-from contracts.errors import EvidenceError
-from contracts.lifecycle import IndexHealth, ProviderHealth
+from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.contracts.lifecycle import IndexHealth, ProviderHealth
 
 PROBE_TIMEOUT_S: Final = 10.0
 """Budget for probing a backend (Obelisk: Node and `--version`, then the usage text)."""
@@ -36,7 +36,7 @@ def provider_health(index_dir: Path, enablement: Enablement) -> ProviderHealth:
         return _native_health()
     except EvidenceError as error:
         return _unavailable(enablement, error.reason_code)
-    except Exception:  # noqa: BLE001 - status is a report: a probe bug must not become a traceback
+    except Exception:
         return _unavailable(enablement, "provider_probe_failed")
 
 
@@ -48,20 +48,18 @@ def index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
         return _native_index_health(index_dir, enablement)
     except EvidenceError as error:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": error.reason_code})
-    except Exception:  # noqa: BLE001 - see provider_health
+    except Exception:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_probe_failed"})
 
 
 def _unavailable(enablement: Enablement, reason_code: str) -> ProviderHealth:
-    return ProviderHealth(
-        kind=enablement.provider, state="unavailable", provider_version=None, reason_code=reason_code
-    )
+    return ProviderHealth(kind=enablement.provider, state="unavailable", provider_version=None, reason_code=reason_code)
 
 
 def _native_health() -> ProviderHealth:
     """The embedded index: available when SQLite here can hold it (FTS5, the migrations)."""
-    from providers.native.index.store import MEMORY, connect
-    from providers.native.provider import PROVIDER_VERSION
+    from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
+    from obelisk_session_evidence.providers.native.provider import PROVIDER_VERSION
 
     connect(MEMORY).close()
     return ProviderHealth(
@@ -71,9 +69,9 @@ def _native_health() -> ProviderHealth:
 
 def _native_index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
     """Read (never refresh) the native index; freshness is judged over this scope's roots only."""
-    from providers.native.index import index_file, index_status
-    from providers.native.index.revision import UNKNOWN_REVISION
-    from providers.native.index.scope import enablement_roots
+    from obelisk_session_evidence.providers.native.index import index_file, index_status
+    from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION
+    from obelisk_session_evidence.providers.native.index.scope import enablement_roots
 
     report = index_status(index_file(index_dir), roots=enablement_roots(enablement))
     if not report.exists:
@@ -91,9 +89,9 @@ def _native_index_health(index_dir: Path, enablement: Enablement) -> IndexHealth
 
 def _obelisk_health(enablement: Enablement) -> ProviderHealth:
     """Find and probe the CLI (`--version`, variant); runs no query, so no index refresh."""
-    from providers.obelisk.discovery import find_binary, probe_cli
-    from providers.obelisk.process import Deadline
-    from providers.obelisk.provider import provider_version_for
+    from obelisk_session_evidence.providers.obelisk.discovery import find_binary, probe_cli
+    from obelisk_session_evidence.providers.obelisk.process import Deadline
+    from obelisk_session_evidence.providers.obelisk.provider import provider_version_for
 
     probe = probe_cli(find_binary(None, enablement.obelisk_bin), deadline=Deadline(PROBE_TIMEOUT_S))
     return ProviderHealth(

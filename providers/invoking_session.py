@@ -25,13 +25,13 @@ reports them by reason.
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from contracts.evidence import HistoricalEvidenceRequest
-from contracts.prior_calls import ProviderAnswer
-from contracts.situation import HOST_SESSION_PATTERN
-from providers.base import EvidenceProvider
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.situation import HOST_SESSION_PATTERN
+from obelisk_session_evidence.providers.base import EvidenceProvider
 
 _HOST_SESSION: Final = re.compile(HOST_SESSION_PATTERN)
 INVOCATION_ALLOWANCE: Final = timedelta(seconds=30)
@@ -45,9 +45,9 @@ def is_host_session(value: str) -> bool:
 
 def host_session_refs(invoking_session: str) -> frozenset[str]:
     """Every opaque `session:` ref a provider may give the records of `invoking_session`."""
-    from providers.native.index.results import session_ref as native_session_ref
-    from providers.obelisk.items import opaque_ref
-    from providers.obelisk.plan import OBELISK_SOURCE
+    from obelisk_session_evidence.providers.native.index.results import session_ref as native_session_ref
+    from obelisk_session_evidence.providers.obelisk.items import opaque_ref
+    from obelisk_session_evidence.providers.obelisk.plan import OBELISK_SOURCE
 
     if not is_host_session(invoking_session):
         raise ValueError("not a host-session reference")
@@ -91,11 +91,7 @@ def without_invoking_turn(
     def keep(session_ref: str, observed_at: datetime | None) -> bool:
         if session_ref not in excluded_refs:
             return True
-        reason = (
-            "undated" if observed_at is None
-            else "counted" if observed_at < boundary
-            else "from_invocation"
-        )
+        reason = "undated" if observed_at is None else "counted" if observed_at < boundary else "from_invocation"
         counts[reason] += 1
         return reason == "counted"
 
@@ -116,7 +112,7 @@ class WithoutInvokingSession:
     ) -> None:
         self._provider = provider
         self._excluded_refs = host_session_refs(invoking_session)
-        self._boundary = invocation_boundary(invoked_at or datetime.now(timezone.utc))
+        self._boundary = invocation_boundary(invoked_at or datetime.now(UTC))
         self.provider_version = provider.provider_version
         self.exclusion = InvokingSessionExclusion()
         """What the last answer lost to the invoking-turn rule."""

@@ -1,19 +1,19 @@
 """admit: the typed, default-off retrieval policy of RFC §4. Enabling never broadens scope."""
 
-from contracts.base import EVIDENCE_TYPES
-from contracts.config import AdmissionPolicy, Enablement
-from contracts.digests import canonical_digest
-from contracts.evidence import (
+from obelisk_session_evidence.contracts.base import EVIDENCE_TYPES
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement
+from obelisk_session_evidence.contracts.digests import canonical_digest
+from obelisk_session_evidence.contracts.evidence import (
     MAX_QUERY_TERM_CHARS,
     MAX_QUERY_TERMS,
     HistoricalEvidenceRequest,
     RequestLimits,
     RequestScope,
 )
-from contracts.limits import DEFAULT_LIMITS, HARD_CAPS
-from contracts.situation import ReplanSituation
-from contracts.reason_codes import DenialCode
-from contracts.stage_values import Admission, Admitted, GapAssessment, NotAdmitted
+from obelisk_session_evidence.contracts.limits import DEFAULT_LIMITS, HARD_CAPS
+from obelisk_session_evidence.contracts.reason_codes import DenialCode
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.stage_values import Admission, Admitted, GapAssessment, NotAdmitted
 
 
 def admit(situation: ReplanSituation, gap: GapAssessment, *, policy: AdmissionPolicy) -> Admission:
@@ -96,9 +96,7 @@ def _subject_stems(words: list[str]) -> list[str]:
     return stems
 
 
-def matching_enablement(
-    enablements: list[Enablement], situation: ReplanSituation
-) -> tuple[Enablement | None, str]:
+def matching_enablement(enablements: list[Enablement], situation: ReplanSituation) -> tuple[Enablement | None, str]:
     """The enablement for exactly this scope, or the broadening the situation would need."""
     scope = situation.scope
     same_project = [e for e in enablements if e.project_id == scope.project_id]
@@ -116,6 +114,4 @@ def matching_enablement(
 def _clamped_limits(situation: ReplanSituation) -> dict[str, int]:
     """The situation's limits over the defaults, each clamped to its hard cap."""
     requested = situation.limits.model_dump(exclude_none=True) if situation.limits else {}
-    return {
-        name: min({**DEFAULT_LIMITS, **requested}[name], cap) for name, cap in HARD_CAPS.items()
-    }
+    return {name: min({**DEFAULT_LIMITS, **requested}[name], cap) for name, cap in HARD_CAPS.items()}

@@ -2,10 +2,10 @@
 
 from typing import Protocol
 
-from contracts.digests import canonical_json
-from contracts.limits import LimitTally
-from contracts.evidence import EvidenceItem
-from contracts.stage_values import Admission, CappedEvidence, Retrieval
+from obelisk_session_evidence.contracts.digests import canonical_json
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.limits import LimitTally
+from obelisk_session_evidence.contracts.stage_values import Admission, CappedEvidence, Retrieval
 
 ELLIPSIS = "…"
 
@@ -18,9 +18,7 @@ class TokenEncoder(Protocol):
         ...
 
 
-def cap_by_tokens(
-    admission: Admission, retrieval: Retrieval, *, encoder: TokenEncoder
-) -> CappedEvidence:
+def cap_by_tokens(admission: Admission, retrieval: Retrieval, *, encoder: TokenEncoder) -> CappedEvidence:
     """Shorten snippets, then keep the longest ranked prefix within every limit."""
     if admission.status == "not_admitted" or retrieval.status == "not_admitted":
         return CappedEvidence(result=None, token_count=0)
@@ -37,7 +35,7 @@ def cap_by_tokens(
         tally.take(item.session_ref, len(item.snippet))
         tokens.add(text)
     dropped = len(shortened) - len(kept)
-    any_shortened = any(a.snippet != b.snippet for a, b in zip(result.items, shortened))
+    any_shortened = any(a.snippet != b.snippet for a, b in zip(result.items, shortened, strict=False))
     capped = result.model_copy(
         update={
             "items": kept,

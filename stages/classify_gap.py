@@ -1,9 +1,9 @@
 """classify-gap: which of the four RFC §4 history gaps a Replan situation shows."""
 
-from contracts.base import TRIGGERS, Trigger
-from contracts.outcomes import REPEAT_TRIGGER_KINDS
-from contracts.situation import ReplanSituation
-from contracts.stage_values import GapAssessment
+from obelisk_session_evidence.contracts.base import TRIGGERS, Trigger
+from obelisk_session_evidence.contracts.outcomes import REPEAT_TRIGGER_KINDS
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.stage_values import GapAssessment
 
 _REPEATING_RESULTS = frozenset({"unchanged", "blocked"})
 
@@ -14,8 +14,7 @@ def classify_gap(situation: ReplanSituation) -> GapAssessment:
         "replan_repetition": _is_repetition(situation),
         "hypothesis_history_gap": situation.coverage.hypotheses_exhausted
         and situation.coverage.prior_session_coverage == "unknown",
-        "resume_or_handoff_gap": situation.coverage.work_identified
-        and situation.coverage.decision_evidence_missing,
+        "resume_or_handoff_gap": situation.coverage.work_identified and situation.coverage.decision_evidence_missing,
         "operator_requested_history": situation.operator_request.requested,
     }
     triggers = [trigger for trigger in TRIGGERS if applies[trigger]]

@@ -22,17 +22,17 @@ of history never adds, keeps or explains an outcome.
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from comparators.exact_ids import delta_with, exact_id_delta
-from contracts.decision import Comparison, SemanticDelta, Verdict
-from contracts.evidence import EvidenceItem
-from contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
-from contracts.prior_calls import PriorToolCall
-from contracts.situation import ReplanSituation
-from contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.comparators.exact_ids import delta_with, exact_id_delta
+from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelta, Verdict
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
+from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
 if TYPE_CHECKING:
-    from comparators.route_match import RouteMatch
+    from obelisk_session_evidence.comparators.route_match import RouteMatch
 
 
 def compare_route(
@@ -81,8 +81,8 @@ def _match_history(
     """The proposed route against the prior calls, else the capped snippets read back."""
     # The shell grammar and rapidfuzz load here, not at import: a run without history (not
     # admitted, or a failed lookup) never pays their ~11 ms.
-    from comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
-    from comparators.route_match import route_match
+    from obelisk_session_evidence.comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
+    from obelisk_session_evidence.comparators.route_match import route_match
 
     if prior_calls:
         steps, roots = prior_steps_from_calls(prior_calls, items), call_repository_roots(prior_calls)
@@ -98,13 +98,9 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
     """The rules that fire, in reason-code order: (code, outcomes removed, verdict, items)."""
     removals: list[_Removal] = []
     if match.repeats_failure:
-        removals.append(
-            ("route_repeats_prior_failure", ROUTE_OUTCOMES, "repeats_prior_failure", match.command_items)
-        )
+        removals.append(("route_repeats_prior_failure", ROUTE_OUTCOMES, "repeats_prior_failure", match.command_items))
     elif match.repeats_attempt:
-        removals.append(
-            ("route_repeats_prior_attempt", ROUTE_OUTCOMES, "repeats_prior_attempt", match.command_items)
-        )
+        removals.append(("route_repeats_prior_attempt", ROUTE_OUTCOMES, "repeats_prior_attempt", match.command_items))
     if situation.proposed.observation.result_class == "blocked" and match.blocker_items:
         removals.append(
             (
@@ -126,9 +122,7 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
     return removals
 
 
-def _narrowed(
-    situation: ReplanSituation, claimed: SemanticDelta, removals: list[_Removal]
-) -> SemanticDelta:
+def _narrowed(situation: ReplanSituation, claimed: SemanticDelta, removals: list[_Removal]) -> SemanticDelta:
     """The claimed delta without removed outcomes; the first rule that removed one names it."""
     kept = list(claimed.outcomes)
     reason_code = None

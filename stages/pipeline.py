@@ -5,21 +5,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
-from contracts.config import AdmissionPolicy
-from contracts.decision import ReplanEvidenceDecision
-from contracts.errors import EvidenceError, StageFailed
-from contracts.evidence import HistoricalEvidenceReceipt, HistoricalEvidenceResult
-from contracts.situation import ReplanSituation
-from contracts.stage_values import Admission, CappedEvidence, GapAssessment, Retrieval, RouteComparison
-from contracts.thresholds import RouteThresholds
-from providers.base import EvidenceProvider
-from stages.admit import admit
-from stages.cap_by_tokens import TokenEncoder, cap_by_tokens
-from stages.classify_gap import classify_gap
-from stages.compare_route import compare_route
-from stages.decision import decision
-from stages.receipt import receipt
-from stages.retrieve import retrieve
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.errors import EvidenceError, StageFailed
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt, HistoricalEvidenceResult
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.stage_values import (
+    Admission,
+    CappedEvidence,
+    GapAssessment,
+    Retrieval,
+    RouteComparison,
+)
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.stages.admit import admit
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder, cap_by_tokens
+from obelisk_session_evidence.stages.classify_gap import classify_gap
+from obelisk_session_evidence.stages.compare_route import compare_route
+from obelisk_session_evidence.stages.decision import decision
+from obelisk_session_evidence.stages.receipt import receipt
+from obelisk_session_evidence.stages.retrieve import retrieve
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +44,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("admit", admit, ("situation", "gap"), "admission", ("policy",)),
     Stage("retrieve", retrieve, ("admission",), "retrieval", ("provider",)),
     Stage("cap-by-tokens", cap_by_tokens, ("admission", "retrieval"), "capped", ("encoder",)),
-    Stage(
-        "compare-route", compare_route, ("situation", "gap", "capped"), "comparison", ("thresholds",)
-    ),
+    Stage("compare-route", compare_route, ("situation", "gap", "capped"), "comparison", ("thresholds",)),
     Stage("receipt", receipt, ("admission", "capped"), "receipt", ("digest_salt",)),
     Stage(
         "decision",
@@ -106,7 +110,7 @@ def stage_errors(stage: Stage) -> Iterator[None]:
         raise
     except EvidenceError as error:
         raise StageFailed.at(stage.name, error.reason_code) from None
-    except Exception:  # noqa: BLE001 - a bug in a stage is still a content-free value
+    except Exception:
         raise StageFailed.at(stage.name, "stage_crashed") from None
 
 

@@ -2,15 +2,13 @@
 
 from collections import Counter
 
-from contracts.base import EVIDENCE_TYPES
-from contracts.digests import canonical_digest, salted_digest
-from contracts.evidence import HistoricalEvidenceReceipt
-from contracts.stage_values import Admission, CappedEvidence
+from obelisk_session_evidence.contracts.base import EVIDENCE_TYPES
+from obelisk_session_evidence.contracts.digests import canonical_digest, salted_digest
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt
+from obelisk_session_evidence.contracts.stage_values import Admission, CappedEvidence
 
 
-def receipt(
-    admission: Admission, capped: CappedEvidence, *, digest_salt: str
-) -> HistoricalEvidenceReceipt | None:
+def receipt(admission: Admission, capped: CappedEvidence, *, digest_salt: str) -> HistoricalEvidenceReceipt | None:
     """A content-free receipt of the capped lookup; None when nothing was looked up."""
     result = capped.result
     if admission.status == "not_admitted" or result is None:
@@ -23,9 +21,7 @@ def receipt(
         index_revision_digest=canonical_digest(result.index_revision),
         scope_digest=canonical_digest(result.scope_applied.model_dump(mode="json")),
         query_digest=salted_digest(request.query_terms, salt=digest_salt),
-        result_digest=salted_digest(
-            [item.model_dump(mode="json") for item in result.items], salt=digest_salt
-        ),
+        result_digest=salted_digest([item.model_dump(mode="json") for item in result.items], salt=digest_salt),
         result_count=len(result.items),
         evidence_type_counts={kind: counts[kind] for kind in EVIDENCE_TYPES},
         freshness=result.freshness,

@@ -1,11 +1,21 @@
 """retrieve: ask the provider; a fault becomes a typed empty result, never an exception."""
 
-from contracts.errors import EvidenceError, ScopeViolation
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
-from contracts.prior_calls import ProviderAnswer
-from contracts.reason_codes import ProviderFaultCode
-from contracts.stage_values import Admission, NotRetrieved, Retrieval, RetrievalFailed, Retrieved
-from providers.base import EvidenceProvider
+from obelisk_session_evidence.contracts.errors import EvidenceError, ScopeViolation
+from obelisk_session_evidence.contracts.evidence import (
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.reason_codes import ProviderFaultCode
+from obelisk_session_evidence.contracts.stage_values import (
+    Admission,
+    NotRetrieved,
+    Retrieval,
+    RetrievalFailed,
+    Retrieved,
+)
+from obelisk_session_evidence.providers.base import EvidenceProvider
 
 
 def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retrieval:
@@ -20,7 +30,7 @@ def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retr
         _verify_answer(request, answer)
     except EvidenceError as error:
         reason_code: ProviderFaultCode = error.reason_code  # type: ignore[assignment]
-    except Exception:  # noqa: BLE001 - fail open: any provider bug is a typed empty result
+    except Exception:
         reason_code = "provider_crashed"
     else:
         return Retrieved(result=answer.result, prior_calls=answer.prior_calls)
@@ -55,9 +65,7 @@ def _verify_answer(request: HistoricalEvidenceRequest, answer: ProviderAnswer) -
 
 def _scope_applied(request: HistoricalEvidenceRequest) -> ScopeApplied:
     scope = request.scope
-    return ScopeApplied(
-        agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id
-    )
+    return ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id)
 
 
 def _version_of(provider: EvidenceProvider) -> str:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from obelisk_session_evidence.stages.cap_by_tokens import utf8_length
 from obelisk_session_evidence.tokenizer import (
     RANK_CACHE,
     LazyEncoder,
@@ -20,7 +21,6 @@ from obelisk_session_evidence.tokenizer import (
     load_ranked_encoder,
     load_ranks,
 )
-from stages.cap_by_tokens import utf8_length
 from tests.providers.native.conftest import real_files, requires_real_corpus
 
 TEXT_CHARS_PER_FILE = 60_000
@@ -121,7 +121,7 @@ def test_rank_table_built_fresh_equals_tiktoken_ranks_and_is_reused(tmp_path, en
     table = load_ranks(tmp_path)
     reference = encoder._mergeable_ranks
     assert len(table) == len(reference)
-    assert dict(zip(table.tokens(), range(len(table)))) == reference
+    assert dict(zip(table.tokens(), range(len(table)), strict=False)) == reference
     assert all(table.get(token) == rank for token, rank in reference.items())
     assert table.get(b"\xff\xfe not a token \x00") is None
     with pytest.raises(KeyError):
@@ -138,7 +138,7 @@ def test_damaged_rank_table_is_rebuilt(tmp_path, encoder):
     for damaged in (b"", b"\x00garbage", good[:1000], good[:-1], bytes(flipped), b"X" + good[1:]):
         (tmp_path / RANK_CACHE).write_bytes(damaged)
         table = load_ranks(tmp_path)
-        assert dict(zip(table.tokens(), range(len(table)))) == encoder._mergeable_ranks
+        assert dict(zip(table.tokens(), range(len(table)), strict=False)) == encoder._mergeable_ranks
         assert (tmp_path / RANK_CACHE).read_bytes() == good
 
 
@@ -154,10 +154,10 @@ def test_lazy_encoder_loads_nothing_until_asked(tmp_path):
 @requires_real_corpus
 def test_cap_keeps_the_same_items_with_the_ranked_encoder_as_with_tiktoken(ranked, encoder):
     """Exact counts unchanged where they decide a cut: real snippets capped at several budgets."""
-    from contracts.stage_values import Retrieved
-    from stages.admit import admit
-    from stages.cap_by_tokens import cap_by_tokens
-    from stages.classify_gap import classify_gap
+    from obelisk_session_evidence.contracts.stage_values import Retrieved
+    from obelisk_session_evidence.stages.admit import admit
+    from obelisk_session_evidence.stages.cap_by_tokens import cap_by_tokens
+    from obelisk_session_evidence.stages.classify_gap import classify_gap
     from tests.stages.helpers import enabled_policy, item, result_for, situation_model
 
     texts = [text for _, text in _corpus_texts()]

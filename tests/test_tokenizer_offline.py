@@ -33,7 +33,10 @@ print(f"tokens={len(encoder.encode_ordinary('hello offline world'))} attempts={l
 def _run(tmp_path, mode: str) -> str:
     completed = subprocess.run(
         [sys.executable, "-c", _GUARDED_LOAD, str(tmp_path / "cache"), mode],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return completed.stdout.strip()
 

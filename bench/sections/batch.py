@@ -21,7 +21,17 @@ def batch_table(items: int, server: Any | None, *, skip_prefect: str | None = No
     """Run the modes on the same `items` stalled items and tabulate them."""
     table = Table(
         f"5. Batch: {items:,} stalled items (fixture index)",
-        ("mode", "items", "wall s", "decisions/s", "ms/item", "÷ direct", "item p50 ms", "item p95 ms", "decided / failed"),
+        (
+            "mode",
+            "items",
+            "wall s",
+            "decisions/s",
+            "ms/item",
+            "÷ direct",
+            "item p50 ms",
+            "item p95 ms",
+            "decided / failed",
+        ),
     )
     with tempfile.TemporaryDirectory(prefix="ose-bench-batch-") as folder:
         work = Path(folder)
@@ -47,9 +57,17 @@ def batch_table(items: int, server: Any | None, *, skip_prefect: str | None = No
             continue
         wall, summary = result["wall_s"], result.get("summary")
         latency = (summary or {}).get("latency") or {}
-        table.add(mode, items, f"{wall:.1f}", f"{items / wall:.1f}", f"{wall / items * 1000:.1f}", ratio(wall, base),
-                  latency.get("p50_ms", "-"), latency.get("p95_ms", "-"),
-                  f"{summary['decided']} / {summary['failed']}" if summary else "-")  # fmt: skip
+        table.add(
+            mode,
+            items,
+            f"{wall:.1f}",
+            f"{items / wall:.1f}",
+            f"{wall / items * 1000:.1f}",
+            ratio(wall, base),
+            latency.get("p50_ms", "-"),
+            latency.get("p95_ms", "-"),
+            f"{summary['decided']} / {summary['failed']}" if summary else "-",
+        )
     table.notes.append(
         "The items are `bench.batch_throughput.stalled_situations` (seed 5) over the fixture histories it"
         " writes (2 rounds per session). The Prefect row excludes its process start and a 20-item warm-up"

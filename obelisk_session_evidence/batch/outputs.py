@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
-from contracts.errors import EvidenceError
-from contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
+from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.contracts.json_input import load_contract
 from obelisk_session_evidence.state.private_files import check_folder_or_absent, check_regular_or_absent
 
 SETTLED_RETRIEVALS: Final = frozenset({"retrieved", "not_admitted"})
@@ -108,8 +108,7 @@ def _fresh_records(out_dir: Path, names: Iterable[str], since: float) -> list[st
 def decisions_in(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Every public decision in the output folder, by item digest (for comparisons and tests)."""
     return {
-        "sha256:" + path.stem: json.loads(path.read_bytes())
-        for path in sorted((out_dir / "decisions").glob("*.json"))
+        "sha256:" + path.stem: json.loads(path.read_bytes()) for path in sorted((out_dir / "decisions").glob("*.json"))
     }
 
 
@@ -153,9 +152,7 @@ def summary_of(
         ),
         latency=_latency([r.latency_ms for r in records]),
         wall_seconds=round(run.wall_seconds, 3) if run else None,
-        items_per_second=round(run.processed / run.wall_seconds, 3)
-        if run and run.wall_seconds > 0
-        else None,
+        items_per_second=round(run.processed / run.wall_seconds, 3) if run and run.wall_seconds > 0 else None,
     )
 
 
@@ -168,9 +165,7 @@ def _latency(values: list[float]) -> LatencySummary | None:
     if not values:
         return None
     ordered = sorted(values)
-    return LatencySummary(
-        p50_ms=_nearest_rank(ordered, 50), p95_ms=_nearest_rank(ordered, 95), max_ms=ordered[-1]
-    )
+    return LatencySummary(p50_ms=_nearest_rank(ordered, 50), p95_ms=_nearest_rank(ordered, 95), max_ms=ordered[-1])
 
 
 def _nearest_rank(ordered: list[float], percent: int) -> float:

@@ -23,13 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from contracts.batch import BatchItemRecord, BatchManifest, BatchSummary
-from contracts.config import AdmissionPolicy, Enablement, ProviderKind
-from contracts.decision import ReplanEvidenceDecision
-from contracts.digests import canonical_digest
-from contracts.errors import EvidenceError, InvalidInput, StageFailed
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation, public_situation_id
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import (
     SETTLED_RETRIEVALS,
@@ -41,17 +34,23 @@ from obelisk_session_evidence.batch.outputs import (
     summary_of,
     summary_path,
 )
-from contracts.digests import agent_digest
-from obelisk_session_evidence.state.paths import StatePaths
-from obelisk_session_evidence.state.salt import digest_salt
-from obelisk_session_evidence.lifecycle.policy import load_policy
-from obelisk_session_evidence.state.spool import spooled_path
-from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.compose import backend_for, decide, provider_factory_for, tokenizer_cache
+from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchManifest, BatchSummary
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, ProviderKind
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.digests import agent_digest, canonical_digest
+from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput, StageFailed
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation, public_situation_id
+from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.factory import ProviderFactory
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import write_private
+from obelisk_session_evidence.state.salt import digest_salt
+from obelisk_session_evidence.state.spool import spooled_path
 from obelisk_session_evidence.tokenizer import load_ranks
-from providers.base import EvidenceProvider
-from providers.factory import ProviderFactory
-from providers.version import PACKAGE_VERSION
 
 NO_LOOKUP: Final = "no-lookup"
 """The revision of an item no enablement matches: no index is read, so none can change it."""
@@ -113,7 +112,7 @@ def index_revision(factory: ProviderFactory, enablement: Enablement, kind: Provi
     (any fault, or a backend that knows it only per lookup, as Obelisk)."""
     try:
         revision = factory(enablement, kind).index_revision()
-    except Exception:  # noqa: BLE001 - an unreadable revision only means "never skip"
+    except Exception:
         return None
     if not isinstance(revision, str) or not revision or revision == UNKNOWN_REVISION:
         return None
@@ -293,7 +292,7 @@ def decide_item(
         failure = (error.reason_code, None)
     except OSError:
         failure = (InvalidInput.reason_code, None)
-    except Exception:  # noqa: BLE001 - one bad item never stops the batch, and never leaks
+    except Exception:
         failure = (StageFailed.reason_code, None)
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
     if decision is None:

@@ -22,9 +22,6 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from contracts.batch import BatchSpooled, BatchSummary
-from contracts.config import ProviderKind
-from contracts.errors import InvalidInput
 from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
 from obelisk_session_evidence.batch.outputs import RecordProgress
 from obelisk_session_evidence.batch.run import plan_batch, run_batch_directly
@@ -36,27 +33,62 @@ from obelisk_session_evidence.cli.common import (
     text_console,
 )
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
+from obelisk_session_evidence.contracts.batch import BatchSpooled, BatchSummary
+from obelisk_session_evidence.contracts.config import ProviderKind
+from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
+
 @click.command()
-@click.option("--in", "source", required=True, type=click.Path(exists=True, path_type=Path),
-              help="A JSONL file, or a folder of .json/.jsonl files, of replan_situation_v0 items.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for one decision per item, the item records and summary.json.")
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="Items decided at once (threads, or Dask workers for a local cluster).")
-@click.option("--task-runner", type=click.Choice(["thread", "dask"]), default="thread",
-              show_default=True, help="thread: in this process; dask: a Dask cluster (extra `dask`).")
-@click.option("--dask-address", metavar="ADDR",
-              help="An existing Dask scheduler (tcp://host:8786); else a local cluster is started.")
-@click.option("--provider", "provider_kind", type=click.Choice(["native", "obelisk"]),
-              help="Override the enabled provider for every item.")
-@click.option("--no-prefect", is_flag=True,
-              help="Run the same pipeline in this process without Prefect (same outputs, no runs in the UI).")
+@click.option(
+    "--in",
+    "source",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="A JSONL file, or a folder of .json/.jsonl files, of replan_situation_v0 items.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for one decision per item, the item records and summary.json.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Items decided at once (threads, or Dask workers for a local cluster).",
+)
+@click.option(
+    "--task-runner",
+    type=click.Choice(["thread", "dask"]),
+    default="thread",
+    show_default=True,
+    help="thread: in this process; dask: a Dask cluster (extra `dask`).",
+)
+@click.option(
+    "--dask-address",
+    metavar="ADDR",
+    help="An existing Dask scheduler (tcp://host:8786); else a local cluster is started.",
+)
+@click.option(
+    "--provider",
+    "provider_kind",
+    type=click.Choice(["native", "obelisk"]),
+    help="Override the enabled provider for every item.",
+)
+@click.option(
+    "--no-prefect",
+    is_flag=True,
+    help="Run the same pipeline in this process without Prefect (same outputs, no runs in the UI).",
+)
 @click.option("--verbose", is_flag=True, help="Also show Prefect's own log lines on stderr.")
-@click.option("--spool-only", is_flag=True,
-              help="Only spool the items and print the manifest digest (to run a deployment).")
+@click.option(
+    "--spool-only", is_flag=True, help="Only spool the items and print the manifest digest (to run a deployment)."
+)
 @format_option
 @stops_on_signals
 def batch(
@@ -130,11 +162,11 @@ def _run_flow(
 ) -> BatchSummary:
     """The flow against the configured API, else against a temporary one started (and announced
     once on stderr) for this run."""
-    from flows.hardening import apply_console_verbosity, apply_prefect_environment
+    from obelisk_session_evidence.flows.hardening import apply_console_verbosity, apply_prefect_environment
 
     apply_prefect_environment(paths)
     apply_console_verbosity(verbose=verbose)
-    from flows.reprocess_stalled import probe_dask_address, run_reprocess_stalled_flow
+    from obelisk_session_evidence.flows.reprocess_stalled import probe_dask_address, run_reprocess_stalled_flow
 
     if dask_address:
         probe_dask_address(dask_address)  # before paying for a temporary API
@@ -152,7 +184,7 @@ def _run_flow(
 def _api_for_this_run() -> Iterator[None]:
     """The configured API as it is; else a temporary one, with a spinner for people while it
     starts and one line on stderr saying it started and how long that took."""
-    from flows.temporary_api import api_configured, temporary_api
+    from obelisk_session_evidence.flows.temporary_api import api_configured, temporary_api
 
     if api_configured():
         yield

@@ -12,17 +12,15 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-from contracts.error_envelope import ErrorEnvelope
-from contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
-from contracts.json_input import MAX_DOCUMENT_BYTES, read_at_most
+from obelisk_session_evidence.contracts.error_envelope import ErrorEnvelope
+from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
+from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, read_at_most
 
 EXIT_INTERNAL = 1
 EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
 
-STORAGE_ERRNOS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
-)
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
 """OS errors of local storage (full, read-only, not permitted): the user's to fix, so exit 2."""
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -117,5 +115,5 @@ def reported_errors() -> Iterator[None]:
         if error.errno not in STORAGE_ERRNOS:
             fail_internal(error)
         fail(StorageFailed.of(error, "local storage"))
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+    except Exception as error:
         fail_internal(error)

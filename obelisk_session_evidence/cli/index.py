@@ -6,8 +6,6 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from contracts.config import SOURCE_KINDS, SourceKind
-from contracts.errors import InvalidInput
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     fail,
@@ -16,9 +14,11 @@ from obelisk_session_evidence.cli.common import (
     text_console,
 )
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, SourceKind
+from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
+from obelisk_session_evidence.providers.native.parsers import default_roots
 from obelisk_session_evidence.state.paths import state_paths
-from providers.native.parsers import default_roots
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
@@ -49,7 +49,7 @@ def drop(yes: bool, output_format: str) -> None:
         render_index_drop(outcome, text_console(markup=False, highlight=False))
 
 
-def _root_options(command):  # noqa: ANN001, ANN202 - a click decorator
+def _root_options(command):
     """`--root SOURCE=PATH` (repeatable): read these folders instead of the agents' defaults."""
     return click.option(
         "--root",
@@ -71,7 +71,7 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
     Example: obelisk-session-evidence index refresh --root claude=/home/me/.claude/projects --format json
     """
     from obelisk_session_evidence.cli.render_index import refresh_progress, render_refresh_report
-    from providers.native.index import index_file, refresh_index
+    from obelisk_session_evidence.providers.native.index import index_file, refresh_index
 
     with reported_errors():
         roots = parse_roots(root_options)
@@ -101,7 +101,7 @@ def status(root_options: tuple[str, ...], output_format: str) -> None:
     Example: obelisk-session-evidence index status --format json
     """
     from obelisk_session_evidence.cli.render_index import render_index_status
-    from providers.native.index import index_file, index_status
+    from obelisk_session_evidence.providers.native.index import index_file, index_status
 
     with reported_errors():
         roots = parse_roots(root_options) if root_options else None

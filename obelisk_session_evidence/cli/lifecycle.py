@@ -4,8 +4,6 @@ from pathlib import Path
 
 import click
 
-from contracts.base import TRIGGERS
-from contracts.config import SOURCE_KINDS
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     format_option,
@@ -17,7 +15,10 @@ from obelisk_session_evidence.cli.render_lifecycle import (
     render_enable,
     render_status,
 )
-from obelisk_session_evidence.lifecycle.enablement import EnableRequest, disable as disable_scope
+from obelisk_session_evidence.contracts.base import TRIGGERS
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS
+from obelisk_session_evidence.lifecycle.enablement import EnableRequest
+from obelisk_session_evidence.lifecycle.enablement import disable as disable_scope
 from obelisk_session_evidence.lifecycle.enablement import enable as enable_scope
 from obelisk_session_evidence.lifecycle.enablement import status as scope_status
 from obelisk_session_evidence.state.paths import state_paths
@@ -28,33 +29,73 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 
 
 @click.command()
-@click.option("--surface", required=True, type=click.Choice(["replan-history"]),
-              help="The surface to enable (v0 serves replan-history only).")
-@click.option("--agent-id", "agent_ids", required=True, multiple=True, metavar="ID",
-              help="The one agent whose own sessions may be read.")
-@click.option("--project-id", "project_ids", required=True, multiple=True, metavar="ID",
-              help="The one LoopX project.")
-@click.option("--repository-id", "repository_ids", required=True, multiple=True, metavar="ID",
-              help="The one repository identity.")
-@click.option("--repo-root", "repo_roots", multiple=True, type=_PATH, metavar="PATH",
-              help="A checkout of the repository (must exist; not / or the home folder). At least"
-              " one --repo-root or --historical-repo-root is required. Repeatable.")
-@click.option("--historical-repo-root", "historical_repo_roots", multiple=True, type=_PATH,
-              metavar="PATH", help="A former worktree that no longer exists. Repeatable.")
-@click.option("--source", "sources", multiple=True, type=click.Choice(SOURCE_KINDS),
-              help="A session source bound to this agent (default: all). Repeatable.")
-@click.option("--source-root", "source_roots", multiple=True, metavar="SOURCE=PATH",
-              help="A non-default session folder for one source (must exist). Repeatable.")
-@click.option("--provider", type=click.Choice(["native", "obelisk"]), default="native",
-              show_default=True, help="The backend that answers lookups.")
-@click.option("--obelisk-bin", type=_PATH, metavar="PATH",
-              help="The Obelisk binary, when it is not on PATH.")
-@click.option("--trigger", "triggers", multiple=True, type=click.Choice(TRIGGERS),
-              help="Admit only these RFC §4 triggers (default: all four). Repeatable.")
+@click.option(
+    "--surface",
+    required=True,
+    type=click.Choice(["replan-history"]),
+    help="The surface to enable (v0 serves replan-history only).",
+)
+@click.option(
+    "--agent-id",
+    "agent_ids",
+    required=True,
+    multiple=True,
+    metavar="ID",
+    help="The one agent whose own sessions may be read.",
+)
+@click.option("--project-id", "project_ids", required=True, multiple=True, metavar="ID", help="The one LoopX project.")
+@click.option(
+    "--repository-id", "repository_ids", required=True, multiple=True, metavar="ID", help="The one repository identity."
+)
+@click.option(
+    "--repo-root",
+    "repo_roots",
+    multiple=True,
+    type=_PATH,
+    metavar="PATH",
+    help="A checkout of the repository (must exist; not / or the home folder). At least"
+    " one --repo-root or --historical-repo-root is required. Repeatable.",
+)
+@click.option(
+    "--historical-repo-root",
+    "historical_repo_roots",
+    multiple=True,
+    type=_PATH,
+    metavar="PATH",
+    help="A former worktree that no longer exists. Repeatable.",
+)
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    type=click.Choice(SOURCE_KINDS),
+    help="A session source bound to this agent (default: all). Repeatable.",
+)
+@click.option(
+    "--source-root",
+    "source_roots",
+    multiple=True,
+    metavar="SOURCE=PATH",
+    help="A non-default session folder for one source (must exist). Repeatable.",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(["native", "obelisk"]),
+    default="native",
+    show_default=True,
+    help="The backend that answers lookups.",
+)
+@click.option("--obelisk-bin", type=_PATH, metavar="PATH", help="The Obelisk binary, when it is not on PATH.")
+@click.option(
+    "--trigger",
+    "triggers",
+    multiple=True,
+    type=click.Choice(TRIGGERS),
+    help="Admit only these RFC §4 triggers (default: all four). Repeatable.",
+)
 @click.option("--allow-cross-agent", is_flag=True, help=_NOT_QUALIFIED)
 @click.option("--allow-cross-project", is_flag=True, help=_NOT_QUALIFIED)
-@click.option("--foreign-archive", "foreign_archives", multiple=True, type=_PATH,
-              metavar="PATH", help=_NOT_QUALIFIED)
+@click.option("--foreign-archive", "foreign_archives", multiple=True, type=_PATH, metavar="PATH", help=_NOT_QUALIFIED)
 @format_option
 @stops_on_signals
 def enable(output_format: str, **options: object) -> None:

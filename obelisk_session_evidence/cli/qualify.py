@@ -16,24 +16,54 @@ from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.md, the PNG plots and results.json (created if missing).")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Seed of the generated cases; the same seed gives the same cases and tables.")
-@click.option("--backend", type=click.Choice(["native", "standin"]), default="native", show_default=True,
-              help="native: real session files and the native index; standin: in-memory histories.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where the native backend writes its synthetic sessions and index (default: OUT/native-histories).")
-@click.option("--per-family", type=click.IntRange(min=1),
-              help="Smoke run: only the first N cases of each family (the report says how many ran).")
-@click.option("--real/--no-real", "real", default=None,
-              help="Run the hand-labelled real-transcript set too (default: when the real corpus is present).")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.md, the PNG plots and results.json (created if missing).",
+)
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Seed of the generated cases; the same seed gives the same cases and tables.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["native", "standin"]),
+    default="native",
+    show_default=True,
+    help="native: real session files and the native index; standin: in-memory histories.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the native backend writes its synthetic sessions and index (default: OUT/native-histories).",
+)
+@click.option(
+    "--per-family",
+    type=click.IntRange(min=1),
+    help="Smoke run: only the first N cases of each family (the report says how many ran).",
+)
+@click.option(
+    "--real/--no-real",
+    "real",
+    default=None,
+    help="Run the hand-labelled real-transcript set too (default: when the real corpus is present).",
+)
 @format_option
 @stops_on_signals
 def qualify(
-    out_dir: Path, seed: int, backend: str, workdir: Path | None, per_family: int | None, real: bool | None,
+    out_dir: Path,
+    seed: int,
+    backend: str,
+    workdir: Path | None,
+    per_family: int | None,
+    real: bool | None,
     output_format: str,
-) -> None:  # fmt: skip
+) -> None:
     """Run the three arms on the labelled fixtures and write the qualification report.
 
     Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise; each missed
@@ -41,9 +71,9 @@ def qualify(
 
     Example: obelisk-session-evidence qualify --out qualification/
     """
-    from fixtures.qualification import qualification_cases
-    from fixtures.real_cases import corpus_root, load_real_cases, sample_real_cases
     from obelisk_session_evidence.qualify import qualify as run_qualification
+    from obelisk_session_evidence.qualify.real_cases import corpus_root, load_real_cases, sample_real_cases
+    from obelisk_session_evidence.qualify.synthetic import qualification_cases
     from obelisk_session_evidence.tokenizer import load_encoder
 
     with reported_errors():
@@ -53,9 +83,14 @@ def qualify(
         if per_family is not None:
             real_cases = sample_real_cases(real_cases, per_category=per_family)
         summary = run_qualification(
-            out_dir, seed=seed, backend=backend, encoder=encoder, workdir=workdir, cases=cases,  # type: ignore[arg-type]
+            out_dir,
+            seed=seed,
+            backend=backend,
+            encoder=encoder,
+            workdir=workdir,
+            cases=cases,  # type: ignore[arg-type]
             real_cases=real_cases,
-        )  # fmt: skip
+        )
     if output_format == "json":
         click.echo(summary.model_dump_json())
     else:

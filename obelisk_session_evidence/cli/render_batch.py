@@ -3,7 +3,7 @@
 from rich.console import Console
 from rich.table import Table
 
-from contracts.batch import BatchSummary
+from obelisk_session_evidence.contracts.batch import BatchSummary
 
 
 def render_batch_summary(summary: BatchSummary, console: Console) -> None:
@@ -17,8 +17,9 @@ def render_batch_summary(summary: BatchSummary, console: Console) -> None:
         f"{summary.failed} failed, {summary.missing} missing",
     )
     table.add_row(
-        "this run", f"{summary.processed_this_run} processed, {summary.skipped_this_run} skipped"
-        + (f", {summary.items_per_second} items/s" if summary.items_per_second else "")
+        "this run",
+        f"{summary.processed_this_run} processed, {summary.skipped_this_run} skipped"
+        + (f", {summary.items_per_second} items/s" if summary.items_per_second else ""),
     )
     if summary.latency:
         latency = summary.latency

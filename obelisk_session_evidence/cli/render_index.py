@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contracts.index_status import IndexStatus, RefreshReport
+from obelisk_session_evidence.contracts.index_status import IndexStatus, RefreshReport
 
 
 @contextmanager

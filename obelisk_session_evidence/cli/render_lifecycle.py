@@ -3,8 +3,8 @@
 from rich.console import Console
 from rich.table import Table
 
-from contracts.config import Enablement
-from contracts.lifecycle import (
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.lifecycle import (
     AllowedScope,
     DisableOutcome,
     EnableOutcome,
@@ -14,13 +14,14 @@ from contracts.lifecycle import (
     ProviderHealth,
 )
 
-
 _NEXT_STEPS = {
     "not_enabled": "obelisk-session-evidence enable --surface replan-history --agent-id A --project-id P"
     " --repository-id R --repo-root PATH",
     "index_absent": "obelisk-session-evidence index refresh --root SOURCE=PATH (or let the first lookup build it)",
     "index_not_refreshed": "obelisk-session-evidence index refresh --root SOURCE=PATH for this scope's session folders",
-    "index_incomplete": "obelisk-session-evidence index status: a session folder was unreadable or a file failed to parse",
+    "index_incomplete": (
+        "obelisk-session-evidence index status: a session folder was unreadable or a file failed to parse"
+    ),
     "provider_unavailable": "install Obelisk, or re-run enable with --obelisk-bin PATH",
 }
 """What to do about the most common reasons a scope is not healthy."""
@@ -36,8 +37,7 @@ def render_enable(outcome: EnableOutcome, console: Console) -> None:
     console.print(table)
     if outcome.provider.state != "available":
         console.print(
-            "The enablement is recorded; until the provider is available, lookups return a typed"
-            " empty result."
+            "The enablement is recorded; until the provider is available, lookups return a typed empty result."
         )
 
 
@@ -111,10 +111,7 @@ def _scope_line(scope: AllowedScope) -> str:
 
 
 def _scope_line_of(enablement: Enablement) -> str:
-    return (
-        f"agent {enablement.agent_id} · project {enablement.project_id}"
-        f" · repository {enablement.repository_id}"
-    )
+    return f"agent {enablement.agent_id} · project {enablement.project_id} · repository {enablement.repository_id}"
 
 
 def _provider_line(provider: ProviderHealth) -> str:

@@ -3,7 +3,7 @@
 from rich.console import Console
 from rich.table import Table
 
-from contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.qualification import QualificationSummary
 from obelisk_session_evidence.qualify.report import shown_figure
 
 
@@ -26,8 +26,6 @@ def render_qualification(summary: QualificationSummary, console: Console) -> Non
     missed = [check for check in summary.targets if not check.met]
     table.add_row("targets", "all met" if not missed else f"{len(missed)} of {len(summary.targets)} NOT met")
     for check in missed:
-        table.add_row(
-            "missed", f"{check.label}: {shown_figure(check)}, target {check.comparison} {check.target:g}"
-        )
+        table.add_row("missed", f"{check.label}: {shown_figure(check)}, target {check.comparison} {check.target:g}")
     table.add_row("report", summary.report_path)
     console.print(table)

@@ -3,7 +3,7 @@
 from rich.console import Console
 from rich.table import Table
 
-from contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 
 
 def render_decision(decision: ReplanEvidenceDecision, console: Console) -> None:

@@ -5,8 +5,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from contracts.situation import ReplanSituation
-
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.loopx.recall import SITUATION_REF_PREFIX
 
 

@@ -4,30 +4,46 @@ from pathlib import Path
 
 import click
 
-from contracts.config import ProviderKind
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from contracts.errors import EvidenceError, StorageFailed
 from obelisk_session_evidence.cli.collection import collection_paused
 from obelisk_session_evidence.cli.common import fail, format_option, read_document, reported_errors
 from obelisk_session_evidence.compose import decide
-from stages.pipeline import PipelineRun
+from obelisk_session_evidence.contracts.config import ProviderKind
+from obelisk_session_evidence.contracts.errors import EvidenceError, StorageFailed
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import remove_private, write_private
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
 @click.command()
-@click.option("--situation", "situation_source", required=True, metavar="FILE|-",
-              help="A replan_situation_v0 JSON document, or - for standard input.")
+@click.option(
+    "--situation",
+    "situation_source",
+    required=True,
+    metavar="FILE|-",
+    help="A replan_situation_v0 JSON document, or - for standard input.",
+)
 @format_option
-@click.option("--private-out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the private capped result here (mode 0600) when admitted; a run that is"
-              " not admitted removes the file. It must be a regular file or absent.")
-@click.option("--provider", "provider_kind", type=click.Choice(["native", "obelisk"]),
-              help="Override the enabled provider for this run.")
-@click.option("--prefect", "use_prefect", is_flag=True,
-              help="Run as the Prefect flow `replan-evidence` against the configured API.")
+@click.option(
+    "--private-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the private capped result here (mode 0600) when admitted; a run that is"
+    " not admitted removes the file. It must be a regular file or absent.",
+)
+@click.option(
+    "--provider",
+    "provider_kind",
+    type=click.Choice(["native", "obelisk"]),
+    help="Override the enabled provider for this run.",
+)
+@click.option(
+    "--prefect",
+    "use_prefect",
+    is_flag=True,
+    help="Run as the Prefect flow `replan-evidence` against the configured API.",
+)
 @click.option("--verbose", is_flag=True, help="With --prefect: also show Prefect's own log lines on stderr.")
 @stops_on_signals
 def run(
@@ -46,11 +62,11 @@ def run(
         raw = read_document(situation_source)
         paths = state_paths()
         if use_prefect:
-            from flows.hardening import apply_console_verbosity, apply_prefect_environment
+            from obelisk_session_evidence.flows.hardening import apply_console_verbosity, apply_prefect_environment
 
             apply_prefect_environment(paths)  # before Prefect is first imported
             apply_console_verbosity(verbose=verbose)
-            from flows.replan_evidence import decide_with_prefect
+            from obelisk_session_evidence.flows.replan_evidence import decide_with_prefect
 
             output = decide_with_prefect(raw, paths=paths, provider_kind=provider_kind)
         else:

@@ -5,12 +5,17 @@ from pathlib import Path
 
 import click
 
-from contracts.schemas import PUBLIC_CONTRACTS, json_schema
+from obelisk_session_evidence.contracts.schemas import PUBLIC_CONTRACTS, json_schema
 
 
 @click.command()
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write <contract>.schema.json files into.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write <contract>.schema.json files into.",
+)
 def schema(out_dir: Path) -> None:
     """Write one JSON Schema per public contract.
 

@@ -2,17 +2,21 @@
 
 import click
 
-from contracts.errors import EvidenceError
-from contracts.operators import ServeOutcome
 from obelisk_session_evidence.cli.common import fail, fail_internal, format_option
+from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.contracts.operators import ServeOutcome
 from obelisk_session_evidence.state.paths import state_paths
 
 
 @click.command()
-@click.option("--limit", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="Flow runs this process runs at once (without --work-pool).")
-@click.option("--work-pool", metavar="POOL",
-              help="Register on this existing work pool for Prefect workers, then exit.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Flow runs this process runs at once (without --work-pool).",
+)
+@click.option("--work-pool", metavar="POOL", help="Register on this existing work pool for Prefect workers, then exit.")
 @format_option
 def serve(limit: int, work_pool: str | None, output_format: str) -> None:
     """Register both deployments with the configured Prefect API (PREFECT_API_URL).
@@ -25,11 +29,15 @@ def serve(limit: int, work_pool: str | None, output_format: str) -> None:
     Example: obelisk-session-evidence serve --limit 2
     """
     paths = state_paths()
-    from flows.hardening import apply_prefect_environment
+    from obelisk_session_evidence.flows.hardening import apply_prefect_environment
 
     apply_prefect_environment(paths)
     try:
-        from flows.deployments import deployment_names, register_on_work_pool, serve_deployments
+        from obelisk_session_evidence.flows.deployments import (
+            deployment_names,
+            register_on_work_pool,
+            serve_deployments,
+        )
 
         names = deployment_names()
         if work_pool is None:
@@ -40,7 +48,7 @@ def serve(limit: int, work_pool: str | None, output_format: str) -> None:
         fail(error)
     except KeyboardInterrupt:
         return
-    except Exception as error:  # noqa: BLE001 - a fault is one content-free line, never a traceback
+    except Exception as error:
         fail_internal(error)
     _announce(names, ids, output_format, work_pool)
 
@@ -51,5 +59,7 @@ def _announce(names: list[str], ids: list[str] | None, output_format: str, pool:
         return
     where = f"on work pool {pool}" if pool else "served by this process (Ctrl-C stops)"
     click.echo(f"Deployments {where}: {', '.join(names)}")
-    click.echo("Run one: prefect deployment run reprocess-stalled/obelisk-session-evidence"
-               " -p manifest_ref=<digest from batch --spool-only>")
+    click.echo(
+        "Run one: prefect deployment run reprocess-stalled/obelisk-session-evidence"
+        " -p manifest_ref=<digest from batch --spool-only>"
+    )

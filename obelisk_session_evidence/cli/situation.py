@@ -6,15 +6,15 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from contracts.json_input import load_contract
-from contracts.observations import TypedProgressObservation
-from contracts.situation import ReplanSituation, RouteProposal
 from obelisk_session_evidence.cli.common import format_option, read_document, reported_errors
 from obelisk_session_evidence.cli.render_situation import (
     render_situation_summary,
     render_spooled,
     spooled_document,
 )
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.situation import ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
 from obelisk_session_evidence.loopx.recall import agent_enablement
 from obelisk_session_evidence.state.paths import state_paths
@@ -30,8 +30,13 @@ def situation() -> None:
 
 
 @situation.command()
-@click.option("--situation", "situation_source", required=True, metavar="FILE|-",
-              help="A replan_situation_v0 JSON document, or - for standard input.")
+@click.option(
+    "--situation",
+    "situation_source",
+    required=True,
+    metavar="FILE|-",
+    help="A replan_situation_v0 JSON document, or - for standard input.",
+)
 @format_option
 def spool(situation_source: str, output_format: str) -> None:
     """Validate a situation, keep it in the private spool, and print the reference LoopX sends
@@ -56,14 +61,24 @@ def spool(situation_source: str, output_format: str) -> None:
 @click.option("--goal-id", required=True, help="The LoopX goal.")
 @click.option("--agent-id", required=True, help="The LoopX agent whose open Replan obligation is read.")
 @click.option("--obligation-id", help="Require LoopX's open obligation to have this id.")
-@click.option("--proposed-observation", "proposed_source", metavar="FILE|-",
-              help="The typed_progress_observation_v0 the agent proposes (default: its newest one).")
+@click.option(
+    "--proposed-observation",
+    "proposed_source",
+    metavar="FILE|-",
+    help="The typed_progress_observation_v0 the agent proposes (default: its newest one).",
+)
 @click.option("--command", "commands", multiple=True, help="A shell command the route would run. Repeatable.")
 @click.option("--file", "files", multiple=True, help="A file the route would touch. Repeatable.")
 @click.option("--hypothesis", help="The hypothesis the route tests, in words.")
 @click.option("--blocker", help="The blocker the route claims, in words.")
-@click.option("--registry", type=click.Path(dir_okay=False, path_type=Path), help="LoopX's registry (LoopX's default otherwise).")
-@click.option("--runtime-root", type=click.Path(file_okay=False, path_type=Path), help="LoopX's runtime root (LoopX's rule otherwise).")
+@click.option(
+    "--registry", type=click.Path(dir_okay=False, path_type=Path), help="LoopX's registry (LoopX's default otherwise)."
+)
+@click.option(
+    "--runtime-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="LoopX's runtime root (LoopX's rule otherwise).",
+)
 @click.option("--spool", "spool_it", is_flag=True, help="Keep the situation privately and print only its reference.")
 @format_option
 def from_loopx(
@@ -90,10 +105,7 @@ def from_loopx(
     codex-main --command "pytest tests/test_auth.py -x" --spool
     """
     with reported_errors():
-        proposed = (
-            load_contract(TypedProgressObservation, read_document(proposed_source))
-            if proposed_source else None
-        )
+        proposed = load_contract(TypedProgressObservation, read_document(proposed_source)) if proposed_source else None
         enablement = agent_enablement(state_paths(), goal_id, agent_id)
         built = loopx_situation(
             goal_id=goal_id,
@@ -103,7 +115,10 @@ def from_loopx(
             proposed=proposed,
             route=RouteProposal(
                 action_kind="shell" if commands else None,
-                commands=list(commands), files=list(files), hypothesis=hypothesis, blocker=blocker,
+                commands=list(commands),
+                files=list(files),
+                hypothesis=hypothesis,
+                blocker=blocker,
             ),
             registry=registry,
             runtime_root=runtime_root,

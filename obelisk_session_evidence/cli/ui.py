@@ -5,9 +5,9 @@ from types import FrameType
 
 import click
 
-from contracts.operators import UiFacts
 from obelisk_session_evidence.cli.common import format_option, reported_errors, text_console
-from flows.server import (
+from obelisk_session_evidence.contracts.operators import UiFacts
+from obelisk_session_evidence.flows.server import (
     DEFAULT_PORT,
     READY_TIMEOUT_SECONDS,
     RunningServer,
@@ -19,10 +19,20 @@ from obelisk_session_evidence.state.paths import state_paths
 
 
 @click.command()
-@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
-              help="Port for the UI and the API, on 127.0.0.1.")
-@click.option("--timeout", type=click.FloatRange(1), default=READY_TIMEOUT_SECONDS,
-              show_default=True, help="Seconds to wait for the server to answer.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port for the UI and the API, on 127.0.0.1.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1),
+    default=READY_TIMEOUT_SECONDS,
+    show_default=True,
+    help="Seconds to wait for the server to answer.",
+)
 @format_option
 def ui(port: int, timeout: float, output_format: str) -> None:
     """Start the Prefect server and UI on 127.0.0.1, print the URL, and run until stopped.
@@ -60,8 +70,9 @@ def _announce(server: RunningServer, output_format: str) -> None:
         click.echo(facts.model_dump_json(), nl=True)
         return
     console = text_console(highlight=False)
-    console.print(f"Prefect UI: [bold]{address.url}[/bold]  (ready in {server.ready_seconds} s, "
-                  f"{server.database} database)")
+    console.print(
+        f"Prefect UI: [bold]{address.url}[/bold]  (ready in {server.ready_seconds} s, {server.database} database)"
+    )
     console.print(f"Point clients at it: export PREFECT_API_URL={address.api_url}")
     console.print("Stop with Ctrl-C.")
 

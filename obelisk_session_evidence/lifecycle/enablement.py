@@ -17,11 +17,11 @@ from typing import Final
 
 from pydantic import TypeAdapter, ValidationError
 
-from contracts.base import TRIGGERS, OpaqueId
-from contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
-from contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
-from contracts.json_input import describe_validation_error
-from contracts.lifecycle import (
+from obelisk_session_evidence.contracts.base import TRIGGERS, OpaqueId
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
+from obelisk_session_evidence.contracts.json_input import describe_validation_error
+from obelisk_session_evidence.contracts.lifecycle import (
     DENIED_SCOPES,
     AllowedScope,
     DeniedScope,
@@ -32,12 +32,12 @@ from contracts.lifecycle import (
     ProviderHealth,
     ScopeStatus,
 )
-from providers.version import PACKAGE_VERSION
-from providers.health import index_health, provider_health
+from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
+from obelisk_session_evidence.providers.health import index_health, provider_health
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
-from obelisk_session_evidence.lifecycle.policy import load_config
 
 ProviderProbe = Callable[[Path, Enablement], ProviderHealth]
 """Probes a backend given the native index folder."""
@@ -80,9 +80,7 @@ def enable(
     candidate = _enablement_from(request, now or datetime.now(UTC))
     with _locked_config(paths) as current:
         enablements = list(current.enablements) if current else []
-        position = next(
-            (i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None
-        )
+        position = next((i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None)
         if position is not None and _settings(enablements[position]) == _settings(candidate):
             recorded, change = enablements[position], "unchanged"
         else:

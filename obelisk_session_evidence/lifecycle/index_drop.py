@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from contracts.config import Enablement
-from contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
-from contracts.lifecycle import IndexDropOutcome
-from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
+from obelisk_session_evidence.contracts.lifecycle import IndexDropOutcome
 from obelisk_session_evidence.lifecycle.policy import load_config
+from obelisk_session_evidence.state.paths import StatePaths
 
 INDEX_LOCK_WAIT_S: Final = 2.0
 """How long `index drop` waits for a running refresh before giving up."""
@@ -33,9 +33,7 @@ def drop_index(*, paths: StatePaths) -> IndexDropOutcome:
     ):
         raise InvalidInput("the index folder overlaps a session, Obelisk or repository folder")
     if not index_dir.exists():
-        return IndexDropOutcome(
-            index_dir=str(index_dir), removed_files=0, removed_bytes=0, reason_code="index_absent"
-        )
+        return IndexDropOutcome(index_dir=str(index_dir), removed_files=0, removed_bytes=0, reason_code="index_absent")
     with _index_writer_lock(index_dir):
         removed_files, removed_bytes = _remove_tree(index_dir)
     return IndexDropOutcome(
@@ -69,7 +67,7 @@ def _remove_tree(index_dir: Path) -> tuple[int, int]:
 @contextmanager
 def _index_writer_lock(index_dir: Path) -> Iterator[None]:
     """Hold the native index's writer lock, so a refresh is never cut off midway."""
-    from providers.native.index.store import index_file, writer_lock
+    from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
 
     with writer_lock(index_file(index_dir), wait_s=INDEX_LOCK_WAIT_S) as acquired:
         if not acquired:

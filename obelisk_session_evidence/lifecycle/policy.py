@@ -5,8 +5,8 @@ same sessions (an alias or a link of the same folder, a clone of the same reposi
 configuration is refused here by the same check `enable` runs (`lifecycle.scope_guard`).
 """
 
-from contracts.config import AdmissionPolicy, EnablementConfig
-from contracts.errors import ConfigInvalid
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, EnablementConfig
+from obelisk_session_evidence.contracts.errors import ConfigInvalid
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.state.config_store import read_config
 from obelisk_session_evidence.state.paths import StatePaths

@@ -14,10 +14,15 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from contracts.config import Enablement, paths_overlap, share_session_folder, shared_session_scopes
+from obelisk_session_evidence.contracts.config import (
+    Enablement,
+    paths_overlap,
+    share_session_folder,
+    shared_session_scopes,
+)
 
 if TYPE_CHECKING:
-    from providers.native.index.repository import RepositoryResolver
+    from obelisk_session_evidence.providers.native.index.repository import RepositoryResolver
 
 
 def scopes_reading_the_same_sessions(enablements: Sequence[Enablement]) -> tuple[int, int] | None:
@@ -31,12 +36,8 @@ def canonical_paths(enablement: Enablement) -> Enablement:
     return enablement.model_copy(
         update={
             "repo_roots": [os.path.realpath(root) for root in enablement.repo_roots],
-            "historical_repo_roots": [
-                os.path.realpath(root) for root in enablement.historical_repo_roots
-            ],
-            "source_roots": {
-                source: os.path.realpath(root) for source, root in enablement.source_roots.items()
-            },
+            "historical_repo_roots": [os.path.realpath(root) for root in enablement.historical_repo_roots],
+            "source_roots": {source: os.path.realpath(root) for source, root in enablement.source_roots.items()},
         }
     )
 
@@ -48,13 +49,16 @@ def _repository_shared_scopes(enablements: Sequence[Enablement]) -> tuple[int, i
     scopes with separate session folders) runs no git at all.
     """
     bindings: dict[int, tuple[set[str], set[str], set[str]]] = {}
-    resolver: "RepositoryResolver | None" = None
+    resolver: RepositoryResolver | None = None
 
     def binding(position: int) -> tuple[set[str], set[str], set[str]]:
         nonlocal resolver
         if position not in bindings:
             # Imported only here: every `run` checks the configuration, few need a repository.
-            from providers.native.index.repository import RepositoryResolver, repository_binding
+            from obelisk_session_evidence.providers.native.index.repository import (
+                RepositoryResolver,
+                repository_binding,
+            )
 
             if resolver is None:
                 resolver = RepositoryResolver()

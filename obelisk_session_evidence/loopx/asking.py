@@ -104,7 +104,7 @@ def bound_agents(source: str, session_id: str, *, registry: str | None = None) -
 
         goals = registry_goals(load_registry(Path(registry) if registry else default_registry_path()))
         bindings = collect_accepted_bindings(goals)
-    except Exception:  # noqa: BLE001 - LoopX absent or its state unreadable: no binding known
+    except Exception:
         return None
     return frozenset(
         binding["agent_id"]

@@ -17,9 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from contracts.base import PROVIDER_ID
-from contracts.situation import ReplanSituation
-from providers.version import PACKAGE_VERSION
+from obelisk_session_evidence.contracts.base import PROVIDER_ID
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.loopx.recall import (
     Recall,
     bounded_max_results,
@@ -28,8 +27,9 @@ from obelisk_session_evidence.loopx.recall import (
     situation_for,
     unavailable,
 )
+from obelisk_session_evidence.providers.factory import ProviderFactory
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
-from providers.factory import ProviderFactory
 
 
 class SessionEvidenceContextProvider:
@@ -125,9 +125,7 @@ class SessionEvidenceContextProvider:
             situation = self._situation
             invoking_session, error = invoking_session_of(scope_ref)
         else:
-            situation, invoking_session, error = situation_for(
-                self._paths, scope_ref=scope_ref, query=query
-            )
+            situation, invoking_session, error = situation_for(self._paths, scope_ref=scope_ref, query=query)
         if situation is None or error is not None:
             return unavailable(error or "situation_ref_required")
         return recall(

@@ -32,9 +32,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
-from contracts.errors import InvalidInput
-from contracts.json_input import read_at_most
-from contracts.reason_codes import ProtocolRefusalCode
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.json_input import read_at_most
+from obelisk_session_evidence.contracts.reason_codes import ProtocolRefusalCode
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
 from obelisk_session_evidence.loopx.recall import (
@@ -44,8 +44,8 @@ from obelisk_session_evidence.loopx.recall import (
     situation_for,
     unavailable,
 )
+from obelisk_session_evidence.providers.factory import ProviderFactory
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
-from providers.factory import ProviderFactory
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
 REQUEST_SCHEMA: Final = "decision_context_advisory_retrieve_request_v0"

@@ -8,7 +8,7 @@ make the extension unready.
 
 from typing import Final
 
-from contracts.errors import ConfigInvalid
+from obelisk_session_evidence.contracts.errors import ConfigInvalid
 from obelisk_session_evidence.lifecycle.enablement import status
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.state.paths import StatePaths

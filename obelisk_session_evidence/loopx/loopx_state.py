@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contracts.config import Enablement
-from contracts.errors import InvalidInput
-from contracts.json_input import load_contract
-from contracts.observations import TypedProgressObservation
-from contracts.situation import ReplanSituation, RouteProposal
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.situation import ReplanSituation, RouteProposal
 
 MAX_RUNS = 64
 """LoopX runs read per situation (the contract keeps at most 64 recent observations)."""

@@ -24,19 +24,13 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from contracts.config import Enablement, ProviderKind
-from contracts.decision import ReplanEvidenceDecision
-from contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
-from contracts.evidence import EvidenceItem
-from contracts.json_input import load_contract, read_at_most
-from contracts.situation import ReplanSituation
-from providers.base import EvidenceProvider
-from providers.invoking_session import (
-    InvokingSessionExclusion,
-    WithoutInvokingSession,
-    is_host_session,
-)
 from obelisk_session_evidence.compose import decide, provider_factory_for
+from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.json_input import load_contract, read_at_most
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
 from obelisk_session_evidence.loopx.scoped_lookup import (
@@ -44,9 +38,15 @@ from obelisk_session_evidence.loopx.scoped_lookup import (
     obligation_lookup,
     scoped_situation,
 )
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.factory import ProviderFactory
+from obelisk_session_evidence.providers.invoking_session import (
+    InvokingSessionExclusion,
+    WithoutInvokingSession,
+    is_host_session,
+)
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spooled_path
-from providers.factory import ProviderFactory
 
 SITUATION_REF_PREFIX: Final = "replan-situation:"
 SITUATION_REF: Final = re.compile(rf"^{SITUATION_REF_PREFIX}(sha256:[0-9a-f]{{64}})$")
@@ -169,7 +169,7 @@ def recall(
         run = decide(bound, paths=paths, provider_factory=reporting)
     except EvidenceError as error:
         return unavailable(error.reason_code)
-    except Exception:  # noqa: BLE001 - fail open: a host never sees an adapter fault as an error
+    except Exception:
         return unavailable("pipeline_failed")
     decision, result = run.decision, run.private_result
     if not decision.admission.admitted:

@@ -34,8 +34,8 @@ import re
 from pathlib import Path
 from typing import Final
 
-from contracts.config import Enablement
-from contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
 
@@ -57,9 +57,7 @@ def query_words(query: str) -> list[str]:
     return words[:MAX_QUERY_WORDS]
 
 
-def asking_enablement(
-    enablements: list[Enablement], asking: Asker
-) -> tuple[Enablement | None, str | None]:
+def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Enablement | None, str | None]:
     """The one enablement of the asking agent, or why there is none."""
     if asking.agent_id is None:
         return None, "asking_agent_unknown"
@@ -91,7 +89,7 @@ def obligation_lookup(
             registry=Path(asking.registry) if asking.registry else None,
             runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
         )
-    except Exception:  # noqa: BLE001 - no obligation, LoopX absent or its state unreadable
+    except Exception:
         return None
     return situation.model_copy(
         update={"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
@@ -102,9 +100,7 @@ def scoped_situation(
     *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
 ) -> ReplanSituation:
     """The typed situation of one free-text lookup."""
-    digest = hashlib.sha256(
-        "\0".join([asking.goal_id or "", enablement.agent_id, query]).encode()
-    ).hexdigest()[:16]
+    digest = hashlib.sha256("\0".join([asking.goal_id or "", enablement.agent_id, query]).encode()).hexdigest()[:16]
     words = query_words(query)
     return ReplanSituation.model_validate(
         {

@@ -24,10 +24,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from contracts.qualification import QualificationSummary
-from contracts.thresholds import RouteThresholds
-from fixtures.qualification import QualificationCase, qualification_cases
-from fixtures.real_cases import RealCase
+from obelisk_session_evidence.contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify.arms import (
     ARMS,
     ArmName,
@@ -46,9 +44,11 @@ from obelisk_session_evidence.qualify.real import (
     render_real_section,
     run_real_arm,
 )
+from obelisk_session_evidence.qualify.real_cases import RealCase
 from obelisk_session_evidence.qualify.report import ReportInputs, render_report, target_checks, write_plots
 from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
-from stages.cap_by_tokens import TokenEncoder
+from obelisk_session_evidence.qualify.synthetic import QualificationCase, qualification_cases
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder
 
 __all__ = [
     "ArmResults",
@@ -155,9 +155,12 @@ def write_report(
     if real is not None:
         right, traps = real.traps
         real_fields = dict(
-            real_cases=len(real.runs), real_precision=real.detection.precision, real_recall=real.detection.recall,
-            real_traps_right=right, real_traps=traps,
-        )  # fmt: skip
+            real_cases=len(real.runs),
+            real_precision=real.detection.precision,
+            real_recall=real.detection.recall,
+            real_traps_right=right,
+            real_traps=traps,
+        )
     targets = target_checks(result, tokens_p95, real)
     return QualificationSummary(
         cases=len(cases),

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.digests import canonical_json
-from contracts.stage_values import CappedEvidence
-from contracts.thresholds import RouteThresholds
-from fixtures.qualification import AGENT_ID, PROJECT_ID, REPO_ROOT, REPOSITORY_ID, QualificationCase
-from providers.base import EvidenceProvider
-from stages.admit import admit
-from stages.cap_by_tokens import TokenEncoder, item_token_count
-from stages.classify_gap import classify_gap
-from stages.compare_route import compare_route
-from stages.pipeline import PipelineDependencies, Stage, run_pipeline
-from stages.retrieve import retrieve
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.digests import canonical_json
+from obelisk_session_evidence.contracts.stage_values import CappedEvidence
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.qualify.synthetic import AGENT_ID, PROJECT_ID, REPO_ROOT, REPOSITORY_ID, QualificationCase
+from obelisk_session_evidence.stages.admit import admit
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder, item_token_count
+from obelisk_session_evidence.stages.classify_gap import classify_gap
+from obelisk_session_evidence.stages.compare_route import compare_route
+from obelisk_session_evidence.stages.pipeline import PipelineDependencies, Stage, run_pipeline
+from obelisk_session_evidence.stages.retrieve import retrieve
 
 ArmName = Literal["current_context", "admitted_retrieval", "full_history"]
 ARMS: Final[tuple[ArmName, ...]] = ("current_context", "admitted_retrieval", "full_history")
@@ -102,9 +102,18 @@ def run_current_context(case: QualificationCase, *, encoder: TokenEncoder) -> Ar
     else:
         verdict = "novel" if delta.accepted else "not_compared"
     return ArmRun(
-        case.case_id, "current_context", verdict, tuple(delta.outcomes), decision.admission.reason_code,
-        decision.retrieval.reason_code, None, None, None, None, latency,
-    )  # fmt: skip
+        case.case_id,
+        "current_context",
+        verdict,
+        tuple(delta.outcomes),
+        decision.admission.reason_code,
+        decision.retrieval.reason_code,
+        None,
+        None,
+        None,
+        None,
+        latency,
+    )
 
 
 def run_admitted_retrieval(
@@ -123,11 +132,18 @@ def run_admitted_retrieval(
     values = run_pipeline(case.situation, dependencies, call=_timed(latency)).values
     decision, capped = values.decision, values.capped
     run = ArmRun(
-        case.case_id, "admitted_retrieval", decision.comparison.verdict, tuple(decision.semantic_delta.outcomes),
-        decision.admission.reason_code, decision.retrieval.reason_code,
-        decision.receipt.freshness if decision.receipt else None, *_context(capped), latency,
-        decision.comparison.token_fallback_commands, decision.comparison.truncated_commands,
-    )  # fmt: skip
+        case.case_id,
+        "admitted_retrieval",
+        decision.comparison.verdict,
+        tuple(decision.semantic_delta.outcomes),
+        decision.admission.reason_code,
+        decision.retrieval.reason_code,
+        decision.receipt.freshness if decision.receipt else None,
+        *_context(capped),
+        latency,
+        decision.comparison.token_fallback_commands,
+        decision.comparison.truncated_commands,
+    )
     return run, Trace(case, capped)
 
 
@@ -154,10 +170,16 @@ def run_full_history(
     capped = _clocked(latency, "cap-by-tokens", uncapped)
     compared = _clocked(latency, "compare-route", compare_route, case.situation, gap, capped, thresholds=thresholds)
     run = ArmRun(
-        case.case_id, "full_history", compared.comparison.verdict, tuple(compared.semantic_delta.outcomes),
-        admission.reason_code, retrieval.reason_code, result.freshness if result else None,
-        *_context(capped), latency,
-    )  # fmt: skip
+        case.case_id,
+        "full_history",
+        compared.comparison.verdict,
+        tuple(compared.semantic_delta.outcomes),
+        admission.reason_code,
+        retrieval.reason_code,
+        result.freshness if result else None,
+        *_context(capped),
+        latency,
+    )
     return run, Trace(case, capped)
 
 

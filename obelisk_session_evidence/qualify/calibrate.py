@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify.arms import ArmRun, Trace, rejudge
 from obelisk_session_evidence.qualify.metrics import detection
 
@@ -74,5 +74,3 @@ def sweep(traces: Sequence[Trace], runs: Sequence[ArmRun], *, around: RouteThres
             result = detection(cases, rescored(traces, runs, around.model_copy(update={name: value})))
             points.append(SweepPoint(name, value, result.precision, result.recall, result.false_repeat_rate))
     return points
-
-

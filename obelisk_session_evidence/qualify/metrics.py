@@ -5,8 +5,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from fixtures.qualification import QualificationCase
 from obelisk_session_evidence.qualify.arms import ArmRun
+from obelisk_session_evidence.qualify.synthetic import QualificationCase
 
 SCOPE_DENIALS: Final = frozenset({"cross_agent_denied", "cross_project_denied", "cross_repository_denied"})
 STAGES: Final = ("classify-gap", "admit", "retrieve", "cap-by-tokens", "compare-route", "receipt", "decision")
@@ -105,10 +105,14 @@ def context_size(runs: Sequence[ArmRun]) -> ContextSize:
     truncated = sum(bool(run.truncated) for run in looked_up)
     return ContextSize(
         len(looked_up),
-        percentile(tokens, 0.5), percentile(tokens, 0.95), float(max(tokens, default=0)),
-        percentile(chars, 0.5), percentile(chars, 0.95), float(max(chars, default=0)),
+        percentile(tokens, 0.5),
+        percentile(tokens, 0.95),
+        float(max(tokens, default=0)),
+        percentile(chars, 0.5),
+        percentile(chars, 0.95),
+        float(max(chars, default=0)),
         truncated / len(looked_up) if looked_up else 0.0,
-    )  # fmt: skip
+    )
 
 
 def stage_latency(runs: Sequence[ArmRun]) -> dict[str, tuple[float, float]]:

@@ -20,28 +20,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.errors import InvalidInput
-from contracts.evidence import HistoricalEvidenceRequest, RequestLimits
-from fixtures.qualification import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
-from contracts.evidence import EvidenceItem
-from contracts.prior_calls import ProviderAnswer
-from contracts.snippets import outcome_line, tool_snippet
-from fixtures.qualification.native import (
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, RequestLimits
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.snippets import outcome_line, tool_snippet
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.results import message_ref, session_ref
+from obelisk_session_evidence.providers.native.index.rows import display_command
+from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.parsers.discovery import default_roots
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.qualify.synthetic import AGENT_ID, PROJECT_ID, REPOSITORY_ID, QualificationCase
+from obelisk_session_evidence.qualify.synthetic.native import (
     OTHER_AGENT_SOURCE,
     SELF_SOURCES,
     CaseLayout,
     WrittenSession,
     write_case_sessions,
 )
-from providers.base import EvidenceProvider
-from providers.native.index.refresh import refresh_index
-from providers.native.index.results import message_ref, session_ref
-from providers.native.index.rows import display_command
-from providers.native.index.store import index_file, writer_lock
-from providers.native.parsers import parse_session_file
-from providers.native.parsers.discovery import default_roots
-from providers.native.provider import NativeIndexProvider
 
 FULL_HISTORY_LIMITS: Final = RequestLimits(
     max_sessions=100_000, max_items=100_000, max_snippet_chars=100_000, max_total_chars=100_000_000
@@ -68,7 +67,9 @@ class NativeHistories:
         shared_home, shared_index = workdir / "fresh" / "home", workdir / "fresh" / "index"
         for case in cases:
             if case.freshness == "fresh":
-                histories._add(case, shared_home, shared_index, write_case_sessions(shared_home, workdir / "work", case))
+                histories._add(
+                    case, shared_home, shared_index, write_case_sessions(shared_home, workdir / "work", case)
+                )
         refresh_index(index_file(shared_index), _all_roots(shared_home), wait_s=None)
         for case in cases:
             if case.freshness != "fresh":
@@ -104,9 +105,7 @@ class NativeHistories:
             enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
         )
         stale = case.freshness == "stale"
-        native = NativeIndexProvider(
-            index, enablement, home=home, refresh_window_s=0.0 if stale else NEVER_REFRESH_S
-        )
+        native = NativeIndexProvider(index, enablement, home=home, refresh_window_s=0.0 if stale else NEVER_REFRESH_S)
         admitted: EvidenceProvider = _BusyIndex(native, index) if stale else native
         if case.provider_fault == "scope_leak":
             admitted = _LeakingScope(admitted)
@@ -115,7 +114,9 @@ class NativeHistories:
         return admitted, _FullHistory(admitted, own), policy
 
 
-def claim_workdir(workdir: Path, *, marker_name: str = MARKER, holds: str = "synthetic qualification histories") -> None:
+def claim_workdir(
+    workdir: Path, *, marker_name: str = MARKER, holds: str = "synthetic qualification histories"
+) -> None:
     """Start from an empty work folder: left-over sessions would make a stale case fresh.
 
     Only a folder qualify created (it holds the marker file) is ever emptied.
@@ -191,9 +192,7 @@ class _FullHistory:
         wanted = set(request.evidence_types)
         items = [item for session in self._sessions for item in _session_items(session) if item.evidence_type in wanted]
         items.sort(key=lambda item: (item.observed_at or _EPOCH_ZERO, item.message_ref or ""), reverse=True)
-        return ProviderAnswer(
-            result=answer.model_copy(update={"items": items, "truncated": False, "omitted_count": 0})
-        )
+        return ProviderAnswer(result=answer.model_copy(update={"items": items, "truncated": False, "omitted_count": 0}))
 
 
 _EPOCH_ZERO: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -206,19 +205,44 @@ def _session_items(session: WrittenSession) -> list[EvidenceItem]:
     items = []
     for call in outcome.tool_calls:
         line = outcome_line(exit_code=call.exit_code, is_error=call.is_error)
-        items.append(_item(session, "call", call.call_id, call.evidence_type, call.timestamp, commit,
-                           tool_snippet(display_command(call), line, call.output_excerpt or "")))  # fmt: skip
+        items.append(
+            _item(
+                session,
+                "call",
+                call.call_id,
+                call.evidence_type,
+                call.timestamp,
+                commit,
+                tool_snippet(display_command(call), line, call.output_excerpt or ""),
+            )
+        )
     for message in outcome.messages:
         if message.evidence_type is not None:
-            items.append(_item(session, "message", message.record_uid, message.evidence_type, message.timestamp,
-                               commit, message.text))  # fmt: skip
+            items.append(
+                _item(
+                    session,
+                    "message",
+                    message.record_uid,
+                    message.evidence_type,
+                    message.timestamp,
+                    commit,
+                    message.text,
+                )
+            )
     for summary in outcome.summaries:
         items.append(_item(session, "summary", summary.text[:64], "summary", summary.timestamp, commit, summary.text))
     return items
 
 
-def _item(session: WrittenSession, kind: str, uid: str, evidence_type: str, timestamp: str | None,
-          commit: str | None, snippet: str) -> EvidenceItem:  # fmt: skip
+def _item(
+    session: WrittenSession,
+    kind: str,
+    uid: str,
+    evidence_type: str,
+    timestamp: str | None,
+    commit: str | None,
+    snippet: str,
+) -> EvidenceItem:
     moment = datetime.fromisoformat(timestamp) if timestamp else None
     return EvidenceItem(
         session_ref=session_ref(session.source, str(session.path)),

@@ -16,10 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.thresholds import RouteThresholds
-from fixtures.qualification import QualificationCase
-from fixtures.real_cases import (
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.parsers.discovery import default_roots
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.qualify.arms import ArmRun, run_admitted_retrieval
+from obelisk_session_evidence.qualify.metrics import Detection, detection
+from obelisk_session_evidence.qualify.native import claim_workdir
+from obelisk_session_evidence.qualify.real_cases import (
     AGENT_ID,
     CATEGORIES,
     PROJECT_ID,
@@ -30,14 +36,8 @@ from fixtures.real_cases import (
     record_time,
     repository_groups,
 )
-from obelisk_session_evidence.qualify.arms import ArmRun, run_admitted_retrieval
-from obelisk_session_evidence.qualify.metrics import Detection, detection
-from obelisk_session_evidence.qualify.native import claim_workdir
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file
-from providers.native.parsers.discovery import default_roots
-from providers.native.provider import NativeIndexProvider
-from stages.cap_by_tokens import TokenEncoder
+from obelisk_session_evidence.qualify.synthetic import QualificationCase
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder
 
 REAL_TARGETS: Final = {"precision": 0.95, "recall": 0.85}
 """The issue's targets for the real set; every trap must also be right."""
@@ -99,7 +99,9 @@ class RealSetResult:
         """Precision, recall and every trap right."""
         found = self.detection
         right, traps = self.traps
-        return found.precision >= REAL_TARGETS["precision"] and found.recall >= REAL_TARGETS["recall"] and right == traps
+        return (
+            found.precision >= REAL_TARGETS["precision"] and found.recall >= REAL_TARGETS["recall"] and right == traps
+        )
 
 
 def run_real_arm(
@@ -224,12 +226,20 @@ def render_real_section(result: RealSetResult) -> list[str]:
     found = result.detection
     right, traps = result.traps
     rows = [
-        ("precision on repeated routes", f">= {REAL_TARGETS['precision']}", f"{found.precision:.3f}",
-         found.precision >= REAL_TARGETS["precision"]),
-        ("recall on repeated routes", f">= {REAL_TARGETS['recall']}", f"{found.recall:.3f}",
-         found.recall >= REAL_TARGETS["recall"]),
+        (
+            "precision on repeated routes",
+            f">= {REAL_TARGETS['precision']}",
+            f"{found.precision:.3f}",
+            found.precision >= REAL_TARGETS["precision"],
+        ),
+        (
+            "recall on repeated routes",
+            f">= {REAL_TARGETS['recall']}",
+            f"{found.recall:.3f}",
+            found.recall >= REAL_TARGETS["recall"],
+        ),
         ("another repository/agent traps right", "all", f"{right}/{traps}", right == traps),
-    ]  # fmt: skip
+    ]
     lines = [
         "## Real-transcript set (hand-labelled; never used for calibration)",
         "",
@@ -264,8 +274,10 @@ def render_real_section(result: RealSetResult) -> list[str]:
     lines += ["", "Wrong verdicts:" if misses else "Wrong verdicts: none.", ""]
     if misses:
         lines += ["| case | categories | expected | arm 2 |", "|---|---|---|---|"]
-        lines += [f"| `{r.case.case_id}` | {', '.join(r.case.categories)} | {r.case.expected_verdict} | {r.verdict} |"
-                  for r in misses]  # fmt: skip
+        lines += [
+            f"| `{r.case.case_id}` | {', '.join(r.case.categories)} | {r.case.expected_verdict} | {r.verdict} |"
+            for r in misses
+        ]
     return [*lines, ""]
 
 
@@ -283,18 +295,20 @@ def real_results_json(result: RealSetResult) -> dict:
         run = asdict(real.run) if real.run else {}
         for key in ("latency_ms", "case_id", "arm"):
             run.pop(key, None)
-        cases.append({
-            "case_id": real.case.case_id,
-            "categories": list(real.case.categories),
-            "source_file": real.case.at_file,
-            "line": real.case.at_line,
-            "variant": real.case.variant,
-            "expected_verdict": real.case.expected_verdict,
-            "expected_outcomes": list(real.case.expected_outcomes),
-            "verdict": real.verdict,
-            "outcomes": list(real.outcomes),
-            "admitted_retrieval": run,
-        })  # fmt: skip
+        cases.append(
+            {
+                "case_id": real.case.case_id,
+                "categories": list(real.case.categories),
+                "source_file": real.case.at_file,
+                "line": real.case.at_line,
+                "variant": real.case.variant,
+                "expected_verdict": real.case.expected_verdict,
+                "expected_outcomes": list(real.case.expected_outcomes),
+                "verdict": real.verdict,
+                "outcomes": list(real.outcomes),
+                "admitted_retrieval": run,
+            }
+        )
     return {
         "targets": {**REAL_TARGETS, "traps": "all"},
         "precision": found.precision,
@@ -303,7 +317,11 @@ def real_results_json(result: RealSetResult) -> dict:
         "traps": traps,
         "rejected_input": result.rejected,
         "targets_met": result.targets_met,
-        "counts": {"tp": found.true_positive, "fp": found.false_positive, "fn": found.false_negative,
-                   "tn": found.true_negative},  # fmt: skip
+        "counts": {
+            "tp": found.true_positive,
+            "fp": found.false_positive,
+            "fn": found.false_negative,
+            "tn": found.true_negative,
+        },
         "cases": cases,
     }

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from contracts.qualification import TargetCheck, TargetName
-from contracts.thresholds import RouteThresholds
-from fixtures.qualification import QualificationCase
+from obelisk_session_evidence.contracts.qualification import TargetCheck, TargetName
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify.arms import ARMS, ArmName, ArmRun
 from obelisk_session_evidence.qualify.calibrate import MAX_FALSE_REPEAT_RATE, SweepPoint
 from obelisk_session_evidence.qualify.metrics import STAGES as STAGE_ORDER
 from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection, safety, stage_latency
 from obelisk_session_evidence.qualify.real import REAL_TARGETS, RealSetResult
+from obelisk_session_evidence.qualify.synthetic import QualificationCase
 
 ARM_TITLES: Final[dict[ArmName, str]] = {
     "current_context": "1 current context (LoopX exact ids)",
@@ -73,6 +73,8 @@ def target_checks(result: Detection, tokens_p95: float, real: RealSetResult | No
 def shown_figure(check: TargetCheck) -> str:
     """A figure as the report prints it: tokens whole, rates to three places."""
     return f"{check.figure:.0f}" if check.name == "tokens_p95" else f"{check.figure:.3f}"
+
+
 DECISION_P95_TARGET_MS: Final = 50
 """The README's latency target for a whole decision (p95, in process)."""
 LATENCY_FLOOR_MS: Final = 0.001
@@ -122,7 +124,10 @@ def render_report(inputs: ReportInputs) -> str:
         "",
         "| threshold | runs decided with | chosen |",
         "|---|---:|---:|",
-        *[f"| `{name}` | {value} | {getattr(inputs.chosen, name)} |" for name, value in inputs.defaults.report().items()],
+        *[
+            f"| `{name}` | {value} | {getattr(inputs.chosen, name)} |"
+            for name, value in inputs.defaults.report().items()
+        ],
         "",
         "## Repeated-route detection per arm",
         "",
@@ -203,7 +208,10 @@ def _paraphrase_table(inputs: ReportInputs, held: list[int]) -> list[str]:
         "exact repeats": [i for i in held if inputs.cases[i].repeated_route and not inputs.cases[i].paraphrased],
         "paraphrased repeats": [i for i in held if inputs.cases[i].repeated_route and inputs.cases[i].paraphrased],
     }
-    table = ["| repeats | cases | " + " | ".join(f"arm {n} recall" for n in (1, 2, 3)) + " |", "|---|---:|---:|---:|---:|"]
+    table = [
+        "| repeats | cases | " + " | ".join(f"arm {n} recall" for n in (1, 2, 3)) + " |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for name, indexes in groups.items():
         cases = [inputs.cases[i] for i in indexes]
         recalls = [detection(cases, _subset(inputs.runs[arm], indexes)).recall for arm in ARMS]
@@ -220,9 +228,7 @@ def _family_table(inputs: ReportInputs, held: list[int]) -> list[str]:
     for family in sorted(families):
         indexes = families[family]
         expected = ", ".join(sorted({inputs.cases[i].expected_verdict for i in indexes}))
-        right = [
-            sum(inputs.runs[arm][i].verdict == inputs.cases[i].expected_verdict for i in indexes) for arm in ARMS
-        ]
+        right = [sum(inputs.runs[arm][i].verdict == inputs.cases[i].expected_verdict for i in indexes) for arm in ARMS]
         table.append(f"| {family} | {expected} | " + " | ".join(f"{n}/{len(indexes)}" for n in right) + " |")
     return table
 
@@ -243,7 +249,8 @@ def _context_table(inputs: ReportInputs) -> list[str]:
 
 def _safety_table(inputs: ReportInputs) -> list[str]:
     table = [
-        "| arm | freshness right | scope rejections (expected) | unexpected rejections | `novel` on a non-fresh index |",
+        "| arm | freshness right | scope rejections (expected) | unexpected rejections"
+        " | `novel` on a non-fresh index |",
         "|---|---:|---:|---:|---:|",
     ]
     for arm in ARMS:
@@ -298,7 +305,7 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
         ("recall", "C1", "recall target"),
         ("false_repeat_rate", "C2", "false-repeat target"),
     )
-    for axis, name in zip(axes, ("command_repeat", "hypothesis_repeat", "blocker_repeat")):
+    for axis, name in zip(axes, ("command_repeat", "hypothesis_repeat", "blocker_repeat"), strict=False):
         points = [p for p in inputs.sweep if p.threshold == name]
         values = [p.value for p in points]
         axis.plot(values, [p.precision for p in points], marker="o", color="C0", label="precision")
@@ -325,11 +332,14 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
     p95s = [context_size(inputs.runs[arm]).tokens_p95 for arm in ARMS]
     axis.boxplot(series, showfliers=True)
     axis.set_xticks([1, 2, 3], [ARM_TITLES[arm].split(" (")[0] for arm in ARMS])
-    axis.axhline(TARGETS["tokens_p95"], color="C3", linestyle="--", label=f"target: p95 <= {TARGETS['tokens_p95']} tokens")
+    axis.axhline(
+        TARGETS["tokens_p95"], color="C3", linestyle="--", label=f"target: p95 <= {TARGETS['tokens_p95']} tokens"
+    )
     axis.scatter([1, 2, 3], p95s, marker="D", color="C3", zorder=3, label="p95 per arm")
     for position, p95 in enumerate(p95s, start=1):
-        axis.annotate(f"p95 {p95:,.0f}", (position, p95), xytext=(8, 0), textcoords="offset points",
-                      va="center", fontsize=8)  # fmt: skip
+        axis.annotate(
+            f"p95 {p95:,.0f}", (position, p95), xytext=(8, 0), textcoords="offset points", va="center", fontsize=8
+        )
     axis.set_ylabel("private context per query (tokens)")
     axis.set_title(f"Arm 2 private context p95: {p95s[1]:,.0f} tokens (target <= {TARGETS['tokens_p95']:,})")
     axis.legend(loc="upper left", fontsize=8)
@@ -341,26 +351,33 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
     latencies = {arm: stage_latency(inputs.runs[arm]) for arm in ("admitted_retrieval", "full_history")}
     stages = [stage for stage in STAGE_ORDER if any(stage in latency for latency in latencies.values())]
     width = 0.4
-    for offset, (arm, latency) in zip((-width / 2, width / 2), latencies.items()):
+    for offset, (arm, latency) in zip((-width / 2, width / 2), latencies.items(), strict=False):
         bars = axis.bar(
             [k + offset for k in range(len(stages))],
             [max(latency[stage][1], LATENCY_FLOOR_MS) if stage in latency else 0.0 for stage in stages],
             width,
             label=f"{ARM_TITLES[arm].split(' (')[0]}: p95 per stage",
         )
-        axis.bar_label(bars, labels=[f"{latency[s][1]:.3g}" if s in latency else "" for s in stages],
-                       fontsize=7, padding=2)  # fmt: skip
+        axis.bar_label(
+            bars, labels=[f"{latency[s][1]:.3g}" if s in latency else "" for s in stages], fontsize=7, padding=2
+        )
         for k, stage in enumerate(stages):
             if stage not in latency:  # no bar to label: say why
                 axis.text(k + offset, LATENCY_FLOOR_MS * 1.3, "not run", ha="center", fontsize=7, rotation=90)
     axis.set_xticks(range(len(stages)), stages, rotation=20)
     total = sum(p95 for _, p95 in latencies["admitted_retrieval"].values())
-    axis.axhline(DECISION_P95_TARGET_MS, color="C3", linestyle="--",
-                 label=f"target: whole decision p95 <= {DECISION_P95_TARGET_MS} ms")  # fmt: skip
+    axis.axhline(
+        DECISION_P95_TARGET_MS,
+        color="C3",
+        linestyle="--",
+        label=f"target: whole decision p95 <= {DECISION_P95_TARGET_MS} ms",
+    )
     axis.set_yscale("log")  # stage times are far below the whole-decision target line
     axis.set_ylim(LATENCY_FLOOR_MS, DECISION_P95_TARGET_MS * 4)
     axis.set_ylabel("ms, p95 over cases (log scale)")
-    axis.set_title(f"Arm 2 latency: sum of stage p95s {total:.1f} ms (target <= {DECISION_P95_TARGET_MS} ms per decision)")
+    axis.set_title(
+        f"Arm 2 latency: sum of stage p95s {total:.1f} ms (target <= {DECISION_P95_TARGET_MS} ms per decision)"
+    )
     axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out_dir / PLOTS[2], metadata=metadata)

@@ -14,11 +14,16 @@ from collections import Counter
 from datetime import timedelta
 from typing import Final
 
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
-from contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
-from fixtures.qualification import CASE_EPOCH as EPOCH
-from fixtures.qualification import HistoryEvent, QualificationCase
-from providers.base import HandlerProvider
+from obelisk_session_evidence.contracts.evidence import (
+    EvidenceItem,
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.qualify.synthetic import CASE_EPOCH as EPOCH
+from obelisk_session_evidence.qualify.synthetic import HistoryEvent, QualificationCase
 
 _WORD: Final = re.compile(r"[a-z0-9_]{2,}")
 STANDIN_VERSION: Final = "0.1.0 qualify-standin/1"
@@ -102,7 +107,7 @@ def _ranked(request: HistoricalEvidenceRequest, items: list[EvidenceItem]) -> li
     total = max(1, len(candidates))
     query = {word for term in request.query_terms for word in _WORD.findall(term.lower())}
     scored = []
-    for item, bag in zip(candidates, words):
+    for item, bag in zip(candidates, words, strict=False):
         shared = query & bag
         if shared:
             weight = sum(math.log((total - frequency[w] + 0.5) / (frequency[w] + 0.5) + 1) for w in shared)

@@ -3,9 +3,9 @@
 import os
 import stat
 
-from contracts.config import EnablementConfig
-from contracts.errors import ConfigInvalid, InvalidInput
-from contracts.json_input import MAX_DOCUMENT_BYTES, load_contract, read_at_most
+from obelisk_session_evidence.contracts.config import EnablementConfig
+from obelisk_session_evidence.contracts.errors import ConfigInvalid, InvalidInput
+from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, load_contract, read_at_most
 from obelisk_session_evidence.state.paths import StatePaths
 
 

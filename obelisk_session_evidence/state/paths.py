@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.errors import InvalidInput
 
 HOME_VARIABLE = "OBELISK_SESSION_EVIDENCE_HOME"
 

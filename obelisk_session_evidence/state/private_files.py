@@ -10,7 +10,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from contracts.errors import PrivateTargetRefused
+from obelisk_session_evidence.contracts.errors import PrivateTargetRefused
 
 
 def private_dir(path: Path) -> Path:

@@ -4,7 +4,7 @@ import hashlib
 from pathlib import Path
 from typing import Literal
 
-from contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 

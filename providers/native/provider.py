@@ -25,23 +25,27 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from contracts.base import Freshness
-from contracts.config import Enablement
-from contracts.errors import ProviderError, ScopeViolation, UnsupportedOption
-from contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
-from contracts.json_input import describe_validation_error
-from contracts.prior_calls import PriorToolCall, ProviderAnswer
-from providers.native.index.calls import PriorCallBuilder
-from providers.version import PACKAGE_VERSION
-from providers.native.index.excerpts import needles_for
-from providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
-from providers.native.index.binding_cache import stored_binding
-from providers.native.index.repository import RepositoryBinding
-from providers.native.index.results import select_items
-from providers.native.index.revision import UNKNOWN_REVISION, current_revision
-from providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
-from providers.native.index.status import last_refreshed_at, scope_freshness
-from providers.native.index.store import connect, index_errors, index_file, writer_lock
+from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import ProviderError, ScopeViolation, UnsupportedOption
+from obelisk_session_evidence.contracts.evidence import (
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from obelisk_session_evidence.contracts.json_input import describe_validation_error
+from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, ProviderAnswer
+from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
+from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
+from obelisk_session_evidence.providers.native.index.excerpts import needles_for
+from obelisk_session_evidence.providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
+from obelisk_session_evidence.providers.native.index.results import select_items
+from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision
+from obelisk_session_evidence.providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
+from obelisk_session_evidence.providers.native.index.status import last_refreshed_at, scope_freshness
+from obelisk_session_evidence.providers.native.index.store import connect, index_errors, index_file, writer_lock
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 
 PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
 CANDIDATES_PER_ITEM: Final = 4
@@ -118,14 +122,18 @@ class NativeIndexProvider:
         if last is not None and time.time() - last <= self._refresh_window_s:
             return scope_freshness(connection, self._roots, binding)
         # Loaded only when due: a lookup inside the window never pays for the parsers and workers.
-        from providers.native.index.refresh import pending_changes, refresh_locked
+        from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
 
         with writer_lock(self._index_path, wait_s=0) as acquired:
             if acquired:
                 report = refresh_locked(connection, self._roots, budget_s=self._refresh_budget_s)
                 # The report's freshness covers every file it read; this scope's leaves out the
                 # problems of files that hold other repositories' sessions only.
-                return report.freshness if report.freshness == "stale" else scope_freshness(connection, self._roots, binding)
+                return (
+                    report.freshness
+                    if report.freshness == "stale"
+                    else scope_freshness(connection, self._roots, binding)
+                )
         # Another process is refreshing: read what is there, and say whether it is behind.
         if last is None:
             return "unknown"
@@ -175,7 +183,9 @@ class NativeIndexProvider:
         )
         return ProviderAnswer(result=result, prior_calls=self._prior_calls(connection, binding, found))
 
-    def _prior_calls(self, connection: sqlite3.Connection, binding: RepositoryBinding, found: SearchResult) -> list[PriorToolCall]:
+    def _prior_calls(
+        self, connection: sqlite3.Connection, binding: RepositoryBinding, found: SearchResult
+    ) -> list[PriorToolCall]:
         """The call lanes' calls first, then the changes after them, then the tool calls among the ranked rows."""
         if self._calls is None:
             self._calls = PriorCallBuilder(binding)

@@ -14,8 +14,8 @@ Identity rules the index relies on:
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from contracts.base import EvidenceType
-from contracts.config import SourceKind
+from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.config import SourceKind
 
 Role = Literal["user", "assistant"]
 SummaryKind = Literal["title", "compaction", "away", "summary"]

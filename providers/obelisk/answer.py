@@ -17,8 +17,8 @@ from typing import Annotated, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from contracts.errors import ProviderFailed, ProviderOutputMalformed
-from providers.obelisk.process import CliAnswer
+from obelisk_session_evidence.contracts.errors import ProviderFailed, ProviderOutputMalformed
+from obelisk_session_evidence.providers.obelisk.process import CliAnswer
 
 MAX_ROWS: Final = 5000
 PathText = Annotated[str, StringConstraints(max_length=4096)]

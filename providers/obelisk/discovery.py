@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from contracts.digests import canonical_digest
-from contracts.errors import ProviderError, ProviderUnavailable
-from providers.obelisk.process import Deadline, run_cli
+from obelisk_session_evidence.contracts.digests import canonical_digest
+from obelisk_session_evidence.contracts.errors import ProviderError, ProviderUnavailable
+from obelisk_session_evidence.providers.obelisk.process import Deadline, run_cli
 
 Variant = Literal["A", "B", "unknown"]
 MIN_NODE: Final = (22, 13)
@@ -201,9 +201,7 @@ def _read_cache(cache_dir: Path) -> dict[str, CliProbe]:
         document = json.loads((cache_dir / CACHE_FILE).read_text(encoding="utf-8"))
         if document.get("schema") != CACHE_SCHEMA:
             return {}
-        return {
-            key: CliProbe(**entry) for key, entry in document["probes"].items()
-        }
+        return {key: CliProbe(**entry) for key, entry in document["probes"].items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
 

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from contracts.base import Freshness
-from contracts.digests import canonical_digest
-from providers.obelisk.answer import StateRow, TemplateAnswer
-from providers.obelisk.template import LAST_BUILD
+from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.digests import canonical_digest
+from obelisk_session_evidence.providers.obelisk.answer import StateRow, TemplateAnswer
+from obelisk_session_evidence.providers.obelisk.template import LAST_BUILD
 
 UNKNOWN_REVISION: Final = "unknown"
 MTIME_TOLERANCE_MS: Final = 1.0
@@ -57,20 +57,15 @@ def session_files(session_roots: Sequence[str]) -> list[FileState] | None:
                     status = os.stat(path)
                 except OSError:
                     continue
-                found.append(
-                    FileState(path, status.st_mtime_ns / 1_000_000, status.st_size, status.st_ino)
-                )
+                found.append(FileState(path, status.st_mtime_ns / 1_000_000, status.st_size, status.st_ino))
                 if len(found) > MAX_SESSION_FILES:
                     return None
     return found
 
 
-def index_freshness(
-    answer: TemplateAnswer, files: list[FileState] | None, *, state_cap: int
-) -> Freshness:
+def index_freshness(answer: TemplateAnswer, files: list[FileState] | None, *, state_cap: int) -> Freshness:
     """Freshness of Obelisk's index for these session files (see the module docstring)."""
-    freshness = _file_freshness(answer.state, files, state_failed=answer.state_failed,
-                                state_cap=state_cap)  # fmt: skip
+    freshness = _file_freshness(answer.state, files, state_failed=answer.state_failed, state_cap=state_cap)
     partial = answer.calls_failed or answer.search_failed > 0
     return "incomplete" if freshness == "fresh" and partial else freshness
 
@@ -111,8 +106,4 @@ def _matches(row: StateRow, file: FileState) -> bool:
         size, inode = int(parts[2]), int(parts[4])
     except ValueError:
         return False
-    return (
-        abs(float(row.mtime) - file.mtime_ms) <= MTIME_TOLERANCE_MS
-        and size == file.size
-        and inode == file.inode
-    )
+    return abs(float(row.mtime) - file.mtime_ms) <= MTIME_TOLERANCE_MS and size == file.size and inode == file.inode

@@ -23,11 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from contracts.base import EvidenceType
-from contracts.config import SourceKind
-from contracts.limits import LimitTally
-from contracts.evidence import EvidenceItem
-from contracts.prior_calls import (
+from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.limits import LimitTally
+from obelisk_session_evidence.contracts.prior_calls import (
     MAX_CALL_COMMAND_CHARS,
     MAX_CALL_FILES,
     MAX_CALL_OUTPUT_CHARS,
@@ -35,11 +35,11 @@ from contracts.prior_calls import (
     MAX_PRIOR_CALLS,
     PriorToolCall,
 )
-from contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
-from providers.native.records import FILE_TOOL_NAMES
-from providers.obelisk.answer import CallRow, HitRow
-from providers.obelisk.plan import OBELISK_SOURCE, QueryPlan, normalised_path
-from providers.obelisk.scope import row_moment
+from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
+from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
+from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
+from obelisk_session_evidence.providers.obelisk.plan import OBELISK_SOURCE, QueryPlan, normalised_path
+from obelisk_session_evidence.providers.obelisk.scope import row_moment
 
 SUMMARY_TYPES: Final = frozenset({"summary", "compaction", "title"})
 TEXT_TYPES: Final = frozenset({"text"})
@@ -59,9 +59,7 @@ class Selection:
     omitted_count: int
 
 
-def select_items(
-    calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, calls_capped: bool
-) -> Selection:
+def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, calls_capped: bool) -> Selection:
     """In-scope rows of the requested types, as items within the request's limits."""
     limits = plan.limits
     candidates: list[tuple[str, str | None, EvidenceType, str, str | None, bool]] = []
@@ -73,26 +71,26 @@ def select_items(
         evidence_type = call_evidence_type(prior)
         if evidence_type in plan.evidence_types:
             snippet, cut = _call_snippet(prior)
-            candidates.append(
-                (prior.session_ref, prior.message_ref, evidence_type, snippet, call.timestamp, cut)
-            )
+            candidates.append((prior.session_ref, prior.message_ref, evidence_type, snippet, call.timestamp, cut))
     for hit in hits:
         evidence_type = hit_evidence_type(hit)
         term = plan.search_terms[hit.term] if hit.term < len(plan.search_terms) else ""
         if evidence_type not in plan.evidence_types or not _literal(hit, term):
             continue
         session_ref = opaque_ref("session", hit.source or "", hit.session_id or "")
-        message_ref = (
-            opaque_ref("message", hit.source or "", hit.session_id or "", hit.uuid)
-            if hit.uuid
-            else None
-        )
+        message_ref = opaque_ref("message", hit.source or "", hit.session_id or "", hit.uuid) if hit.uuid else None
         text = " ".join((hit.text or "").split())
         snippet, cut = _cut_around(text, term, limits.max_snippet_chars)
         candidates.append(
-            (session_ref, message_ref, evidence_type, snippet, hit.timestamp,
-             cut or hit.text_chars > len(hit.text or ""))
-        )  # fmt: skip
+            (
+                session_ref,
+                message_ref,
+                evidence_type,
+                snippet,
+                hit.timestamp,
+                cut or hit.text_chars > len(hit.text or ""),
+            )
+        )
     items: list[EvidenceItem] = []
     tally = LimitTally(limits)
     seen: set[str] = set()
@@ -193,8 +191,10 @@ def repository_cwd(cwd: str | None, project_path: str | None, roots: tuple[str, 
     if not bases:
         return None
     checkout = normalised_path(project_path) if project_path else None
-    if checkout is not None and any(checkout.startswith(base + "/") for base in bases) and (
-        path == checkout or path.startswith(checkout + "/")
+    if (
+        checkout is not None
+        and any(checkout.startswith(base + "/") for base in bases)
+        and (path == checkout or path.startswith(checkout + "/"))
     ):
         base = checkout
     else:

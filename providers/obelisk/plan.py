@@ -13,14 +13,14 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from contracts.base import EvidenceType
-from contracts.config import Enablement, SourceKind
-from contracts.errors import ScopeViolation, UnsupportedOption
-from contracts.evidence import HistoricalEvidenceRequest, RequestLimits
-from contracts.json_input import describe_validation_error
-from contracts.prior_calls import MAX_CALL_COMMAND_CHARS
-from providers.native.index.scope import enablement_roots
-from providers.obelisk.template import TemplateLimits, TemplateValues
+from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.config import Enablement, SourceKind
+from obelisk_session_evidence.contracts.errors import ScopeViolation, UnsupportedOption
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits
+from obelisk_session_evidence.contracts.json_input import describe_validation_error
+from obelisk_session_evidence.contracts.prior_calls import MAX_CALL_COMMAND_CHARS
+from obelisk_session_evidence.providers.native.index.scope import enablement_roots
+from obelisk_session_evidence.providers.obelisk.template import TemplateLimits, TemplateValues
 
 SUPPORTED_REQUEST_FIELDS: Final = frozenset(
     {
@@ -121,9 +121,7 @@ def query_plan(
         search_terms=tuple(checked.query_terms) if types & SEARCHED_TYPES else (),
         sources=tuple(dict.fromkeys(OBELISK_SOURCE[source] for source in enablement.sources)),
         roots=roots,
-        session_roots=tuple(
-            str(path) for paths in session_roots.values() for path in paths
-        ),
+        session_roots=tuple(str(path) for paths in session_roots.values() for path in paths),
         evidence_types=types,
         limits=checked.limits,
     )
@@ -159,9 +157,7 @@ def _checked_request(request: HistoricalEvidenceRequest) -> HistoricalEvidenceRe
         if name not in SUPPORTED_REQUEST_FIELDS and getattr(request, name, None) is not None
     }
     if extra or unknown:
-        raise UnsupportedOption(
-            f"{len(extra) + len(unknown)} request field(s) outside the allowlist"
-        )
+        raise UnsupportedOption(f"{len(extra) + len(unknown)} request field(s) outside the allowlist")
     problem = None
     try:
         return HistoricalEvidenceRequest.model_validate(request.model_dump())

@@ -24,12 +24,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from contracts.errors import (
+from obelisk_session_evidence.contracts.errors import (
     ProviderError,
     ProviderOutputTooLarge,
     ProviderTimeout,
@@ -108,9 +108,7 @@ def run_cli(
                 pipe.close()
     if failure is not None:
         raise failure
-    return CliAnswer(
-        exit_code=exit_code, stdout=stdout, stderr_bytes=stderr_bytes, stderr_head=stderr_head
-    )
+    return CliAnswer(exit_code=exit_code, stdout=stdout, stderr_bytes=stderr_bytes, stderr_head=stderr_head)
 
 
 @contextmanager
@@ -223,21 +221,15 @@ def _kill_run(leader: int, token: str) -> None:
     """SIGKILL the leader's process group, its descendants, and processes carrying `token`."""
     targets = _descendants(leader) | _marked(token)
     for pid in targets:
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(leader, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _reap(process: subprocess.Popen[bytes]) -> None:
-    try:
+    with suppress(subprocess.TimeoutExpired):  # SIGKILL is not ignorable: this is a bound, not a wait
         process.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-        pass
 
 
 def _processes() -> list[int]:

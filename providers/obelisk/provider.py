@@ -19,8 +19,9 @@ session before it runs, so a lookup costs about 4.3 s wall for 0.1-0.2 s of CPU.
 A first lookup on an empty Obelisk index: Obelisk's `--query` would first build the whole index
 (a full read of every session file, tens of seconds on a large corpus), inside the decision's
 budget. The adapter does not start it: when neither `<obelisk home>/.obelisk/obelisk.sqlite` nor
-`$OBELISK_HOME/obelisk.sqlite` exists it answers at once with no items and freshness `incomplete` (so nothing is read as "no
-history"), and `build_index()` runs `--build` with its own, longer budget for an operator step.
+`$OBELISK_HOME/obelisk.sqlite` exists it answers at once with no items and freshness `incomplete`
+(so nothing is read as "no history"), and `build_index()` runs `--build` with its own, longer budget
+for an operator step.
 
 Every failure is a `ProviderError` subclass whose message is a code or a count; `retrieve` turns
 it into the typed empty result. Obelisk is AGPL-3.0: this module only runs its CLI.
@@ -31,30 +32,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from contracts.config import Enablement
-from contracts.errors import ProviderFailed, UnsupportedOption
-from contracts.base import Freshness
-from contracts.evidence import (
+from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import ProviderFailed, UnsupportedOption
+from obelisk_session_evidence.contracts.evidence import (
     EvidenceItem,
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
     ScopeApplied,
 )
-from contracts.prior_calls import ProviderAnswer
-from providers.version import PACKAGE_VERSION
-from providers.obelisk.answer import template_answer
-from providers.obelisk.discovery import find_binary, probe_cli
-from providers.obelisk.freshness import (
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.providers.obelisk.answer import template_answer
+from obelisk_session_evidence.providers.obelisk.discovery import find_binary, probe_cli
+from obelisk_session_evidence.providers.obelisk.freshness import (
     UNKNOWN_REVISION,
     index_freshness,
     index_revision,
     session_files,
 )
-from providers.obelisk.items import select_items
-from providers.obelisk.plan import query_plan
-from providers.obelisk.process import Deadline, private_script, run_cli
-from providers.obelisk.scope import verify_scope
-from providers.obelisk.template import TEMPLATE_VERSION, query_script
+from obelisk_session_evidence.providers.obelisk.items import select_items
+from obelisk_session_evidence.providers.obelisk.plan import query_plan
+from obelisk_session_evidence.providers.obelisk.process import Deadline, private_script, run_cli
+from obelisk_session_evidence.providers.obelisk.scope import verify_scope
+from obelisk_session_evidence.providers.obelisk.template import TEMPLATE_VERSION, query_script
+from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 
 DEFAULT_TIMEOUT_S: Final = 10.0
 DEFAULT_BUILD_TIMEOUT_S: Final = 600.0
@@ -127,20 +128,12 @@ class ObeliskProvider:
                 max_output_bytes=self._max_output_bytes,
                 cwd=str(path.parent),
             )
-        answer = template_answer(
-            finished, term_count=len(plan.search_terms), call_cap=values.limits.calls
-        )
+        answer = template_answer(finished, term_count=len(plan.search_terms), call_cap=values.limits.calls)
         verify_scope(answer.calls, answer.hits, plan)
-        freshness = index_freshness(
-            answer, session_files(plan.session_roots), state_cap=values.limits.state_rows
-        )
-        selection = select_items(
-            answer.calls, answer.hits, plan, calls_capped=len(answer.calls) >= values.limits.calls
-        )
+        freshness = index_freshness(answer, session_files(plan.session_roots), state_cap=values.limits.state_rows)
+        selection = select_items(answer.calls, answer.hits, plan, calls_capped=len(answer.calls) >= values.limits.calls)
         result = self._result(request, list(selection.items), freshness, index_revision(answer.state))
-        result = result.model_copy(
-            update={"truncated": selection.truncated, "omitted_count": selection.omitted_count}
-        )
+        result = result.model_copy(update={"truncated": selection.truncated, "omitted_count": selection.omitted_count})
         return ProviderAnswer(result=result, prior_calls=list(selection.prior_calls))
 
     def _index_present(self) -> bool:
@@ -154,9 +147,7 @@ class ObeliskProvider:
     def build_index(self, *, timeout_s: float = DEFAULT_BUILD_TIMEOUT_S) -> None:
         """`obelisk --build` under its own budget (an operator step, never inside a decision)."""
         binary = find_binary(self._binary, self._enablement.obelisk_bin)
-        finished = run_cli(
-            [binary.path, "--build"], deadline=Deadline(timeout_s), max_output_bytes=64 * 1024
-        )
+        finished = run_cli([binary.path, "--build"], deadline=Deadline(timeout_s), max_output_bytes=64 * 1024)
         if finished.exit_code != 0:
             raise ProviderFailed(f"build exit_status_{min(max(finished.exit_code, 0), 255)}")
 

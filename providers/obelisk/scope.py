@@ -11,14 +11,15 @@ issue #94) and the checks run inside someone else's process, so nothing is trust
                       no path at all cannot be placed and is out of scope
 """
 
+import contextlib
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from contracts.errors import ScopeViolation
-from providers.obelisk.answer import CallRow, HitRow
-from providers.obelisk.plan import QueryPlan, normalised_path
+from obelisk_session_evidence.contracts.errors import ScopeViolation
+from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
+from obelisk_session_evidence.providers.obelisk.plan import QueryPlan, normalised_path
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -65,16 +66,12 @@ def row_moment(value: str | float | int | None) -> datetime | None:
     if isinstance(value, int | float):
         milliseconds = value if value > 100_000_000_000 else value * 1000
         moment = None
-        try:
+        with contextlib.suppress(OverflowError, ValueError):
             moment = _EPOCH + timedelta(milliseconds=math.floor(milliseconds))
-        except (OverflowError, ValueError):
-            pass
         return moment
     parsed = None
-    try:
+    with contextlib.suppress(ValueError):
         parsed = datetime.fromisoformat(value)
-    except ValueError:
-        pass
     if parsed is None:
         return None
     return (parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)).astimezone(UTC)

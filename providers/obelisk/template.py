@@ -56,8 +56,7 @@ _UNDER_ROOTS: Final = (
 )
 STATE_SQL: Final = (
     "SELECT jsonl_path, mtime, lines_processed, cursor FROM index_state"
-    " WHERE jsonl_path = ? OR " + _UNDER_ROOTS.format(column="jsonl_path")
-    + " ORDER BY jsonl_path LIMIT ?"
+    " WHERE jsonl_path = ? OR " + _UNDER_ROOTS.format(column="jsonl_path") + " ORDER BY jsonl_path LIMIT ?"
 )
 CALLS_SQL: Final = (
     "WITH calls AS (SELECT tc.id AS call_id, tc.session_id, tc.name AS tool_name, s.source,"
@@ -70,8 +69,10 @@ CALLS_SQL: Final = (
     " JOIN messages m ON m.uuid = tc.message_uuid"
     " LEFT JOIN tool_results tr ON tr.tool_use_id = tc.id"
     " WHERE s.source IN (SELECT value FROM json_each(?))"
-    " AND " + _UNDER_ROOTS.format(column="s.project_path")
-    + " AND " + _UNDER_ROOTS.format(column="m.cwd")
+    " AND "
+    + _UNDER_ROOTS.format(column="s.project_path")
+    + " AND "
+    + _UNDER_ROOTS.format(column="m.cwd")
     + "), scored AS (SELECT *,"
     " (SELECT COUNT(*) FROM json_each(?) t WHERE instr(lower(command_text), lower(t.value)) > 0)"
     " AS command_hits,"

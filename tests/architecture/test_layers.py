@@ -8,20 +8,32 @@ from pathlib import Path
 import pytest
 
 import obelisk_session_evidence
-from stages.pipeline import PIPELINE, STAGE_VALUE_NAMES, PipelineDependencies
+from obelisk_session_evidence.stages.pipeline import PIPELINE, STAGE_VALUE_NAMES, PipelineDependencies
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("contracts", "stages", "comparators", "providers", "flows", "fixtures", "obelisk_session_evidence")
+NAMESPACE = "obelisk_session_evidence"
+FOLDER_LAYERS = ("contracts", "stages", "comparators", "providers", "flows")
+"""Top-level folders installed as subpackages of the namespace (pyproject's package-dir)."""
 MAY_IMPORT = {
     "contracts": {"contracts"},
     "comparators": {"contracts", "comparators"},
     "providers": {"contracts", "providers"},
     "stages": {"contracts", "comparators", "providers", "stages"},
-    "obelisk_session_evidence": {"contracts", "comparators", "providers", "stages", "obelisk_session_evidence", "fixtures"},
+    "obelisk_session_evidence": {"contracts", "comparators", "providers", "stages", "obelisk_session_evidence"},
     "flows": {"contracts", "comparators", "providers", "stages", "obelisk_session_evidence", "flows"},
 }
-"""Each layer and the project packages it may import (fixtures: qualification data only)."""
+"""Each layer and the project layers it may import; the product never imports fixtures (test data)."""
 PREFECT_FREE_OUTSIDE = ("flows", "obelisk_session_evidence/cli")
+
+
+def _layer_of(module: str) -> str | None:
+    """The project layer a module belongs to; `fixtures` for test data; None outside the project."""
+    parts = module.split(".")
+    if parts[0] == "fixtures" or parts[0] in FOLDER_LAYERS:
+        return parts[0]  # a bare top-level name is itself a violation: it is not installed
+    if parts[0] != NAMESPACE:
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in FOLDER_LAYERS else NAMESPACE
 
 
 def _imports(path: Path) -> list[tuple[str, int]]:
@@ -50,8 +62,8 @@ def test_imports_point_down_the_layers(layer):
     for path in _files(layer):
         allowed = MAY_IMPORT[layer] | ({"flows"} if _is_cli(path) else set())
         for module, line in _imports(path):
-            top = module.split(".")[0]
-            if top in PACKAGES and top not in allowed:
+            layer_of = _layer_of(module)
+            if layer_of is not None and layer_of not in allowed:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert wrong == []
 
@@ -64,7 +76,7 @@ def test_only_flows_and_the_cli_import_flows_or_prefect():
             if relative.startswith(PREFECT_FREE_OUTSIDE):
                 continue
             for module, line in _imports(path):
-                if module.split(".")[0] in ("flows", "prefect", "prefect_dask"):
+                if _layer_of(module) == "flows" or module.split(".")[0] in ("prefect", "prefect_dask"):
                     wrong.append(f"{relative}:{line} imports {module}")
     assert wrong == []
 
@@ -72,7 +84,9 @@ def test_only_flows_and_the_cli_import_flows_or_prefect():
 def test_the_direction_check_sees_a_violation():
     """Negative control: the scan reads real imports (flows imports prefect, providers contracts)."""
     assert any(module == "prefect" for path in _files("flows") for module, _ in _imports(path))
-    assert "contracts.evidence" in {module for module, _ in _imports(ROOT / "providers" / "base.py")}
+    assert "obelisk_session_evidence.contracts.evidence" in {
+        module for module, _ in _imports(ROOT / "providers" / "base.py")
+    }
 
 
 @pytest.mark.parametrize("stage", PIPELINE, ids=lambda stage: stage.name)
@@ -97,7 +111,11 @@ def test_every_stage_value_is_produced_once_and_read_after_it_exists():
 
 def test_the_public_surface_is_declared_and_importable():
     assert sorted(obelisk_session_evidence.__all__) == [
-        "EvidenceError", "PipelineRun", "SessionEvidenceContextProvider", "__version__", "decide",
+        "EvidenceError",
+        "PipelineRun",
+        "SessionEvidenceContextProvider",
+        "__version__",
+        "decide",
     ]
     for name in obelisk_session_evidence.__all__:
         assert getattr(obelisk_session_evidence, name) is not None

@@ -7,20 +7,20 @@ starts with `crash-`. Tests pass `factory()` as their provider factory; a proces
 """
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from contracts.config import Enablement, EnablementConfig
-from contracts.evidence import (
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from obelisk_session_evidence.compose import use_provider_factory
+from obelisk_session_evidence.contracts.config import Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.evidence import (
     EvidenceItem,
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
     ScopeApplied,
 )
-from contracts.prior_calls import PriorToolCall, ProviderAnswer
-from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
-from obelisk_session_evidence.compose import use_provider_factory
-from providers.factory import ProviderFactory
+from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, ProviderAnswer
+from obelisk_session_evidence.providers.factory import ProviderFactory
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 
@@ -103,7 +103,7 @@ def enable_fixture_scope(paths: StatePaths, **settings: Any) -> None:
         agent_id=FIXTURE_AGENT,
         project_id=FIXTURE_PROJECT,
         repository_id=FIXTURE_REPOSITORY,
-        **{"provider": "native", "enabled_at": datetime(2026, 11, 29, tzinfo=timezone.utc), **settings},
+        **{"provider": "native", "enabled_at": datetime(2026, 11, 29, tzinfo=UTC), **settings},
     )
     config = EnablementConfig(enablements=[enablement])
     write_private(paths.config_file, config.model_dump_json().encode())

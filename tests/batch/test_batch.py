@@ -11,19 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import InvalidInput
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from obelisk_session_evidence.batch.run import decide_item, index_revision, plan_batch, run_batch_directly
-from obelisk_session_evidence.compose import backend_folders
-from providers.factory import default_provider_factory
 from obelisk_session_evidence.batch.manifest import (
     load_manifest,
     read_stalled_items,
     read_stalled_lines,
     spool_batch,
 )
-from obelisk_session_evidence.state.spool import spooled_path
 from obelisk_session_evidence.batch.outputs import (
     _nearest_rank,
     count_records,
@@ -31,7 +24,13 @@ from obelisk_session_evidence.batch.outputs import (
     read_record,
     record_path,
 )
-from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.batch.run import decide_item, index_revision, plan_batch, run_batch_directly
+from obelisk_session_evidence.compose import backend_folders, decide
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.providers.factory import default_provider_factory
+from obelisk_session_evidence.state.spool import spooled_path
 from tests.batch import standin
 from tests.privacy import canary_places_in_files
 
@@ -157,10 +156,11 @@ def test_run_batch_directly_decisions_equal_the_direct_pipeline(enabled, tmp_pat
     manifest = load_manifest(enabled, manifest_ref)
     expected = {
         ref: json.loads(
-            decide(load_contract(ReplanSituation, raw), paths=enabled, provider_factory=standin.factory())
-            .decision.model_dump_json()
+            decide(
+                load_contract(ReplanSituation, raw), paths=enabled, provider_factory=standin.factory()
+            ).decision.model_dump_json()
         )
-        for ref, raw in zip(manifest.item_refs, items)
+        for ref, raw in zip(manifest.item_refs, items, strict=False)
     }
     assert decisions_in(out) == expected
 
@@ -276,7 +276,7 @@ def test_public_outputs_hold_no_canary(enabled, tmp_path):
 
 
 def test_index_revision_is_the_providers_and_unknown_on_a_fault(enabled):
-    from contracts.config import EnablementConfig
+    from obelisk_session_evidence.contracts.config import EnablementConfig
 
     enablement = EnablementConfig.model_validate_json(enabled.config_file.read_bytes()).enablements[0]
     real = default_provider_factory(backend_folders(enabled))

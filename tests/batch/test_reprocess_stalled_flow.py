@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.batch.run import run_batch_directly
-from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.batch.manifest import load_manifest, spool_batch
 from obelisk_session_evidence.batch.outputs import decisions_in, read_record
+from obelisk_session_evidence.batch.run import run_batch_directly
+from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import (
@@ -30,7 +30,7 @@ def _api() -> PrefectRest:
 
 
 def _run(manifest_ref, **options):
-    from flows.reprocess_stalled import run_reprocess_stalled_flow
+    from obelisk_session_evidence.flows.reprocess_stalled import run_reprocess_stalled_flow
 
     return run_reprocess_stalled_flow(manifest_ref, paths=state_paths(), **options)
 
@@ -66,9 +66,16 @@ def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness
     task_runs = api.task_runs(run["id"])
     names = sorted(task["name"] for task in task_runs)
     assert names == [
-        "item-1/stalled-0", "item-2/stalled-1", "item-3/stalled-2", "item-4/stalled-3", "item-5/other-agent",
-        "item-6/crash-1", "item-7/invalid-1", "plan-batch", "summarize-batch",
-    ]  # fmt: skip
+        "item-1/stalled-0",
+        "item-2/stalled-1",
+        "item-3/stalled-2",
+        "item-4/stalled-3",
+        "item-5/other-agent",
+        "item-6/crash-1",
+        "item-7/invalid-1",
+        "plan-batch",
+        "summarize-batch",
+    ]
     failed = [task for task in task_runs if task["state_type"] == "FAILED"]
     assert [(task["name"], task["state"]["message"]) for task in failed] == [
         ("item-7/invalid-1", "item at line 7 failed: invalid_input")
@@ -121,7 +128,12 @@ def test_flow_on_a_local_dask_cluster_decides_as_the_thread_runner(prefect_harne
 
 def _outline(decisions):
     return {
-        ref: (d["situation_id"], d["retrieval"]["reason_code"], d["comparison"]["verdict"], (d["receipt"] or {}).get("provider_version"))
+        ref: (
+            d["situation_id"],
+            d["retrieval"]["reason_code"],
+            d["comparison"]["verdict"],
+            (d["receipt"] or {}).get("provider_version"),
+        )
         for ref, d in decisions.items()
     }
 

@@ -15,8 +15,12 @@ def test_cold_run_bench_writes_paired_series_for_both_paths(tmp_path: Path) -> N
     environ = {name: value for name, value in os.environ.items() if not name.startswith(("PREFECT_", "OBELISK_"))}
     completed = subprocess.run(
         [sys.executable, "-m", "bench.cold_run", "--pairs", "1", "--importtime", "--top", "3", "--out", str(out)],
-        cwd=ROOT, env={**environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr[-2000:]
     report = json.loads(out.read_text())
     series = {row["situation"]: row for row in report["series"]}

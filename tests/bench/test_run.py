@@ -37,7 +37,9 @@ def test_run_smoke_writes_every_section(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr[-2000:]
     report = out.read_text(encoding="utf-8")
     positions = [report.find(header) for header in SECTION_HEADERS]
-    assert all(position >= 0 for position in positions), [h for h, p in zip(SECTION_HEADERS, positions) if p < 0]
+    assert all(position >= 0 for position in positions), [
+        h for h, p in zip(SECTION_HEADERS, positions, strict=False) if p < 0
+    ]
     assert positions == sorted(positions)
     assert "| section | failed:" not in report
     assert "- **machine**:" in report and "- **packages**: prefect" in report

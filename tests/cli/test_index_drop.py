@@ -4,8 +4,8 @@ import os
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from contracts.schemas import json_schema
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.schemas import json_schema
 from obelisk_session_evidence.state.paths import state_paths
 from tests.lifecycle.helpers import populate, tree_digest
 
@@ -18,7 +18,8 @@ def test_index_drop_without_yes_exits_2_and_keeps_the_index():
     index = populate(state_paths().index_dir, {"index.sqlite": b"rows"})
     result = _invoke("index", "drop")
     assert (result.exit_code, result.stderr) == (
-        2, "error: invalid_input: index drop deletes the native index; pass --yes to confirm\n",
+        2,
+        "error: invalid_input: index drop deletes the native index; pass --yes to confirm\n",
     )
     assert (index / "index.sqlite").read_bytes() == b"rows"
 
@@ -33,7 +34,11 @@ def test_index_drop_yes_removes_the_index_and_nothing_else(tmp_path, monkeypatch
     assert result.exit_code == 0
     outcome = json.loads(result.stdout)
     Draft202012Validator(json_schema("obelisk_session_evidence_index_drop_v0")).validate(outcome)
-    assert (outcome["reason_code"], outcome["removed_files"], outcome["removed_bytes"]) == ("index_dropped", 3, 5)  # and the writer lock file
+    assert (outcome["reason_code"], outcome["removed_files"], outcome["removed_bytes"]) == (
+        "index_dropped",
+        3,
+        5,
+    )  # and the writer lock file
     assert not state_paths().index_dir.exists()
     assert [tree_digest(sessions), tree_digest(obelisk_home)] == before
 

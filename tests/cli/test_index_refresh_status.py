@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from contracts.schemas import json_schema
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.schemas import json_schema
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 
@@ -64,7 +64,10 @@ def test_index_refresh_rejects_a_malformed_root(root):
 
 def test_index_status_without_an_index():
     result = _invoke("index", "status")
-    assert (result.exit_code, result.stdout) == (0, "no native index yet: run `obelisk-session-evidence index refresh`.\n")
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "no native index yet: run `obelisk-session-evidence index refresh`.\n",
+    )
 
 
 @pytest.mark.parametrize("command", [("index", "refresh"), ("index", "status")])
@@ -85,7 +88,13 @@ def test_index_status_counts_failed_tool_calls_apart_from_files_that_failed_to_p
     assert _invoke("index", "refresh", "--root", f"claude={tmp_path / 'claude'}").exit_code == 0
     document = _document(_invoke("index", "status", "--format", "json"), "obelisk_session_evidence_index_status_v0")
     assert (document["tool_calls"], document["failed_tool_calls"], document["failures"]) == (3, 2, 0)
-    assert list(document["evidence_type_counts"]) == ["prior_failure", "tool_outcome", "file_history", "decision", "summary"]
+    assert list(document["evidence_type_counts"]) == [
+        "prior_failure",
+        "tool_outcome",
+        "file_history",
+        "decision",
+        "summary",
+    ]
     assert document["evidence_type_counts"]["prior_failure"] == 2
     text = _invoke("index", "status").stdout
     assert "3 tool calls (2 failed)" in text

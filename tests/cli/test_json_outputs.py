@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from contracts.schemas import json_schema
 from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.compose import use_provider_factory
+from obelisk_session_evidence.contracts.schemas import json_schema
 from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 
@@ -64,8 +64,9 @@ def test_batch_spool_only_json_matches_its_schema(tmp_path):
 
 
 def test_qualify_json_matches_its_schema_and_names_every_target(tmp_path):
-    result = _invoke("qualify", "--out", str(tmp_path / "q"), "--backend", "standin", "--per-family", "1",
-                     "--format", "json")  # fmt: skip
+    result = _invoke(
+        "qualify", "--out", str(tmp_path / "q"), "--backend", "standin", "--per-family", "1", "--format", "json"
+    )
     assert result.exit_code in (0, 2), result.output
     summary = json.loads(result.stdout)
     _valid(summary, "obelisk_session_evidence_qualify_v0")
@@ -89,14 +90,17 @@ def test_every_error_under_format_json_is_a_typed_envelope_on_stdout(args, stdin
     envelope = json.loads(result.stdout)
     _valid(envelope, "obelisk_session_evidence_error_v0")
     assert (result.exit_code, envelope["reason_code"], envelope["exit_code"], envelope["ok"]) == (
-        exit_code, code, exit_code, False
+        exit_code,
+        code,
+        exit_code,
+        False,
     )
     assert result.stderr == f"error: {code}: {envelope['detail']}\n"
 
 
 def test_an_internal_fault_envelope_names_the_type_only():
-    from contracts.error_envelope import ErrorEnvelope
     from obelisk_session_evidence.cli.common import error_envelope
+    from obelisk_session_evidence.contracts.error_envelope import ErrorEnvelope
 
     envelope = error_envelope(KeyError(standin.CANARY), 1)
     _valid(json.loads(envelope.model_dump_json()), "obelisk_session_evidence_error_v0")
@@ -104,8 +108,8 @@ def test_an_internal_fault_envelope_names_the_type_only():
 
 
 def test_a_stage_failure_envelope_names_the_stage_and_cause():
-    from contracts.errors import StageFailed
     from obelisk_session_evidence.cli.common import error_envelope
+    from obelisk_session_evidence.contracts.errors import StageFailed
 
     envelope = error_envelope(StageFailed.at("compare-route", "stage_crashed"), 1)
     _valid(json.loads(envelope.model_dump_json()), "obelisk_session_evidence_error_v0")

@@ -9,14 +9,22 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from contracts.schemas import json_schema
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.schemas import json_schema
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.state.paths import state_paths
 
-IDS = ("--surface", "replan-history", "--agent-id", "agent-fixture", "--project-id", "project-fixture",
-       "--repository-id", "repo-fixture")
+IDS = (
+    "--surface",
+    "replan-history",
+    "--agent-id",
+    "agent-fixture",
+    "--project-id",
+    "project-fixture",
+    "--repository-id",
+    "repo-fixture",
+)
 SCOPE = (*IDS, "--historical-repo-root", "/nonexistent/fixture-repo")
 
 
@@ -76,11 +84,26 @@ def test_enable_text_names_scope_and_provider():
 @pytest.mark.parametrize(
     ("extra", "line"),
     [
-        (("--allow-cross-agent",), "error: scope_broadening_not_qualified: --allow-cross-agent: v0 enables one agent, project and repository"),
-        (("--allow-cross-project",), "error: scope_broadening_not_qualified: --allow-cross-project: v0 enables one agent, project and repository"),
-        (("--foreign-archive", "/archives/x"), "error: scope_broadening_not_qualified: --foreign-archive: v0 enables one agent, project and repository"),
-        (("--agent-id", "agent-other"), "error: scope_broadening_not_qualified: more than one --agent-id: v0 enables one agent, project and repository"),
-        (("--repo-root", "/nonexistent/repo"), "error: invalid_input: --repo-root #1 is not an existing folder; declare a worktree that is gone with --historical-repo-root"),
+        (
+            ("--allow-cross-agent",),
+            "error: scope_broadening_not_qualified: --allow-cross-agent: v0 enables one agent, project and repository",
+        ),
+        (
+            ("--allow-cross-project",),
+            "error: scope_broadening_not_qualified: --allow-cross-project: v0 enables one agent, project and repository",
+        ),
+        (
+            ("--foreign-archive", "/archives/x"),
+            "error: scope_broadening_not_qualified: --foreign-archive: v0 enables one agent, project and repository",
+        ),
+        (
+            ("--agent-id", "agent-other"),
+            "error: scope_broadening_not_qualified: more than one --agent-id: v0 enables one agent, project and repository",
+        ),
+        (
+            ("--repo-root", "/nonexistent/repo"),
+            "error: invalid_input: --repo-root #1 is not an existing folder; declare a worktree that is gone with --historical-repo-root",
+        ),
         (("--source-root", "claude"), "error: invalid_input: --source-root #1 must be SOURCE=PATH"),
     ],
 )
@@ -103,7 +126,9 @@ def test_enable_rejects_a_second_agent_on_the_same_sessions():
 def test_corrupt_config_is_a_clear_error_and_admission_stays_off(tmp_path):
     assert _invoke("enable", *SCOPE).exit_code == 0
     state_paths().config_file.write_text('{"enablements": [{"agent_id": "agent-fixture",')
-    detail = "config.json: not valid JSON at line 1 column 47; fix or remove config.json; admission stays off until then"
+    detail = (
+        "config.json: not valid JSON at line 1 column 47; fix or remove config.json; admission stays off until then"
+    )
 
     for args in (("enable", *SCOPE), ("disable", "--project-id", "project-fixture")):
         result = _invoke(*args)
@@ -124,7 +149,9 @@ def test_hand_edited_broadening_flag_keeps_run_from_admitting(tmp_path):
     document = json.loads(state_paths().config_file.read_text())
     document["enablements"][0]["allow_cross_agent"] = True
     state_paths().config_file.write_text(json.dumps(document))
-    other = situation(scope={"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"})
+    other = situation(
+        scope={"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"}
+    )
     for document in (situation(), other):
         ran = _invoke("run", "--situation", "-", "--format", "json", stdin=json.dumps(document))
         assert json.loads(ran.stdout)["admission"] == {"admitted": False, "reason_code": "config_invalid"}
@@ -133,7 +160,9 @@ def test_hand_edited_broadening_flag_keeps_run_from_admitting(tmp_path):
 def test_environment_variable_does_not_broaden_run(monkeypatch):
     assert _invoke("enable", *SCOPE).exit_code == 0
     monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_ALLOW_CROSS_AGENT", "1")
-    other = situation(scope={"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"})
+    other = situation(
+        scope={"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"}
+    )
     ran = _invoke("run", "--situation", "-", "--format", "json", stdin=json.dumps(other))
     assert json.loads(ran.stdout)["admission"] == {"admitted": False, "reason_code": "cross_agent_denied"}
 
@@ -181,8 +210,9 @@ def test_status_on_a_stale_index_exits_2_with_index_stale(tmp_path):
     repo, sessions = tmp_path / "repo", tmp_path / "claude"
     repo.mkdir()
     ClaudeTranscript(sessions, "s1", str(repo)).user("hello").write()
-    enabled = _invoke("enable", *SCOPE, "--repo-root", str(repo), "--source", "claude",
-                      "--source-root", f"claude={sessions}")
+    enabled = _invoke(
+        "enable", *SCOPE, "--repo-root", str(repo), "--source", "claude", "--source-root", f"claude={sessions}"
+    )
     assert enabled.exit_code == 0, enabled.output
     assert _invoke("index", "refresh", "--root", f"claude={sessions}").exit_code == 0
     fresh = _invoke("status", "--project-id", "project-fixture", "--format", "json")

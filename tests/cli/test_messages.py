@@ -2,15 +2,14 @@
 
 import json
 
-
 from click.testing import CliRunner
 from rich.console import Console
 
-from contracts.qualification import QualificationSummary, TargetCheck
 from fixtures.situations import situation
-from flows.server import free_port
 from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.cli.render_qualify import render_qualification
+from obelisk_session_evidence.contracts.qualification import QualificationSummary, TargetCheck
+from obelisk_session_evidence.flows.server import free_port
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 CANARY = "SECRETRAWXYZ-messages"
@@ -24,7 +23,8 @@ def test_an_unreadable_situation_names_the_path_and_the_os_reason(tmp_path):
     missing = tmp_path / "nope" / "situation.json"
     result = _invoke("run", "--situation", str(missing))
     assert (result.exit_code, result.stderr) == (
-        2, f"error: invalid_input: cannot read {missing}: No such file or directory\n"
+        2,
+        f"error: invalid_input: cannot read {missing}: No such file or directory\n",
     )
     folder = _invoke("run", "--situation", str(tmp_path))
     assert folder.stderr == f"error: invalid_input: cannot read {tmp_path}: Is a directory\n"
@@ -36,7 +36,8 @@ def test_a_typo_names_the_unknown_field_first_and_every_other_problem():
     document[f"situtation_id{CANARY}"] = "x"
     result = _invoke("run", "--situation", "-", stdin=json.dumps(document))
     assert (result.exit_code, result.stderr) == (
-        2, "error: invalid_input: <root>: unknown field (1); situation_id: Field required\n"
+        2,
+        "error: invalid_input: <root>: unknown field (1); situation_id: Field required\n",
     )
     assert CANARY not in result.output
 
@@ -62,10 +63,12 @@ def test_an_unreachable_dask_scheduler_is_dask_unreachable_before_any_work(tmp_p
     items = tmp_path / "stalled.jsonl"
     items.write_text(json.dumps(situation()) + "\n")
     address = f"tcp://127.0.0.1:{free_port()}"
-    result = _invoke("batch", "--in", str(items), "--out", str(tmp_path / "out"), "--task-runner", "dask",
-                     "--dask-address", address)  # fmt: skip
+    result = _invoke(
+        "batch", "--in", str(items), "--out", str(tmp_path / "out"), "--task-runner", "dask", "--dask-address", address
+    )
     assert (result.exit_code, result.stderr) == (
-        2, f"error: dask_unreachable: no Dask scheduler answers at {address} (Connection refused)\n"
+        2,
+        f"error: dask_unreachable: no Dask scheduler answers at {address} (Connection refused)\n",
     )
     assert not (tmp_path / "out" / "records").exists()
 
@@ -82,17 +85,43 @@ def test_text_off_a_terminal_uses_the_full_width(tmp_path, monkeypatch):
 
 def test_qualify_names_each_missed_target_with_its_figure_against_the_target():
     summary = QualificationSummary(
-        cases=350, held_back=185, thresholds={"command_repeat": 85}, precision=0.978, recall=0.938, f1=0.958,
-        false_repeat_rate=0.023, tokens_p95=2375.0, targets_met=False, report_path="/q/report.md",
+        cases=350,
+        held_back=185,
+        thresholds={"command_repeat": 85},
+        precision=0.978,
+        recall=0.938,
+        f1=0.958,
+        false_repeat_rate=0.023,
+        tokens_p95=2375.0,
+        targets_met=False,
+        report_path="/q/report.md",
         targets=[
-            TargetCheck(name="precision", label="precision on repeated routes", comparison=">=", target=0.95,
-                        figure=0.978, met=True),
-            TargetCheck(name="false_repeat_rate", label="false-repeat rate", comparison="<=", target=0.02,
-                        figure=0.023, met=False),
-            TargetCheck(name="tokens_p95", label="p95 private context (tokens)", comparison="<=", target=2000,
-                        figure=2375.0, met=False),
+            TargetCheck(
+                name="precision",
+                label="precision on repeated routes",
+                comparison=">=",
+                target=0.95,
+                figure=0.978,
+                met=True,
+            ),
+            TargetCheck(
+                name="false_repeat_rate",
+                label="false-repeat rate",
+                comparison="<=",
+                target=0.02,
+                figure=0.023,
+                met=False,
+            ),
+            TargetCheck(
+                name="tokens_p95",
+                label="p95 private context (tokens)",
+                comparison="<=",
+                target=2000,
+                figure=2375.0,
+                met=False,
+            ),
         ],
-    )  # fmt: skip
+    )
     console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     render_qualification(summary, console)
     text = console.export_text()

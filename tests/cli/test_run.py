@@ -3,13 +3,13 @@ import os
 import stat
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from click.testing import CliRunner
 
-from contracts.config import Enablement, EnablementConfig
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.config import Enablement, EnablementConfig
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import write_private
 
@@ -51,7 +51,8 @@ def test_run_unreadable_file_exits_2(tmp_path):
     missing = tmp_path / "missing.json"
     result = _invoke("run", "--situation", str(missing))
     assert (result.exit_code, result.stderr) == (
-        2, f"error: invalid_input: cannot read {missing}: No such file or directory\n"
+        2,
+        f"error: invalid_input: cannot read {missing}: No such file or directory\n",
     )
 
 
@@ -70,15 +71,20 @@ def test_run_admitted_writes_private_result_0600_and_keeps_stdout_clean(tmp_path
                 repository_id="repo-fixture",
                 provider="obelisk",
                 obelisk_bin="/nonexistent/obelisk",
-                enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
+                enabled_at=datetime(2026, 11, 29, tzinfo=UTC),
             )
         ]
     )
     write_private(state_paths().config_file, config.model_dump_json().encode())
     private_out = tmp_path / "private.json"
     result = _invoke(
-        "run", "--situation", _situation_file(tmp_path, commands=[f"pytest {CANARY}"], hypothesis=CANARY),
-        "--format", "json", "--private-out", str(private_out),
+        "run",
+        "--situation",
+        _situation_file(tmp_path, commands=[f"pytest {CANARY}"], hypothesis=CANARY),
+        "--format",
+        "json",
+        "--private-out",
+        str(private_out),
     )
     assert result.exit_code == 0 and CANARY not in result.output
     decision = json.loads(result.stdout)
@@ -89,14 +95,22 @@ def test_run_admitted_writes_private_result_0600_and_keeps_stdout_clean(tmp_path
 
 def test_run_prefect_without_api_is_a_typed_error(tmp_path):
     # A fresh process: the session's Prefect test server must not count as a configured API.
-    environment = {
-        key: value for key, value in os.environ.items() if not key.startswith("PREFECT_API")
-    }
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("PREFECT_API")}
     environment["PREFECT_HOME"] = str(tmp_path / "prefect-home")
     completed = subprocess.run(
-        [sys.executable, "-m", "obelisk_session_evidence", "run", "--situation",
-         _situation_file(tmp_path), "--prefect"],
-        capture_output=True, text=True, env=environment, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "obelisk_session_evidence",
+            "run",
+            "--situation",
+            _situation_file(tmp_path),
+            "--prefect",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
     )
     assert completed.returncode == 2
     assert completed.stderr.startswith("error: prefect_api_not_configured")

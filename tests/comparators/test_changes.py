@@ -4,20 +4,20 @@ A repeat is a dead end only when nothing that could change its outcome happened 
 an edit, a formatter, an install, in the same checkout (`comparators.changes`, `route_match`).
 """
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from comparators.attribution import attribute
-from comparators.changes import changed_paths, is_project_config, relevant_change
-from comparators.commands import parse_command
-from comparators.history import prior_steps_from_calls
-from comparators.route_match import route_match
-from contracts.prior_calls import PriorToolCall
-from contracts.situation import Revision, RouteProposal
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.comparators.attribution import attribute
+from obelisk_session_evidence.comparators.changes import changed_paths, is_project_config, relevant_change
+from obelisk_session_evidence.comparators.commands import parse_command
+from obelisk_session_evidence.comparators.history import prior_steps_from_calls
+from obelisk_session_evidence.comparators.route_match import route_match
+from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
+from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
-T0 = datetime(2026, 2, 12, 14, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 2, 12, 14, 0, tzinfo=UTC)
 WT_4TE = "/home/USER/projects/spotter-worktrees/spotter-4te"
 WT_DOV = "/home/USER/projects/spotter-worktrees/spotter-dov"
 
@@ -33,21 +33,39 @@ MASKED_OUTPUT = (
 )
 
 
-def call(command: str, output: str = "", *, minute: int, tool: str = "Bash", is_error: bool = False,
-         cwd: str = WT_4TE, files: tuple[str, ...] = ()) -> PriorToolCall:
+def call(
+    command: str,
+    output: str = "",
+    *,
+    minute: int,
+    tool: str = "Bash",
+    is_error: bool = False,
+    cwd: str = WT_4TE,
+    files: tuple[str, ...] = (),
+) -> PriorToolCall:
     return PriorToolCall(
-        session_ref="session:" + "b" * 16, tool_name=tool, command=command, is_error=is_error, cwd=cwd,
-        repository_cwd="", observed_at=T0 + timedelta(minutes=minute), output_excerpt=output, files=list(files),
-    )  # fmt: skip
+        session_ref="session:" + "b" * 16,
+        tool_name=tool,
+        command=command,
+        is_error=is_error,
+        cwd=cwd,
+        repository_cwd="",
+        observed_at=T0 + timedelta(minutes=minute),
+        output_excerpt=output,
+        files=list(files),
+    )
 
 
 def verdict(calls: list[PriorToolCall], *commands: str) -> tuple[bool, bool]:
     steps = prior_steps_from_calls(calls, [])
     roots = tuple(dict.fromkeys(c.cwd for c in calls if c.cwd))
     found = route_match(
-        RouteProposal(action_kind="shell", commands=list(commands)), steps,
-        thresholds=RouteThresholds(), revision=Revision(current="c0ffee1"), roots=roots,
-    )  # fmt: skip
+        RouteProposal(action_kind="shell", commands=list(commands)),
+        steps,
+        thresholds=RouteThresholds(),
+        revision=Revision(current="c0ffee1"),
+        roots=roots,
+    )
     return found.repeats_failure, found.repeats_attempt
 
 
@@ -61,7 +79,12 @@ def test_the_commit_after_mix_format_is_not_a_repeat() -> None:
 
 
 def test_the_commit_after_an_edit_anywhere_in_the_checkout_is_not_a_repeat() -> None:
-    edit = call(f"{WT_4TE}/lib/spotter/telemetry/otel.ex", tool="Edit", minute=2, files=(f"{WT_4TE}/lib/spotter/telemetry/otel.ex",))
+    edit = call(
+        f"{WT_4TE}/lib/spotter/telemetry/otel.ex",
+        tool="Edit",
+        minute=2,
+        files=(f"{WT_4TE}/lib/spotter/telemetry/otel.ex",),
+    )
     assert verdict([call(COMMIT, HOOK_OUTPUT, minute=0, is_error=True), edit], COMMIT) == (False, False)
 
 
@@ -79,8 +102,10 @@ def test_an_edit_in_another_worktree_does_not_change_this_one() -> None:
 
 def test_the_git_add_of_a_failed_attempt_is_no_change() -> None:
     # The --no-verify commit failed too; the `git add -A` it ran first stages what the next attempt stages.
-    calls = [call(COMMIT, HOOK_OUTPUT, minute=0, is_error=True),
-             call(COMMIT.replace("commit", "commit --no-verify"), HOOK_OUTPUT, minute=1, is_error=True)]  # fmt: skip
+    calls = [
+        call(COMMIT, HOOK_OUTPUT, minute=0, is_error=True),
+        call(COMMIT.replace("commit", "commit --no-verify"), HOOK_OUTPUT, minute=1, is_error=True),
+    ]
     assert verdict(calls, COMMIT)[0]
 
 
@@ -161,7 +186,10 @@ def test_another_view_of_a_success_cut_by_a_filter_is_a_new_observation() -> Non
     head = call("mix test --seed 0 2>&1 | head -100", "==> file_system\nCompiling 7 files (.ex)", minute=0)
     assert verdict([head], MASKED_TEST) == (False, False)
     assert verdict([head], "mix test --seed 0 2>&1 | head -100") == (False, True)
-    assert verdict([call("mix test --seed 0 2>&1", "14 doctests, 127 tests, 0 failures", minute=0)], MASKED_TEST) == (False, True)
+    assert verdict([call("mix test --seed 0 2>&1", "14 doctests, 127 tests, 0 failures", minute=0)], MASKED_TEST) == (
+        False,
+        True,
+    )
     assert verdict([call(MASKED_TEST.replace("50", "80"), MASKED_OUTPUT, minute=0)], MASKED_TEST) == (True, False)
 
 

@@ -2,7 +2,12 @@
 
 import pytest
 
-from comparators.commands import cd_roots, command_shapes, command_similarity, normalise_command
+from obelisk_session_evidence.comparators.commands import (
+    cd_roots,
+    command_shapes,
+    command_similarity,
+    normalise_command,
+)
 
 REPEATS = [
     ("pytest tests/test_parser.py", "pytest tests/test_parser.py"),
@@ -18,7 +23,7 @@ PARAPHRASES = [
     ("python -m pytest tests/test_parser.py", "pytest tests/test_parser.py"),
     ("python3 -m pytest tests/test_parser.py", "py.test tests/test_parser.py"),
     ("bash -lc 'pytest tests/test_parser.py'", "pytest tests/test_parser.py"),
-    ("sh -c \"pytest tests/test_parser.py\"", "zsh -ic 'pytest tests/test_parser.py'"),
+    ('sh -c "pytest tests/test_parser.py"', "zsh -ic 'pytest tests/test_parser.py'"),
     ("uv run pytest tests/test_parser.py", "poetry run pytest tests/test_parser.py"),
     ("timeout 120 pytest tests/test_parser.py", "env CI=1 pytest tests/test_parser.py"),
     (".venv/bin/pytest tests/test_parser.py", "pytest tests/test_parser.py"),
@@ -26,8 +31,10 @@ PARAPHRASES = [
     # environment assignments and cd prefixes
     ("PYTHONPATH=src DEBUG=1 pytest tests/test_parser.py", "pytest tests/test_parser.py"),
     ("cd /home/dev/repo && pytest tests/test_parser.py", "pytest tests/test_parser.py"),
-    ("cd /home/dev/wt/feature && pytest /home/dev/wt/feature/tests/test_parser.py",
-     "cd /home/dev/repo && pytest /home/dev/repo/tests/test_parser.py"),
+    (
+        "cd /home/dev/wt/feature && pytest /home/dev/wt/feature/tests/test_parser.py",
+        "cd /home/dev/repo && pytest /home/dev/repo/tests/test_parser.py",
+    ),
     ("cd backend && pytest tests/test_parser.py", "pytest backend/tests/test_parser.py"),
     # redirections and display filters
     ("pytest tests/test_parser.py 2>&1 | tail -n 40", "pytest tests/test_parser.py"),
@@ -44,8 +51,10 @@ PARAPHRASES = [
     ("python tools/fetch.py --since 2026-01-02T10:00:00Z", "python tools/fetch.py --since 2026-03-09T08:15:00Z"),
     ("kill 41213", "kill 977"),
     ("curl http://localhost:8080/health", "curl http://localhost:9090/health"),
-    ("python scripts/load.py 3f1c9a52-1b7e-4d6a-9a0e-2b8c4d6e8f10",
-     "python scripts/load.py 0a9e2f4c-5d1b-4c3a-8e7f-1a2b3c4d5e6f"),
+    (
+        "python scripts/load.py 3f1c9a52-1b7e-4d6a-9a0e-2b8c4d6e8f10",
+        "python scripts/load.py 0a9e2f4c-5d1b-4c3a-8e7f-1a2b3c4d5e6f",
+    ),
     ("./scripts/build.sh --release", "bash scripts/build.sh --release"),
     ("pytest --maxfail=2 tests/test_parser.py", "pytest tests/test_parser.py"),
 ]

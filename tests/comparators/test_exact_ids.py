@@ -5,17 +5,17 @@ from typing import Any
 
 import pytest
 
-from comparators.exact_ids import (
+from obelisk_session_evidence.comparators.exact_ids import (
     baseline_of,
     delta_with,
     exact_id_delta,
     required_outcomes,
     window_of,
 )
-from comparators.reasons import REASONS
-from contracts.outcomes import DEFAULT_REQUIRED_OUTCOMES, VISION_REQUIRED_OUTCOMES
-from contracts.situation import Obligation
-from contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.comparators.reasons import REASONS
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.outcomes import DEFAULT_REQUIRED_OUTCOMES, VISION_REQUIRED_OUTCOMES
+from obelisk_session_evidence.contracts.situation import Obligation
 
 DEFAULT = list(DEFAULT_REQUIRED_OUTCOMES)
 REVIEW = ["fresh_vision_path_outcome", *DEFAULT]
@@ -54,8 +54,11 @@ def _observation(**fields: Any) -> TypedProgressObservation:
         # An empty narrowed set narrows nothing; repeats collapse in first-seen order.
         (["typed_progress_repeat"], [], DEFAULT),
         (["vision_acceptance_gap"], [], list(VISION_REQUIRED_OUTCOMES)),
-        (["typed_progress_repeat"], ["new_surface", "new_concrete_blocker", "new_surface"],
-         ["new_surface", "new_concrete_blocker"]),
+        (
+            ["typed_progress_repeat"],
+            ["new_surface", "new_concrete_blocker", "new_surface"],
+            ["new_surface", "new_concrete_blocker"],
+        ),
     ],
 )
 def test_required_outcomes_follows_loopx(kinds, declared, expected):
@@ -67,49 +70,108 @@ def test_required_outcomes_follows_loopx(kinds, declared, expected):
     ("kinds", "obligation_fields", "observation", "accepted", "outcomes", "reason_code"),
     [
         # Only the changed probe counts; new evidence alone counts for nothing.
-        (["typed_progress_repeat"], {"progress_baseline": BASELINE},
-         {**BASELINE, "result_class": "advanced", "probe_kind": "p2", "evidence_ids": ["e2"]},
-         True, ["new_probe_family"], "semantic_advance"),
-        (["typed_progress_repeat"], {"progress_baseline": BASELINE},
-         {**BASELINE, "result_class": "advanced", "evidence_ids": ["e2"]},
-         False, [], "same_route_new_evidence_only"),
-        (["typed_progress_repeat"], {"progress_baseline": BASELINE},
-         {**BASELINE, "result_class": "advanced", "surface_id": "s2", "evidence_ids": []},
-         False, [], "evidence_required"),
+        (
+            ["typed_progress_repeat"],
+            {"progress_baseline": BASELINE},
+            {**BASELINE, "result_class": "advanced", "probe_kind": "p2", "evidence_ids": ["e2"]},
+            True,
+            ["new_probe_family"],
+            "semantic_advance",
+        ),
+        (
+            ["typed_progress_repeat"],
+            {"progress_baseline": BASELINE},
+            {**BASELINE, "result_class": "advanced", "evidence_ids": ["e2"]},
+            False,
+            [],
+            "same_route_new_evidence_only",
+        ),
+        (
+            ["typed_progress_repeat"],
+            {"progress_baseline": BASELINE},
+            {**BASELINE, "result_class": "advanced", "surface_id": "s2", "evidence_ids": []},
+            False,
+            [],
+            "evidence_required",
+        ),
         # A Todo-succession gap is settled by a Todo transition, never by a typed observation.
-        (["completed_advancement_without_successor"],
-         {"progress_baseline": BASELINE, "satisfying_semantic_outcomes": ["new_runnable_successor"]},
-         {"result_class": "advanced", "surface_id": "s2", "evidence_ids": ["e2"]},
-         False, ["new_surface"], "outcomes_not_required"),
+        (
+            ["completed_advancement_without_successor"],
+            {"progress_baseline": BASELINE, "satisfying_semantic_outcomes": ["new_runnable_successor"]},
+            {"result_class": "advanced", "surface_id": "s2", "evidence_ids": ["e2"]},
+            False,
+            ["new_surface"],
+            "outcomes_not_required",
+        ),
         # The baseline's blocker counts whatever its class; a window claim's only when blocked.
-        (["typed_progress_repeat"],
-         {"progress_baseline": {"result_class": "advanced", "blocker_id": "b1", "evidence_ids": ["e1"]}},
-         {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
-         False, [], "blocker_repeated"),
-        (["typed_progress_repeat"],
-         {"progress_baseline": BASELINE,
-          "progress_window": [{"result_class": "advanced", "blocker_id": "b1", "evidence_ids": ["e1"]}]},
-         {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
-         True, ["new_concrete_blocker"], "semantic_advance"),
-        (["typed_progress_repeat"],
-         {"progress_baseline": BASELINE,
-          "progress_window": [{"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e1"]}]},
-         {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
-         False, [], "progress_observation_replayed"),
+        (
+            ["typed_progress_repeat"],
+            {"progress_baseline": {"result_class": "advanced", "blocker_id": "b1", "evidence_ids": ["e1"]}},
+            {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
+            False,
+            [],
+            "blocker_repeated",
+        ),
+        (
+            ["typed_progress_repeat"],
+            {
+                "progress_baseline": BASELINE,
+                "progress_window": [{"result_class": "advanced", "blocker_id": "b1", "evidence_ids": ["e1"]}],
+            },
+            {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
+            True,
+            ["new_concrete_blocker"],
+            "semantic_advance",
+        ),
+        (
+            ["typed_progress_repeat"],
+            {
+                "progress_baseline": BASELINE,
+                "progress_window": [{"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e1"]}],
+            },
+            {"result_class": "blocked", "blocker_id": "b1", "evidence_ids": ["e2"]},
+            False,
+            [],
+            "progress_observation_replayed",
+        ),
         # Without the agent vision's stop state no-follow-up never stands.
-        (["typed_progress_repeat"], {"progress_baseline": BASELINE},
-         {"result_class": "no_followup", "coverage_scope_id": "c1", "evidence_ids": ["e2"]},
-         False, [], "no_followup_vision_path_inconsistent"),
-        (["typed_progress_repeat"], {},
-         {"result_class": "exploration_exhausted", "coverage_complete": True, "evidence_ids": ["e2"]},
-         False, [], "coverage_scope_required"),
+        (
+            ["typed_progress_repeat"],
+            {"progress_baseline": BASELINE},
+            {"result_class": "no_followup", "coverage_scope_id": "c1", "evidence_ids": ["e2"]},
+            False,
+            [],
+            "no_followup_vision_path_inconsistent",
+        ),
+        (
+            ["typed_progress_repeat"],
+            {},
+            {"result_class": "exploration_exhausted", "coverage_complete": True, "evidence_ids": ["e2"]},
+            False,
+            [],
+            "coverage_scope_required",
+        ),
         # Exhaustion on the same scope is new again once coverage becomes complete.
-        (["typed_progress_repeat"],
-         {"progress_baseline": {"result_class": "exploration_exhausted", "coverage_scope_id": "c1",
-                                "coverage_complete": False, "evidence_ids": ["e1"]}},
-         {"result_class": "exploration_exhausted", "coverage_scope_id": "c1", "coverage_complete": True,
-          "evidence_ids": ["e1"]},
-         True, ["coverage_backed_exploration_exhausted"], "semantic_advance"),
+        (
+            ["typed_progress_repeat"],
+            {
+                "progress_baseline": {
+                    "result_class": "exploration_exhausted",
+                    "coverage_scope_id": "c1",
+                    "coverage_complete": False,
+                    "evidence_ids": ["e1"],
+                }
+            },
+            {
+                "result_class": "exploration_exhausted",
+                "coverage_scope_id": "c1",
+                "coverage_complete": True,
+                "evidence_ids": ["e1"],
+            },
+            True,
+            ["coverage_backed_exploration_exhausted"],
+            "semantic_advance",
+        ),
     ],
 )
 def test_exact_id_delta_follows_loopx(kinds, obligation_fields, observation, accepted, outcomes, reason_code):
@@ -129,10 +191,18 @@ WINDOW_CLAIM = {"result_class": "advanced", "work_item_id": "todo-1", "surface_i
         ("typed_progress_repeat", WINDOW_CLAIM, True, "semantic_advance"),
         # ... and the fingerprint covers work_item_id, so the same claim under another Todo is
         # no replay; it fails only because its evidence is not new.
-        ("external_progress_review_drift", {**WINDOW_CLAIM, "work_item_id": "todo-2"}, False,
-         "progress_identity_without_new_evidence"),
-        ("external_progress_review_drift", {**WINDOW_CLAIM, "work_item_id": "todo-2", "evidence_ids": ["e10"]},
-         True, "semantic_advance"),
+        (
+            "external_progress_review_drift",
+            {**WINDOW_CLAIM, "work_item_id": "todo-2"},
+            False,
+            "progress_identity_without_new_evidence",
+        ),
+        (
+            "external_progress_review_drift",
+            {**WINDOW_CLAIM, "work_item_id": "todo-2", "evidence_ids": ["e10"]},
+            True,
+            "semantic_advance",
+        ),
     ],
 )
 def test_exact_id_delta_external_review_refuses_replays(kind, observation, accepted, reason_code):
@@ -176,10 +246,19 @@ def test_baseline_of_and_window_of_prefer_the_obligation_then_the_first_trigger_
 
 def test_reasons_cover_every_code_exact_id_delta_emits():
     emitted = {
-        "semantic_advance", "unchanged_never_advances", "evidence_required",
-        "same_route_new_evidence_only", "blocker_id_required", "blocker_repeated",
-        "coverage_scope_required", "terminal_coverage_repeated", "coverage_incomplete",
-        "no_followup_vision_path_inconsistent", "progress_observation_replayed",
-        "progress_identity_without_new_evidence", "outcomes_not_required", "acceptance_hold_widened",
+        "semantic_advance",
+        "unchanged_never_advances",
+        "evidence_required",
+        "same_route_new_evidence_only",
+        "blocker_id_required",
+        "blocker_repeated",
+        "coverage_scope_required",
+        "terminal_coverage_repeated",
+        "coverage_incomplete",
+        "no_followup_vision_path_inconsistent",
+        "progress_observation_replayed",
+        "progress_identity_without_new_evidence",
+        "outcomes_not_required",
+        "acceptance_hold_widened",
     }
     assert emitted <= set(REASONS)

@@ -2,7 +2,13 @@
 
 import pytest
 
-from comparators.paths import mask_volatile, related_files, repository_path, same_file, subject_stem
+from obelisk_session_evidence.comparators.paths import (
+    mask_volatile,
+    related_files,
+    repository_path,
+    same_file,
+    subject_stem,
+)
 
 
 @pytest.mark.parametrize(

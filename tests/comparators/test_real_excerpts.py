@@ -5,31 +5,45 @@ matter), with the session file they come from. Prior calls are built as the prov
 over (`PriorToolCall`); proposals are what the agent could plausibly have run next.
 """
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from comparators.attribution import attribute
-from comparators.commands import command_similarity, parse_command
-from comparators.history import prior_steps, prior_steps_from_calls
-from comparators.route_match import route_match
-from comparators.shell import parse_script
-from contracts.evidence import EvidenceItem
-from contracts.prior_calls import PriorToolCall
-from contracts.situation import Revision, RouteProposal
-from contracts.snippets import parse_tool_snippet, tool_snippet
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.comparators.attribution import attribute
+from obelisk_session_evidence.comparators.commands import command_similarity, parse_command
+from obelisk_session_evidence.comparators.history import prior_steps, prior_steps_from_calls
+from obelisk_session_evidence.comparators.route_match import route_match
+from obelisk_session_evidence.comparators.shell import parse_script
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
+from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
+from obelisk_session_evidence.contracts.snippets import parse_tool_snippet, tool_snippet
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
-T0 = datetime(2026, 2, 11, 20, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 2, 11, 20, 0, tzinfo=UTC)
 SPOTTER = "/home/USER/projects/spotter-worktrees/spotter-fum"
 PI_MONO = "/Users/badlogic/workspaces/pi-mono"
 
 
-def prior(command: str, output: str = "", *, exit_code: int | None = None, is_error: bool | None = None,
-          cwd: str = SPOTTER, tool: str = "Bash", minute: int = 0) -> PriorToolCall:
+def prior(
+    command: str,
+    output: str = "",
+    *,
+    exit_code: int | None = None,
+    is_error: bool | None = None,
+    cwd: str = SPOTTER,
+    tool: str = "Bash",
+    minute: int = 0,
+) -> PriorToolCall:
     return PriorToolCall(
-        session_ref="session:" + "a" * 16, tool_name=tool, command=command, exit_code=exit_code,
-        is_error=is_error, cwd=cwd, repository_cwd="", observed_at=T0 + timedelta(minutes=minute),
+        session_ref="session:" + "a" * 16,
+        tool_name=tool,
+        command=command,
+        exit_code=exit_code,
+        is_error=is_error,
+        cwd=cwd,
+        repository_cwd="",
+        observed_at=T0 + timedelta(minutes=minute),
         output_excerpt=output,
-    )  # fmt: skip
+    )
 
 
 def match(calls: list[PriorToolCall], *commands: str):
@@ -75,9 +89,11 @@ def test_heredoc_commit_in_a_collapsed_snippet_still_repeats() -> None:
     # A provider with no structured calls (the Obelisk CLI) hands over snippets: newlines
     # collapsed, and possibly cut by the window. The subject is still found by prefix.
     item = EvidenceItem(
-        session_ref="session:" + "a" * 16, evidence_type="prior_failure", observed_at=T0,
+        session_ref="session:" + "a" * 16,
+        evidence_type="prior_failure",
+        observed_at=T0,
         snippet=tool_snippet(HEREDOC_COMMIT, "error", HOOK_OUTPUT),
-    )  # fmt: skip
+    )
     route = RouteProposal(action_kind="shell", commands=[HEREDOC_COMMIT])
     result = route_match(route, prior_steps([item]), thresholds=RouteThresholds(), revision=None)
     assert result.repeats_failure
@@ -92,14 +108,17 @@ def test_heredoc_commit_in_a_collapsed_snippet_still_repeats() -> None:
 # times in a row with the same subject.
 INLINE_MESSAGE_COMMIT = (
     'git add -A && git commit -m "feat: add OTEL dependencies, bootstrap, and safe runtime defaults\n\n'
-    '- Add opentelemetry_api, opentelemetry, opentelemetry_exporter, \n'
+    "- Add opentelemetry_api, opentelemetry, opentelemetry_exporter, \n"
     '  opentelemetry_bandit, opentelemetry_phoenix, opentelemetry_ash dependencies"'
 )
 
 
 def test_multi_line_commit_message_compared_by_subject() -> None:
-    calls = [prior(INLINE_MESSAGE_COMMIT, "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.",
-                   is_error=True)]  # fmt: skip
+    calls = [
+        prior(
+            INLINE_MESSAGE_COMMIT, "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.", is_error=True
+        )
+    ]
     shorter = 'git add -A && git commit -m "feat: add OTEL dependencies, bootstrap, and safe runtime defaults"'
     assert match(calls, shorter).repeats_failure
 
@@ -158,8 +177,10 @@ def test_cd_prefix_sets_the_place_the_command_runs() -> None:
 # the activate prefix the same kind of agent writes.
 NOT_FOUND = "tree /home/USER/projects/spotter-worktrees/spotter-0rt/lib -L 3"
 NOT_FOUND_OUTPUT = "Exit code 127\n(eval):1: command not found: tree"
-ACTIVATE = ('source /Users/example/proj/example-project/.venv/bin/activate && echo "Virtual environment activated"'
-            " && which python && python --version")  # fmt: skip
+ACTIVATE = (
+    'source /Users/example/proj/example-project/.venv/bin/activate && echo "Virtual environment activated"'
+    " && which python && python --version"
+)
 
 
 def test_activate_prefix_is_the_environment_of_what_follows() -> None:
@@ -169,7 +190,15 @@ def test_activate_prefix_is_the_environment_of_what_follows() -> None:
 
 
 def test_after_command_not_found_a_prefixed_form_is_another_route() -> None:
-    calls = [prior(NOT_FOUND, NOT_FOUND_OUTPUT, exit_code=127, is_error=True, cwd="/home/USER/projects/spotter-worktrees/spotter-0rt")]
+    calls = [
+        prior(
+            NOT_FOUND,
+            NOT_FOUND_OUTPUT,
+            exit_code=127,
+            is_error=True,
+            cwd="/home/USER/projects/spotter-worktrees/spotter-0rt",
+        )
+    ]
     step = prior_steps_from_calls(calls, [])[0]
     assert step.not_found and step.failing == 0
     assert match(calls, NOT_FOUND).repeats_failure
@@ -193,8 +222,14 @@ def test_pipe_masked_failure_is_read_from_the_output() -> None:
     assert step.result == "failed" and step.masked and step.failing == 0
     assert match(calls, "npm run check").repeats_failure
     # The same call with a clean output is a success: the mask alone says nothing.
-    clean = [prior(MASKED, "> pi-monorepo@0.0.3 check\nChecked 236 files in 122ms. No fixes applied.",
-                   is_error=False, cwd=PI_MONO)]  # fmt: skip
+    clean = [
+        prior(
+            MASKED,
+            "> pi-monorepo@0.0.3 check\nChecked 236 files in 122ms. No fixes applied.",
+            is_error=False,
+            cwd=PI_MONO,
+        )
+    ]
     assert prior_steps_from_calls(clean, [])[0].result == "succeeded"
     assert match(clean, MASKED).repeats_attempt
     # It showed only what its filter let through: the bare run is another observation.

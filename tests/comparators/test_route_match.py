@@ -1,23 +1,30 @@
 """Route matching: outcome and revision awareness over prior steps."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from comparators.history import prior_steps
-from comparators.route_match import route_match
-from contracts.evidence import EvidenceItem
-from contracts.situation import Revision, RouteProposal
-from contracts.snippets import tool_snippet
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.comparators.history import prior_steps
+from obelisk_session_evidence.comparators.route_match import route_match
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
+from obelisk_session_evidence.contracts.snippets import tool_snippet
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 THRESHOLDS = RouteThresholds()
 CURRENT = Revision(current="c0ffee1")
 
 
-def call(command: str, outcome: str = "exit 1", *, minute: int | None = 0, revision: str | None = None,
-         evidence_type: str | None = None, output: str = "") -> EvidenceItem:
+def call(
+    command: str,
+    outcome: str = "exit 1",
+    *,
+    minute: int | None = 0,
+    revision: str | None = None,
+    evidence_type: str | None = None,
+    output: str = "",
+) -> EvidenceItem:
     failed = outcome not in ("exit 0", "ok")
     return EvidenceItem(
         session_ref="session:" + "a" * 16,
@@ -151,7 +158,9 @@ def test_route_match_every_command_must_repeat() -> None:
 
 def test_route_match_segment_before_the_one_that_failed_is_an_attempt() -> None:
     # The output names the failing segment (`make test`'s test runner), so `make build` ran fine.
-    items = [call("make build && pytest tests/test_a.py", output="E   AssertionError\nTraceback (most recent call last)")]
+    items = [
+        call("make build && pytest tests/test_a.py", output="E   AssertionError\nTraceback (most recent call last)")
+    ]
     assert match(items, commands=["make build"]).repeats_attempt
 
 
@@ -207,8 +216,16 @@ def test_route_match_hypothesis_ignores_tool_output() -> None:
 @pytest.mark.parametrize(
     ("blocker", "history", "evidenced"),
     [
-        ("staging DB credentials missing from the vault", "Blocked: the vault lacks the staging database credentials", True),
-        ("registry rejects the push with 403 forbidden", "$ docker push img\nexit 1\nerror: registry rejects push: 403 Forbidden", True),
+        (
+            "staging DB credentials missing from the vault",
+            "Blocked: the vault lacks the staging database credentials",
+            True,
+        ),
+        (
+            "registry rejects the push with 403 forbidden",
+            "$ docker push img\nexit 1\nerror: registry rejects push: 403 Forbidden",
+            True,
+        ),
         ("staging DB credentials missing from the vault", "Blocked: CI cannot reach the staging database", False),
     ],
 )

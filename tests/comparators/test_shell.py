@@ -1,7 +1,7 @@
 """The shell reader: simple commands in source order, operators, heredocs, bounds, fallback."""
 
-from comparators.commands import parse_command
-from comparators.shell import MAX_SEGMENTS, parse_script
+from obelisk_session_evidence.comparators.commands import parse_command
+from obelisk_session_evidence.comparators.shell import MAX_SEGMENTS, parse_script
 
 
 def test_operators_subshells_redirections_and_assignments() -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from comparators.text import text_similarity, text_tokens
+from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
 
 REPEATS = [
     ("The cache key ignores the locale", "The cache key ignores the locale."),
@@ -19,7 +19,10 @@ PARAPHRASES = [
 NOVEL = [
     ("The cache key ignores the locale", "The cache key ignores the timezone."),
     ("parser fails on unicode input", "The parser fails on empty input."),
-    ("Staging database credentials are missing from the vault", "Blocked: the CI runner cannot reach the staging database"),
+    (
+        "Staging database credentials are missing from the vault",
+        "Blocked: the CI runner cannot reach the staging database",
+    ),
     ("The retry loop never backs off", "The cache key ignores the locale."),
     ("The cache key ignores the locale", ""),
 ]

@@ -7,10 +7,6 @@ from typing import Any
 
 import pytest
 
-from comparators.exact_ids import exact_id_delta
-from contracts.decision import SemanticDelta
-from contracts.observations import TypedProgressObservation
-from contracts.situation import Obligation
 from fixtures.conformance_cases import (
     CORE_OUTCOME_SETS,
     EVIDENCE_STATES,
@@ -20,6 +16,10 @@ from fixtures.conformance_cases import (
     RESULT_CLASSES,
     ConformanceCase,
 )
+from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
+from obelisk_session_evidence.contracts.decision import SemanticDelta
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.situation import Obligation
 from tests.conformance.conftest import LoopxAnswers, record_timing
 
 pytestmark = pytest.mark.conformance
@@ -70,33 +70,28 @@ def _mismatch(ours: SemanticDelta, theirs: dict[str, Any]) -> dict[str, tuple[An
 
 
 @pytest.mark.parametrize("family", [*CORE_OUTCOME_SETS, *EXTRA_FAMILIES])
-def test_exact_id_delta_equals_loopx(
-    family: str, loopx_answers: LoopxAnswers, our_deltas: list[SemanticDelta]
-) -> None:
+def test_exact_id_delta_equals_loopx(family: str, loopx_answers: LoopxAnswers, our_deltas: list[SemanticDelta]) -> None:
     mismatches = [
         (case.label, differing)
-        for case, ours, theirs in zip(loopx_answers.cases, our_deltas, loopx_answers.answers)
+        for case, ours, theirs in zip(loopx_answers.cases, our_deltas, loopx_answers.answers, strict=False)
         if case.coordinates["family"] == family and (differing := _mismatch(ours, theirs))
     ]
     checked = sum(case.coordinates["family"] == family for case in loopx_answers.cases)
     assert checked > 0
-    assert not mismatches, (
-        f"{len(mismatches)} of {checked} {family} cases differ from LoopX; first: "
-        + "\n".join(f"{label}: {differing}" for label, differing in mismatches[:SHOWN_MISMATCHES])
+    assert not mismatches, f"{len(mismatches)} of {checked} {family} cases differ from LoopX; first: " + "\n".join(
+        f"{label}: {differing}" for label, differing in mismatches[:SHOWN_MISMATCHES]
     )
 
 
 def test_loopx_refuses_only_widened_acceptance_holds(loopx_answers: LoopxAnswers) -> None:
     refused = Counter(
         case.coordinates["family"]
-        for case, theirs in zip(loopx_answers.cases, loopx_answers.answers)
+        for case, theirs in zip(loopx_answers.cases, loopx_answers.answers, strict=False)
         if "error" in theirs
     )
     assert set(refused) <= {"acceptance_hold"}
     assert all(
-        "acceptance recovery cannot widen" in theirs["message"]
-        for theirs in loopx_answers.answers
-        if "error" in theirs
+        "acceptance recovery cannot widen" in theirs["message"] for theirs in loopx_answers.answers if "error" in theirs
     )
 
 
@@ -119,7 +114,7 @@ def test_generated_cases_cover_every_class_outcome_set_and_combination(
 
 def test_loopx_accepts_and_refuses_in_every_outcome_set(loopx_answers: LoopxAnswers) -> None:
     accepted: dict[str, Counter[bool]] = {}
-    for case, theirs in zip(loopx_answers.cases, loopx_answers.answers):
+    for case, theirs in zip(loopx_answers.cases, loopx_answers.answers, strict=False):
         family = case.coordinates["family"]
         accepted.setdefault(family, Counter())[bool(theirs.get("accepted"))] += 1
     for family, counts in accepted.items():

@@ -57,7 +57,9 @@ def test_context_provider_retrieve_is_a_loopx_retrieval_with_content_free_public
     )
     assert isinstance(retrieval, ContextProviderRetrieval)
     assert (retrieval.status, retrieval.search_performed, retrieval.read_performed) == (
-        "completed", True, True,
+        "completed",
+        True,
+        True,
     )
     # The invoking turn's failure is not history; the earlier session's is. The verdict leads.
     verdict, evidence = retrieval.items
@@ -77,7 +79,9 @@ def test_context_provider_sync_writes_nothing(encoder):
     )
     packet = sync.public_packet()
     assert (packet["status"], packet["write_count"], packet["external_writes_performed"]) == (
-        "unavailable", 0, False,
+        "unavailable",
+        0,
+        False,
     )
 
 
@@ -85,8 +89,8 @@ def test_loopx_reward_memory_recall_filters_session_evidence_items(encoder):
     """Surprise: agent-turn-recall (through reward memory) keeps only reviewed
     `reward_memory_active_record_v0` items, so session evidence handed in as a provider
     is read back and then filtered, never injected as memory (RFC §3.1 wants exactly that)."""
-    from loopx.capabilities.reward_memory.application import execute_reward_memory_recall
     from loopx.capabilities.reward_memory import evaluation_fixtures as loopx_fixtures
+    from loopx.capabilities.reward_memory.application import execute_reward_memory_recall
 
     # LoopX's own evaluation corpus and request, re-bound to this provider's scope.
     request = loopx_fixtures._request()
@@ -95,9 +99,7 @@ def test_loopx_reward_memory_recall_filters_session_evidence_items(encoder):
         "provider_scope_ref_digest": hashlib.sha256(b"replan-history").hexdigest()[:16],
     }
     binding = {**loopx_fixtures._binding(), "scope_ref": "replan-history"}
-    session = execute_reward_memory_recall(
-        request, provider_binding=binding, provider=_provider(encoder)
-    )
+    session = execute_reward_memory_recall(request, provider_binding=binding, provider=_provider(encoder))
     packet = session.public_packet
     assert packet["provider_call_count"] == 1
     assert (packet["status"], packet["empty_cause"]) == ("empty", "all_provider_items_filtered")
@@ -110,8 +112,8 @@ def test_extension_doctor_is_not_ready_through_loopx_without_an_enablement(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """Issue 15 §5: LoopX used to report "ready" with no enablement; its own doctor now fails."""
-    from loopx.extensions.readiness import extension_doctor
     from loopx.extensions.manifest import load_extension_manifest
+    from loopx.extensions.readiness import extension_doctor
 
     # LoopX resolves the entrypoint on PATH, as an installed console script.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{Path(sys.executable).parent}")

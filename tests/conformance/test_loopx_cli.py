@@ -53,25 +53,38 @@ class LoopxHome:
             "TMPDIR": str(root),
         }
         self.profile = root / "profile.json"
-        self.profile.write_text(json.dumps({
-            "schema_version": "decision_context_profile_v0",
-            "goal_id": GOAL,
-            "enabled": True,
-            "enabled_agents": [AGENT],
-            "source_provider_bindings": [],
-            "sources": [],
-            "context_provider": {
-                "provider": "extension", "namespace": "replan", "scope_ref": "goal",
-                "max_results": 4, "timeout_seconds": 30, "config": {"extension_id": EXTENSION_ID},
-            },
-            "automation": {"automatic_capture": False, "fail_open": True},
-        }))  # fmt: skip
+        self.profile.write_text(
+            json.dumps(
+                {
+                    "schema_version": "decision_context_profile_v0",
+                    "goal_id": GOAL,
+                    "enabled": True,
+                    "enabled_agents": [AGENT],
+                    "source_provider_bindings": [],
+                    "sources": [],
+                    "context_provider": {
+                        "provider": "extension",
+                        "namespace": "replan",
+                        "scope_ref": "goal",
+                        "max_results": 4,
+                        "timeout_seconds": 30,
+                        "config": {"extension_id": EXTENSION_ID},
+                    },
+                    "automation": {"automatic_capture": False, "fail_open": True},
+                }
+            )
+        )
 
     def run(self, *args: str, expect: int = 0) -> str:
         completed = subprocess.run(
-            list(args), capture_output=True, text=True, env=self.environment, cwd=self.root,
-            timeout=120, check=False,
-        )  # fmt: skip
+            list(args),
+            capture_output=True,
+            text=True,
+            env=self.environment,
+            cwd=self.root,
+            timeout=120,
+            check=False,
+        )
         assert completed.returncode == expect, (args[:3], completed.stdout[-2000:], completed.stderr[-2000:])
         return completed.stdout
 
@@ -90,10 +103,22 @@ class LoopxHome:
             "make lint", f"lint clean {CONTENT_CANARY}"
         ).write()
         self.ours(
-            "enable", "--surface", "replan-history", "--agent-id", AGENT, "--project-id", GOAL,
-            "--repository-id", REPO_ID, "--repo-root", str(self.repo), "--source", "claude",
-            "--source-root", f"claude={self.sessions}",
-        )  # fmt: skip
+            "enable",
+            "--surface",
+            "replan-history",
+            "--agent-id",
+            AGENT,
+            "--project-id",
+            GOAL,
+            "--repository-id",
+            REPO_ID,
+            "--repo-root",
+            str(self.repo),
+            "--source",
+            "claude",
+            "--source-root",
+            f"claude={self.sessions}",
+        )
         self.ours("index", "refresh", "--root", f"claude={self.sessions}")
 
     def install(self) -> dict[str, Any]:
@@ -101,33 +126,54 @@ class LoopxHome:
 
     def recall(self, scope: str, query: str) -> dict[str, Any]:
         return self.loopx(
-            "decision-context", "recall-context", "--goal-id", GOAL, "--agent-id", AGENT,
-            "--profile", str(self.profile), "--context-scope-ref", scope, "--query", query,
-            "--query-summary", "prior failures",
-        )  # fmt: skip
-
+            "decision-context",
+            "recall-context",
+            "--goal-id",
+            GOAL,
+            "--agent-id",
+            AGENT,
+            "--profile",
+            str(self.profile),
+            "--context-scope-ref",
+            scope,
+            "--query",
+            query,
+            "--query-summary",
+            "prior failures",
+        )
 
     def loopx_runs(self, *observations: dict[str, Any]) -> None:
         """Run records in LoopX's own run index, which LoopX's `collect_history` reads."""
-        runtime_root = self.run(sys.executable, "-c", (
-            "from loopx.paths import select_default_runtime_root; print(select_default_runtime_root())"
-        )).strip()  # fmt: skip
+        runtime_root = self.run(
+            sys.executable,
+            "-c",
+            ("from loopx.paths import select_default_runtime_root; print(select_default_runtime_root())"),
+        ).strip()
         assert runtime_root.startswith(str(self.root))
         runs = Path(runtime_root) / "goals" / GOAL / "runs"
         runs.mkdir(parents=True)
         rows = [
-            {"generated_at": f"2026-11-2{day}T10:00:00+00:00", "goal_id": GOAL, "agent_id": AGENT,
-             "classification": "no_progress", "progress_observation": observation}
+            {
+                "generated_at": f"2026-11-2{day}T10:00:00+00:00",
+                "goal_id": GOAL,
+                "agent_id": AGENT,
+                "classification": "no_progress",
+                "progress_observation": observation,
+            }
             for day, observation in enumerate(observations, start=1)
-        ]  # fmt: skip
+        ]
         (runs / "index.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
 
     def stop_loopx_runtime(self) -> None:
         """Stop the TypeScript runtime daemon LoopX started under this home's TMPDIR."""
-        self.run(sys.executable, "-c", (
-            "from loopx.control_plane.effect_runtime import restart_effect_runtime;"
-            "restart_effect_runtime(timeout=10.0, wait_for_exit=True)"
-        ))  # fmt: skip
+        self.run(
+            sys.executable,
+            "-c",
+            (
+                "from loopx.control_plane.effect_runtime import restart_effect_runtime;"
+                "restart_effect_runtime(timeout=10.0, wait_for_exit=True)"
+            ),
+        )
 
 
 @pytest.fixture
@@ -157,10 +203,19 @@ def _verdict(payload: dict[str, Any]) -> str:
 
 def test_doctor_is_not_ready_without_an_enablement_or_with_a_broken_configuration(home):
     # LoopX refuses to install an extension whose doctor fails, and says so.
-    refused = json.loads(home.run(
-        "loopx", "extension", "install", "--manifest", str(MANIFEST), "--execute", "--format", "json",
-        expect=2,
-    ))  # fmt: skip
+    refused = json.loads(
+        home.run(
+            "loopx",
+            "extension",
+            "install",
+            "--manifest",
+            str(MANIFEST),
+            "--execute",
+            "--format",
+            "json",
+            expect=2,
+        )
+    )
     assert refused["error"].endswith("doctor is not ready: provider_unavailable")
     home.history()
     assert home.install()["doctor"]["status"] == "ready"
@@ -201,9 +256,17 @@ def test_a_spooled_situation_reference_carries_the_full_route(ready):
 def test_prepare_evidence_looks_up_the_open_obligation_loopx_holds(ready):
     def prepare() -> dict[str, Any]:
         payload = ready.loopx(
-            "decision-context", "prepare-evidence", "--goal-id", GOAL, "--agent-id", AGENT,
-            "--profile", str(ready.profile), "--decision-id", "decision-1",
-        )  # fmt: skip
+            "decision-context",
+            "prepare-evidence",
+            "--goal-id",
+            GOAL,
+            "--agent-id",
+            AGENT,
+            "--profile",
+            str(ready.profile),
+            "--decision-id",
+            "decision-1",
+        )
         assert CONTENT_CANARY not in json.dumps(payload["assembly"])
         return payload["assembly"]["context_retrieval_receipt"]
 
@@ -235,12 +298,30 @@ def test_situation_from_loopx_state_reaches_the_verdict(ready):
     baseline = observation("unchanged")
     ready.loopx_runs(baseline, baseline, baseline)
     reference = ready.ours(
-        "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT, "--spool",
-        "--command", ROUTE, "--file", "tests/test_auth.py",
-    ).strip()  # fmt: skip
-    document = json.loads(ready.ours(
-        "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT, "--format", "json",
-    ))  # fmt: skip
+        "situation",
+        "from-loopx",
+        "--goal-id",
+        GOAL,
+        "--agent-id",
+        AGENT,
+        "--spool",
+        "--command",
+        ROUTE,
+        "--file",
+        "tests/test_auth.py",
+    ).strip()
+    document = json.loads(
+        ready.ours(
+            "situation",
+            "from-loopx",
+            "--goal-id",
+            GOAL,
+            "--agent-id",
+            AGENT,
+            "--format",
+            "json",
+        )
+    )
     # LoopX's own obligation, derived by LoopX from its run history.
     assert document["obligation"]["obligation_id"].startswith("replan-")
     assert [t["kind"] for t in document["obligation"]["triggers"]] == ["typed_progress_repeat"]
@@ -253,16 +334,24 @@ def test_situation_from_loopx_state_reaches_the_verdict(ready):
     # Proposing the unchanged observation again over a route that failed before.
     assert _verdict(payload).startswith("verdict repeats_prior_failure; delta unchanged_never_advances")
     wrong = ready.run(
-        "obelisk-session-evidence", "situation", "from-loopx", "--goal-id", GOAL, "--agent-id", AGENT,
-        "--obligation-id", "replan-0000000000000000", expect=2,
-    )  # fmt: skip
+        "obelisk-session-evidence",
+        "situation",
+        "from-loopx",
+        "--goal-id",
+        GOAL,
+        "--agent-id",
+        AGENT,
+        "--obligation-id",
+        "replan-0000000000000000",
+        expect=2,
+    )
     assert wrong == ""
 
 
 def test_a_host_thread_bound_to_another_agent_is_refused_in_loopx(ready):
     binding = {"thread_id": "s-current", "host_surface": "claude-code", "agent_id": "agent-other"}
-    Path(ready.environment["LOOPX_REGISTRY"]).write_text(json.dumps(
-        {"goals": [{"id": GOAL, "coordination": {"thread_agent_bindings": [binding]}}]}
-    ))  # fmt: skip
+    Path(ready.environment["LOOPX_REGISTRY"]).write_text(
+        json.dumps({"goals": [{"id": GOAL, "coordination": {"thread_agent_bindings": [binding]}}]})
+    )
     payload = ready.recall("host-session:claude:s-current", "make lint")
     assert (payload["status"], payload["reason_code"]) == ("unavailable", "cross_agent_denied")

@@ -7,18 +7,18 @@ from collections.abc import Callable
 
 import pytest
 
-from contracts.config import AdmissionPolicy
-from contracts.decision import ReplanEvidenceDecision
-from contracts.errors import ProviderUnavailable
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from contracts.snippets import tool_snippet
-from contracts.thresholds import RouteThresholds
 from fixtures.conformance_cases import ConformanceCase
 from fixtures.situations import situation
-from providers.base import HandlerProvider
-from stages.pipeline import PipelineDependencies, run_pipeline
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.snippets import tool_snippet
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
 from tests.conformance.conftest import LoopxAnswers, record_timing
 from tests.stages.helpers import enabled_policy, item, result_for
 
@@ -69,9 +69,7 @@ def _dependencies(encoder, variant: tuple[str, History | None, str]) -> Pipeline
         provider = HandlerProvider(lambda request: result_for(request, []))
     else:
         policy = enabled_policy()
-        provider = HandlerProvider(
-            lambda request: result_for(request, history(request), freshness=freshness)
-        )
+        provider = HandlerProvider(lambda request: result_for(request, history(request), freshness=freshness))
     return PipelineDependencies(
         policy=policy,
         provider=provider,
@@ -98,7 +96,7 @@ def test_pipeline_outcomes_are_a_subset_of_loopx(
     loopx_answers: LoopxAnswers, pipeline_decisions: list[ReplanEvidenceDecision]
 ) -> None:
     violations = []
-    for case, decision, theirs in zip(loopx_answers.cases, pipeline_decisions, loopx_answers.answers):
+    for case, decision, theirs in zip(loopx_answers.cases, pipeline_decisions, loopx_answers.answers, strict=False):
         ours = decision.semantic_delta
         if "error" in theirs:
             if ours.accepted or ours.outcomes:
@@ -123,7 +121,7 @@ def test_pipeline_history_narrowed_some_accepted_writebacks(
     loopx_answers: LoopxAnswers, pipeline_decisions: list[ReplanEvidenceDecision]
 ) -> None:
     narrowed: Counter[str] = Counter()
-    for index, (decision, theirs) in enumerate(zip(pipeline_decisions, loopx_answers.answers)):
+    for index, (decision, theirs) in enumerate(zip(pipeline_decisions, loopx_answers.answers, strict=False)):
         if "error" not in theirs and len(decision.semantic_delta.outcomes) < len(theirs["outcomes"]):
             narrowed[PROVIDER_VARIANTS[index % len(PROVIDER_VARIANTS)][0]] += 1
     # Only a route that repeats history narrows; the other variants keep LoopX's outcomes.

@@ -3,12 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import InvalidInput
-from contracts.evidence import HistoricalEvidenceReceipt, HistoricalEvidenceRequest
-from contracts.json_input import load_contract
-from contracts.schemas import PUBLIC_CONTRACTS, json_schema
-from contracts.situation import ReplanSituation
 from fixtures.situations import situation
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt, HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.schemas import PUBLIC_CONTRACTS, json_schema
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 
 SCHEMA_DIR = Path(__file__).parents[2] / "contracts" / "schemas"
 
@@ -62,7 +62,9 @@ def test_load_contract_rejects_with_field_name(document, field):
     assert str(caught.value).startswith("invalid_input: " + field)
 
 
-@pytest.mark.parametrize("literal", ["grants_new_action_authority", "external_writes_performed", "raw_content_captured"])
+@pytest.mark.parametrize(
+    "literal", ["grants_new_action_authority", "external_writes_performed", "raw_content_captured"]
+)
 def test_load_contract_rejects_true_on_false_literals(literal):
     with pytest.raises(InvalidInput, match=literal):
         load_contract(HistoricalEvidenceReceipt, _bytes({**RECEIPT, literal: True}))
@@ -88,7 +90,7 @@ def test_load_contract_rejects_cross_agent_flag_in_request():
         (b'{"a": 1, "a": 2}', "duplicate key"),
         (b'{"a": NaN}', "NaN is not a JSON number"),
         (b'{"a": ', "not valid JSON"),
-        (b'\xff\xfe', "not valid UTF-8"),
+        (b"\xff\xfe", "not valid UTF-8"),
     ],
 )
 def test_load_contract_rejects_malformed_json(raw, message):

@@ -1,7 +1,12 @@
 import hashlib
 
-from contracts.digests import canonical_digest, canonical_json, observation_fingerprint, salted_digest
-from contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.digests import (
+    canonical_digest,
+    canonical_json,
+    observation_fingerprint,
+    salted_digest,
+)
+from obelisk_session_evidence.contracts.observations import TypedProgressObservation
 
 GOLDEN_OBSERVATION = {
     "work_item_id": "todo-progress",
@@ -27,7 +32,7 @@ def test_canonical_json_sorts_keys_and_keeps_non_ascii():
 
 
 def test_canonical_digest_is_sha256_of_canonical_utf8():
-    expected = hashlib.sha256('{"a":"é","b":[1,2]}'.encode("utf-8")).hexdigest()
+    expected = hashlib.sha256('{"a":"é","b":[1,2]}'.encode()).hexdigest()
     assert canonical_digest({"b": [1, 2], "a": "é"}) == "sha256:" + expected
 
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from contracts.json_input import READ_CHUNK, read_at_most
+from obelisk_session_evidence.contracts.json_input import READ_CHUNK, read_at_most
 
 
 @pytest.mark.parametrize("size", [0, 1, READ_CHUNK - 1, READ_CHUNK, READ_CHUNK + 1, 3 * READ_CHUNK + 7])

@@ -7,8 +7,8 @@ from typing import get_args
 
 import pytest
 
-import contracts.errors as errors
-from contracts.reason_codes import DECLARED_CODES, FAMILIES, ErrorCode, codes_of
+import obelisk_session_evidence.contracts.errors as errors
+from obelisk_session_evidence.contracts.reason_codes import DECLARED_CODES, FAMILIES, ErrorCode, codes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("contracts", "stages", "comparators", "providers", "obelisk_session_evidence", "flows")
@@ -42,7 +42,11 @@ def _literals_given_to_a_code(node: ast.AST) -> list[str]:
         values.extend(node.args[-1:])
     elif isinstance(node, ast.Dict):
         # `model_copy(update={"reason_code": "..."})`
-        values.extend(v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value in CODE_FIELDS)
+        values.extend(
+            v
+            for k, v in zip(node.keys, node.values, strict=False)
+            if isinstance(k, ast.Constant) and k.value in CODE_FIELDS
+        )
     return [literal for value in values for literal in _string_literals(value)]
 
 
@@ -74,9 +78,8 @@ def test_the_source_emits_only_declared_codes():
 
 def test_every_error_class_has_its_own_declared_code():
     classes = [
-        value for value in vars(errors).values()
-        if inspect.isclass(value) and issubclass(value, errors.EvidenceError)
-    ]  # fmt: skip
+        value for value in vars(errors).values() if inspect.isclass(value) and issubclass(value, errors.EvidenceError)
+    ]
     codes = [cls.reason_code for cls in classes]
     assert len(codes) == len(set(codes)), "two error classes share a reason code"
     assert set(codes) == set(get_args(ErrorCode))
@@ -98,7 +101,7 @@ def test_a_family_declares_each_code_once(name):
 
 
 def test_schemas_list_the_codes():
-    from contracts.decision import ReplanEvidenceDecision
+    from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 
     schema = ReplanEvidenceDecision.model_json_schema()
     admission = schema["$defs"]["AdmissionOutcome"]["properties"]["reason_code"]

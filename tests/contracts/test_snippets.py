@@ -2,7 +2,7 @@
 
 import pytest
 
-from contracts.snippets import (
+from obelisk_session_evidence.contracts.snippets import (
     canonical_outcome_line,
     command_of_snippet,
     outcome_line,
@@ -21,8 +21,15 @@ def test_outcome_line_table(exit_code, is_error, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("outcome", "expected"),
-    [("exit 1", "exit 1"), (" EXIT  01 ", "exit 1"), ("ok", "ok"), ("Error", "error"),
-     ("exited with 1", "unknown"), ("failed: secret", "unknown"), ("", "unknown")],
+    [
+        ("exit 1", "exit 1"),
+        (" EXIT  01 ", "exit 1"),
+        ("ok", "ok"),
+        ("Error", "error"),
+        ("exited with 1", "unknown"),
+        ("failed: secret", "unknown"),
+        ("", "unknown"),
+    ],
 )
 def test_canonical_outcome_line_table(outcome: str, expected: str) -> None:
     assert canonical_outcome_line(outcome) == expected

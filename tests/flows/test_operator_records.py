@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.replan_evidence import decide_with_prefect
-from contracts.digests import agent_digest
+from obelisk_session_evidence.contracts.digests import agent_digest
+from obelisk_session_evidence.flows.replan_evidence import decide_with_prefect
 from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest

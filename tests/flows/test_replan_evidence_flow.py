@@ -2,16 +2,16 @@
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement, EnablementConfig
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
-from flows.replan_evidence import decide_with_prefect
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.config import Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.flows.replan_evidence import decide_with_prefect
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import write_private
 from tests.batch import standin
@@ -41,9 +41,7 @@ def _scan(canary: str) -> list[str]:
     drain_prefect_workers()
     database = prefect_database_path()
     prefect_home = Path(os.environ["PREFECT_HOME"])
-    return canary_places_in_database(canary, database) + canary_places_in_files(
-        canary, database.parent, prefect_home
-    )
+    return canary_places_in_database(canary, database) + canary_places_in_files(canary, database.parent, prefect_home)
 
 
 def test_flow_not_admitted_matches_direct_pipeline(prefect_harness):
@@ -98,9 +96,7 @@ def test_flow_decides_under_a_state_folder_other_than_the_environments(prefect_h
     assert _scan("SECRETRAWXYZ-state-path") == []
 
 
-@pytest.mark.parametrize(
-    "situation_id", ["flow-equals-direct-1", "flow-equals-direct-2", "crash-flow-equals-direct"]
-)
+@pytest.mark.parametrize("situation_id", ["flow-equals-direct-1", "flow-equals-direct-2", "crash-flow-equals-direct"])
 def test_flow_and_direct_call_give_the_same_decision(prefect_harness, situation_id):
     """One pipeline: the Prefect flow and `decide` answer alike (the stand-in answers both, and
     crashes for `crash-` situations, which both turn into the same typed empty result)."""
@@ -133,12 +129,18 @@ def test_flow_with_native_prior_calls_leaves_no_canary_in_prefect_storage(prefec
     config = EnablementConfig(
         enablements=[
             Enablement(
-                surface="replan-history", agent_id=FIXTURE_AGENT, project_id=FIXTURE_PROJECT,
-                repository_id=FIXTURE_REPOSITORY, provider="native", repo_roots=["/work/alpha"], sources=["claude"],
-                source_roots={"claude": str(root)}, enabled_at=datetime(2026, 11, 29, tzinfo=timezone.utc),
+                surface="replan-history",
+                agent_id=FIXTURE_AGENT,
+                project_id=FIXTURE_PROJECT,
+                repository_id=FIXTURE_REPOSITORY,
+                provider="native",
+                repo_roots=["/work/alpha"],
+                sources=["claude"],
+                source_roots={"claude": str(root)},
+                enabled_at=datetime(2026, 11, 29, tzinfo=UTC),
             )
         ]
-    )  # fmt: skip
+    )
     write_private(state_paths().config_file, config.model_dump_json().encode())
     document = situation(commands=["pytest tests/test_auth.py -x"], files=[f"{secret}.py"])
     output = decide_with_prefect(json.dumps(document).encode(), paths=state_paths())

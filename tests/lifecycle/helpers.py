@@ -6,7 +6,6 @@ from pathlib import Path
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 
-
 FIXTURE_GONE_ROOT = Path("/nonexistent/fixture-repo")
 """A historical repository root: `enable` requires one root, and this one needs no folder."""
 

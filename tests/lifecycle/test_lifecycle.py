@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import SOURCE_KINDS, EnablementConfig
-from contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
-from contracts.lifecycle import IndexHealth, ProviderHealth
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, EnablementConfig
+from obelisk_session_evidence.contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
+from obelisk_session_evidence.contracts.lifecycle import IndexHealth, ProviderHealth
 from obelisk_session_evidence.lifecycle import index_drop
-from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.lifecycle.enablement import disable, enable, status
+from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
 from obelisk_session_evidence.state.paths import state_paths
-from providers.native.index.store import index_file, writer_lock
 from tests.lifecycle.helpers import enable_request, populate, tree_digest
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
@@ -24,7 +24,9 @@ T1 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 
 def available(paths, enablement):
     return ProviderHealth(
-        kind=enablement.provider, state="available", provider_version="0.1.0 stand-in/1",
+        kind=enablement.provider,
+        state="available",
+        provider_version="0.1.0 stand-in/1",
         reason_code="provider_available",
     )
 
@@ -65,7 +67,9 @@ def test_enable_same_scope_is_idempotent(tmp_path):
     before = state_paths().config_file.read_bytes()
     again = enable(
         enable_request(repo_roots=(repo,), sources=("claude", "codex", "claude")),
-        paths=state_paths(), now=T1, probe=available,
+        paths=state_paths(),
+        now=T1,
+        probe=available,
     )
     assert again.change == "unchanged" and again.enablement.enabled_at == T0
     assert state_paths().config_file.read_bytes() == before
@@ -79,7 +83,9 @@ def test_enable_same_scope_with_new_settings_updates_in_place(tmp_path):
     _enable(project_ids=("project-two",), repo_roots=(two,))
     outcome = enable(
         enable_request(repo_roots=(one,), triggers=("operator_requested_history",)),
-        paths=state_paths(), now=T1, probe=available,
+        paths=state_paths(),
+        now=T1,
+        probe=available,
     )
     config = _config()
     assert outcome.change == "updated"
@@ -100,7 +106,9 @@ def test_enable_records_source_roots_and_provider(tmp_path):
     codex_home = tmp_path / "codex-sessions"
     codex_home.mkdir()
     outcome = _enable(
-        sources=("codex",), source_roots=(f"codex={codex_home}",), provider="obelisk",
+        sources=("codex",),
+        source_roots=(f"codex={codex_home}",),
+        provider="obelisk",
         obelisk_bin=Path("bin/obelisk"),
     )
     assert outcome.enablement.source_roots == {"codex": str(codex_home)}
@@ -110,7 +118,9 @@ def test_enable_records_source_roots_and_provider(tmp_path):
 
 def test_enable_records_an_unavailable_provider_with_its_status():
     def unreachable(paths, enablement):
-        return ProviderHealth(kind="obelisk", state="unavailable", provider_version=None, reason_code="provider_unavailable")
+        return ProviderHealth(
+            kind="obelisk", state="unavailable", provider_version=None, reason_code="provider_unavailable"
+        )
 
     outcome = enable(enable_request(provider="obelisk"), paths=state_paths(), now=T0, probe=unreachable)
     assert outcome.provider.reason_code == "provider_unavailable"
@@ -120,15 +130,30 @@ def test_enable_records_an_unavailable_provider_with_its_status():
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"repo_roots": (Path("/nonexistent/repo"),)}, "invalid_input: --repo-root #1 is not an existing folder; declare a worktree that is gone with --historical-repo-root"),
-        ({"historical_repo_roots": (Path("/"),)}, "invalid_input: --historical-repo-root #1 exists; pass it as --repo-root"),
+        (
+            {"repo_roots": (Path("/nonexistent/repo"),)},
+            "invalid_input: --repo-root #1 is not an existing folder; declare a worktree that is gone with --historical-repo-root",
+        ),
+        (
+            {"historical_repo_roots": (Path("/"),)},
+            "invalid_input: --historical-repo-root #1 exists; pass it as --repo-root",
+        ),
         ({"source_roots": ("codex",)}, "invalid_input: --source-root #1 must be SOURCE=PATH"),
-        ({"source_roots": ("codex=/nonexistent/sessions",)}, "invalid_input: --source-root #1 is not an existing folder; session folders must exist"),
-        ({"sources": ("claude",), "source_roots": ("codex=/",)}, "invalid_input: --source-root #1 names a source that is not enabled (see --source)"),
+        (
+            {"source_roots": ("codex=/nonexistent/sessions",)},
+            "invalid_input: --source-root #1 is not an existing folder; session folders must exist",
+        ),
+        (
+            {"sources": ("claude",), "source_roots": ("codex=/",)},
+            "invalid_input: --source-root #1 names a source that is not enabled (see --source)",
+        ),
         ({"source_roots": ("codex=/usr", "codex=/usr")}, "invalid_input: --source-root #2 repeats a source"),
         ({"sources": ("claude", "cursor")}, "invalid_input: 1 unknown --source or --trigger value(s)"),
         ({"triggers": ("every_turn",)}, "invalid_input: 1 unknown --source or --trigger value(s)"),
-        ({"agent_ids": ("agent one",)}, "invalid_input: agent_id: String should match pattern '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$'"),
+        (
+            {"agent_ids": ("agent one",)},
+            "invalid_input: agent_id: String should match pattern '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$'",
+        ),
         ({"surface": "every-turn"}, "invalid_input: surface: Input should be 'replan-history'"),
         ({"provider": "openviking"}, "invalid_input: provider: Input should be 'native' or 'obelisk'"),
         ({"agent_ids": ()}, "invalid_input: --agent-id is required"),
@@ -147,7 +172,12 @@ def test_enable_round_trip_with_status_and_disable(tmp_path):
     assert (report.enabled, report.healthy, report.reason_code) == (True, True, "healthy")
     (scope,) = report.scopes
     assert scope.index.index_revision == "rev-7" and scope.allowed_scope.agent_id == "agent-fixture"
-    assert [d.scope for d in report.denied_scopes] == ["cross_agent", "cross_project", "cross_repository", "foreign_archive"]
+    assert [d.scope for d in report.denied_scopes] == [
+        "cross_agent",
+        "cross_project",
+        "cross_repository",
+        "foreign_archive",
+    ]
 
     outcome = disable("project-fixture", paths=state_paths())
     assert (outcome.reason_code, len(outcome.removed), outcome.remaining_enablements) == ("disabled", 1, 0)
@@ -185,10 +215,13 @@ def test_status_reason_codes(provider, usable, reason_code):
     state, code = provider
     _enable()
     report = status(
-        "project-fixture", paths=state_paths(),
+        "project-fixture",
+        paths=state_paths(),
         probe=lambda p, e: ProviderHealth(kind="native", state=state, provider_version=None, reason_code=code),
         index_probe=lambda p, e: IndexHealth(
-            freshness="fresh" if usable else "incomplete", index_revision=None, usable=usable,
+            freshness="fresh" if usable else "incomplete",
+            index_revision=None,
+            usable=usable,
             reason_code="index_fresh" if usable else "index_incomplete",
         ),
     )
@@ -207,7 +240,10 @@ def test_status_filters_by_agent(tmp_path):
     [
         (b'{"enablements": [', "config.json: not valid JSON at line 1 column 18"),
         (b"\xff\xfe", "config.json: document is not valid UTF-8"),
-        (b'{"schema_version": "obelisk_session_evidence_config_v9"}', "config.json: schema_version: Input should be 'obelisk_session_evidence_config_v0'"),
+        (
+            b'{"schema_version": "obelisk_session_evidence_config_v9"}',
+            "config.json: schema_version: Input should be 'obelisk_session_evidence_config_v0'",
+        ),
         (b'{"enablements": [], "enablements": []}', "config.json: duplicate key in a JSON object"),
         (b'{"allow_cross_agent": true}', "config.json: <root>: unknown field (1)"),
     ],
@@ -258,7 +294,11 @@ def test_drop_index_removes_only_the_index_folder(tmp_path, monkeypatch):
     before = [tree_digest(root) for root in (sessions, outside, obelisk_home)]
     config_before = state_paths().config_file.read_bytes()
     outcome = drop_index(paths=state_paths())
-    assert (outcome.reason_code, outcome.removed_files, outcome.removed_bytes) == ("index_dropped", 5, 8)  # and the writer lock file
+    assert (outcome.reason_code, outcome.removed_files, outcome.removed_bytes) == (
+        "index_dropped",
+        5,
+        8,
+    )  # and the writer lock file
     assert not index.exists()
     assert [tree_digest(root) for root in (sessions, outside, obelisk_home)] == before
     assert state_paths().config_file.read_bytes() == config_before
@@ -287,7 +327,7 @@ def test_drop_index_refuses_an_index_folder_inside_a_session_root(tmp_path, monk
 _WRITER = """
 import sys, time
 from pathlib import Path
-from contracts.lifecycle import ProviderHealth
+from obelisk_session_evidence.contracts.lifecycle import ProviderHealth
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest, enable
 from obelisk_session_evidence.state.paths import state_paths
 health = ProviderHealth(kind="native", state="unknown", provider_version=None, reason_code="provider_status_unknown")
@@ -311,7 +351,11 @@ def test_enable_from_two_processes_loses_nothing(tmp_path):
     go = tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     workers = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, worker, str(count), str(tmp_path / "repos"), str(go)], env=env, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, worker, str(count), str(tmp_path / "repos"), str(go)],
+            env=env,
+            stderr=subprocess.PIPE,
+        )
         for worker in ("w1", "w2")
     ]
     go.touch()

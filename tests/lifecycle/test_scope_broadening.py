@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement, shared_session_scopes
-from contracts.errors import ScopeBroadeningNotQualified
-from contracts.lifecycle import ProviderHealth
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
+from obelisk_session_evidence.contracts.config import Enablement, shared_session_scopes
+from obelisk_session_evidence.contracts.errors import ScopeBroadeningNotQualified
+from obelisk_session_evidence.contracts.lifecycle import ProviderHealth
 from obelisk_session_evidence.lifecycle.enablement import enable
 from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.stages.admit import admit
+from obelisk_session_evidence.stages.classify_gap import classify_gap
 from obelisk_session_evidence.state.paths import state_paths
-from stages.admit import admit
-from stages.classify_gap import classify_gap
 from tests.lifecycle.helpers import enable_request
 from tests.stages.helpers import situation_model
 
@@ -98,15 +98,26 @@ def test_enable_allows_a_second_agent_with_its_own_sessions(tmp_path):
         ({"repo_roots": ["/src/a"]}, {"agent_id": OTHER_AGENT, "repo_roots": ["/src/ab"]}, False),
         ({"sources": ["claude"]}, {"agent_id": OTHER_AGENT, "sources": ["codex"]}, False),
         ({"source_roots": {"claude": "/h/a"}}, {"agent_id": OTHER_AGENT, "source_roots": {"claude": "/h/b"}}, True),
-        ({"sources": ["claude"], "source_roots": {"claude": "/h/a"}}, {"agent_id": OTHER_AGENT, "sources": ["claude"], "source_roots": {"claude": "/h/b"}}, False),
-        ({"sources": ["claude"], "source_roots": {"claude": "/h"}}, {"agent_id": OTHER_AGENT, "sources": ["claude"], "source_roots": {"claude": "/h/b"}}, True),
+        (
+            {"sources": ["claude"], "source_roots": {"claude": "/h/a"}},
+            {"agent_id": OTHER_AGENT, "sources": ["claude"], "source_roots": {"claude": "/h/b"}},
+            False,
+        ),
+        (
+            {"sources": ["claude"], "source_roots": {"claude": "/h"}},
+            {"agent_id": OTHER_AGENT, "sources": ["claude"], "source_roots": {"claude": "/h/b"}},
+            True,
+        ),
         ({}, {"project_id": OTHER_PROJECT}, True),
     ],
 )
 def test_shared_session_scopes_table(one, other, shared):
     base = {
-        "surface": "replan-history", "agent_id": FIXTURE_AGENT, "project_id": FIXTURE_PROJECT,
-        "repository_id": FIXTURE_REPOSITORY, "enabled_at": datetime(2026, 11, 29, tzinfo=UTC),
+        "surface": "replan-history",
+        "agent_id": FIXTURE_AGENT,
+        "project_id": FIXTURE_PROJECT,
+        "repository_id": FIXTURE_REPOSITORY,
+        "enabled_at": datetime(2026, 11, 29, tzinfo=UTC),
     }
     pair = [Enablement(**{**base, **one}), Enablement(**{**base, **other})]
     assert (shared_session_scopes(pair) is not None) is shared
@@ -124,7 +135,9 @@ def _add_other_project(document):
     "edit",
     [
         pytest.param(lambda d: d.update(allow_cross_agent=True), id="top-level allow_cross_agent"),
-        pytest.param(lambda d: d["enablements"][0].update(allow_cross_project=True), id="enablement allow_cross_project"),
+        pytest.param(
+            lambda d: d["enablements"][0].update(allow_cross_project=True), id="enablement allow_cross_project"
+        ),
         pytest.param(lambda d: d["enablements"][0].update(agent_ids=[FIXTURE_AGENT, OTHER_AGENT]), id="agent_ids list"),
         pytest.param(lambda d: d["enablements"][0].update(agent_id="*"), id="wildcard agent"),
         pytest.param(lambda d: d["enablements"][0].update(foreign_archives=["/archives/x"]), id="foreign archive"),
@@ -132,8 +145,13 @@ def _add_other_project(document):
         pytest.param(_add_other_agent, id="another agent on the same sessions"),
         pytest.param(_add_other_project, id="another project on the same sessions"),
         pytest.param(lambda d: d["enablements"].append(d["enablements"][0]), id="duplicate scope"),
-        pytest.param(lambda d: d["enablements"][0].update(historical_repo_roots=["/gone"]), id="historical root not a repo root"),
-        pytest.param(lambda d: d["enablements"][0].update(sources=["claude"], source_roots={"codex": "/x"}), id="root for a source not enabled"),
+        pytest.param(
+            lambda d: d["enablements"][0].update(historical_repo_roots=["/gone"]), id="historical root not a repo root"
+        ),
+        pytest.param(
+            lambda d: d["enablements"][0].update(sources=["claude"], source_roots={"codex": "/x"}),
+            id="root for a source not enabled",
+        ),
     ],
 )
 def test_hand_edited_config_turns_admission_off(edit):
@@ -141,7 +159,11 @@ def test_hand_edited_config_turns_admission_off(edit):
     assert _admit_for().status == "admitted"
     _edit_config(edit)
     assert load_policy(state_paths()).load_reason_code == "config_invalid"
-    for agent_id, project_id in ((FIXTURE_AGENT, FIXTURE_PROJECT), (OTHER_AGENT, FIXTURE_PROJECT), (FIXTURE_AGENT, OTHER_PROJECT)):
+    for agent_id, project_id in (
+        (FIXTURE_AGENT, FIXTURE_PROJECT),
+        (OTHER_AGENT, FIXTURE_PROJECT),
+        (FIXTURE_AGENT, OTHER_PROJECT),
+    ):
         admission = _admit_for(agent_id, project_id)
         assert (admission.status, admission.reason_code) == ("not_admitted", "config_invalid")
 

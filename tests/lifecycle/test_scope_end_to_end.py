@@ -5,15 +5,15 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from fixtures.native_sessions import write_native_histories
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
 from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.compose import decide
 from obelisk_session_evidence.lifecycle.enablement import enable
 from obelisk_session_evidence.lifecycle.policy import load_policy
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.qualify.session_writers import write_native_histories
 from obelisk_session_evidence.state.paths import state_paths
-from providers.native.index.results import session_ref
-from providers.native.parsers import default_roots
 from tests.lifecycle.helpers import enable_request
 from tests.stages.helpers import situation_model
 
@@ -52,13 +52,18 @@ def _edit_config(edit):
 
 def _other_agent_on(root):
     def edit(document):
-        document["enablements"].append({**document["enablements"][0], "agent_id": OTHER_AGENT, "repo_roots": [str(root)]})
+        document["enablements"].append(
+            {**document["enablements"][0], "agent_id": OTHER_AGENT, "repo_roots": [str(root)]}
+        )
 
     return edit
 
 
 def test_hand_added_agent_gets_only_its_own_repository_through_the_native_provider(corpus):
-    enable(enable_request(repo_roots=(corpus.repo_root,), sources=SOURCES, source_roots=_source_roots(corpus)), paths=state_paths())
+    enable(
+        enable_request(repo_roots=(corpus.repo_root,), sources=SOURCES, source_roots=_source_roots(corpus)),
+        paths=state_paths(),
+    )
     _edit_config(_other_agent_on(corpus.bait_repo_root))
     assert load_policy(state_paths()).load_reason_code == "config_loaded"
 
@@ -81,7 +86,10 @@ def test_hand_added_agent_gets_only_its_own_repository_through_the_native_provid
     ],
 )
 def test_hand_edited_broadening_retrieves_nothing_through_the_native_provider(corpus, edit):
-    enable(enable_request(repo_roots=(corpus.repo_root,), sources=SOURCES, source_roots=_source_roots(corpus)), paths=state_paths())
+    enable(
+        enable_request(repo_roots=(corpus.repo_root,), sources=SOURCES, source_roots=_source_roots(corpus)),
+        paths=state_paths(),
+    )
     assert _decide_for(FIXTURE_AGENT).private_result.items
     _edit_config(_other_agent_on(corpus.repo_root) if edit == "same-repository" else edit)
     for agent_id in (FIXTURE_AGENT, OTHER_AGENT):
@@ -93,12 +101,24 @@ def test_hand_edited_broadening_retrieves_nothing_through_the_native_provider(co
 def test_cli_round_trip_is_healthy_after_an_index_refresh(corpus):
     runner = CliRunner()
     roots = _source_roots(corpus)
-    enabled = runner.invoke(main, [
-        "enable", "--surface", "replan-history", "--agent-id", FIXTURE_AGENT, "--project-id", FIXTURE_PROJECT,
-        "--repository-id", FIXTURE_REPOSITORY, "--repo-root", str(corpus.repo_root),
-        *[arg for source in SOURCES for arg in ("--source", source)],
-        *[arg for root in roots for arg in ("--source-root", root)],
-    ])
+    enabled = runner.invoke(
+        main,
+        [
+            "enable",
+            "--surface",
+            "replan-history",
+            "--agent-id",
+            FIXTURE_AGENT,
+            "--project-id",
+            FIXTURE_PROJECT,
+            "--repository-id",
+            FIXTURE_REPOSITORY,
+            "--repo-root",
+            str(corpus.repo_root),
+            *[arg for source in SOURCES for arg in ("--source", source)],
+            *[arg for root in roots for arg in ("--source-root", root)],
+        ],
+    )
     assert enabled.exit_code == 0, enabled.output
 
     shown = runner.invoke(main, ["status", "--project-id", FIXTURE_PROJECT, "--format", "json"])

@@ -1,16 +1,16 @@
 """Builders shared by the LoopX adapter tests: stand-in providers and the current session."""
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from contracts.config import Enablement
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
-from contracts.snippets import tool_snippet
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.snippets import tool_snippet
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.providers.native.index.results import session_ref as native_session_ref
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import write_private
-from providers.base import HandlerProvider
-from providers.native.index.results import session_ref as native_session_ref
 from tests.stages.helpers import enabled_policy, result_for
 
 CURRENT_SESSION = "host-session:codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -19,12 +19,10 @@ FAILED_RUN = tool_snippet(ROUTE, "exit 1", "FAILED tests/test_auth.py::test_logi
 History = Callable[[HistoricalEvidenceRequest], list[EvidenceItem]]
 
 
-EARLIER = datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc)
+EARLIER = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 
 
-def failure_in(
-    session_ref: str, *, message: int = 1, observed_at: datetime | None = EARLIER
-) -> EvidenceItem:
+def failure_in(session_ref: str, *, message: int = 1, observed_at: datetime | None = EARLIER) -> EvidenceItem:
     return EvidenceItem(
         session_ref=session_ref,
         message_ref=f"message:{message:064x}",
@@ -42,7 +40,8 @@ CURRENT_SESSION_FAILURE = failure_in(CURRENT_SESSION_REF, message=1)
 
 def current_turn_failure(message: int = 3) -> EvidenceItem:
     """A failure of the invoking session recorded now: the invoking turn, not history."""
-    return failure_in(CURRENT_SESSION_REF, message=message, observed_at=datetime.now(timezone.utc))
+    return failure_in(CURRENT_SESSION_REF, message=message, observed_at=datetime.now(UTC))
+
 
 EARLIER_SESSION_FAILURE = failure_in("session:" + "ab" * 32, message=2)
 

@@ -3,8 +3,8 @@ from importlib.util import find_spec
 
 import pytest
 
-from contracts.config import Enablement
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT
+from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.loopx.asking import Asker, asker, invocation_asker
 from obelisk_session_evidence.loopx.recall import situation_for
 from obelisk_session_evidence.loopx.scoped_lookup import (
@@ -17,8 +17,15 @@ from tests.loopx.helpers import CURRENT_SESSION, backend
 from tests.stages.helpers import enabled_policy
 
 LOOPX_ARGV = [
-    "/venv/bin/python3", "/venv/bin/loopx", "decision-context", "recall-context",
-    "--goal-id", "goal-a", "--agent-id=agent-a", "--profile", "p.json",
+    "/venv/bin/python3",
+    "/venv/bin/loopx",
+    "decision-context",
+    "recall-context",
+    "--goal-id",
+    "goal-a",
+    "--agent-id=agent-a",
+    "--profile",
+    "p.json",
 ]
 
 
@@ -71,7 +78,9 @@ def test_situation_for_free_text_builds_an_operator_lookup(tmp_path):
     paths = StatePaths(tmp_path)
     backend(paths=paths, history=lambda request: [])
     situation, session, error = situation_for(
-        paths, scope_ref=CURRENT_SESSION, query="pytest auth failure",
+        paths,
+        scope_ref=CURRENT_SESSION,
+        query="pytest auth failure",
         asking=Asker(FIXTURE_PROJECT, FIXTURE_AGENT),
     )
     assert error is None and session == CURRENT_SESSION
@@ -85,7 +94,9 @@ def _registry(tmp_path, agent_id: str) -> str:
     """A LoopX registry binding the current host thread to `agent_id` (read by LoopX's code)."""
     path = tmp_path / "registry.json"
     binding = {"thread_id": CURRENT_SESSION.split(":", 2)[2], "host_surface": "codex-app", "agent_id": agent_id}
-    path.write_text(json.dumps({"goals": [{"id": FIXTURE_PROJECT, "coordination": {"thread_agent_bindings": [binding]}}]}))
+    path.write_text(
+        json.dumps({"goals": [{"id": FIXTURE_PROJECT, "coordination": {"thread_agent_bindings": [binding]}}]})
+    )
     return str(path)
 
 
@@ -94,9 +105,11 @@ def test_situation_for_takes_the_agent_from_loopxs_thread_binding(tmp_path):
     paths = StatePaths(tmp_path / "state")
     backend(paths=paths, history=lambda request: [])
     other = _registry(tmp_path, "agent-other")
-    assert situation_for(
-        paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT, other)
-    ) == (None, None, "cross_agent_denied")
+    assert situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT, other)) == (
+        None,
+        None,
+        "cross_agent_denied",
+    )
     # The thread alone identifies the agent when LoopX names none.
     own = _registry(tmp_path, FIXTURE_AGENT)
     situation, _, error = situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, None, own))

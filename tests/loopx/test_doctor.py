@@ -12,11 +12,26 @@ from tests.providers.native.index.transcripts import ClaudeTranscript
 def _enable(tmp_path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "claude").mkdir()
-    result = CliRunner().invoke(main, [
-        "enable", "--surface", "replan-history", "--agent-id", "agent-a", "--project-id", "project-a",
-        "--repository-id", "repo-a", "--repo-root", str(tmp_path / "repo"), "--source", "claude",
-        "--source-root", f"claude={tmp_path / 'claude'}",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "enable",
+            "--surface",
+            "replan-history",
+            "--agent-id",
+            "agent-a",
+            "--project-id",
+            "project-a",
+            "--repository-id",
+            "repo-a",
+            "--repo-root",
+            str(tmp_path / "repo"),
+            "--source",
+            "claude",
+            "--source-root",
+            f"claude={tmp_path / 'claude'}",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
 
 

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from contracts.errors import ProviderUnavailable
+from fixtures.situations import situation
+from obelisk_session_evidence.contracts.errors import ProviderUnavailable
 from obelisk_session_evidence.loopx.recall import (
     MAX_RECALL_ITEMS,
     bounded_max_results,
@@ -12,7 +13,6 @@ from obelisk_session_evidence.loopx.recall import (
 )
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spool_document
-from fixtures.situations import situation
 from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
@@ -73,7 +73,9 @@ def test_recall_refuses_a_scope_naming_another_invoking_session(encoder):
         **backend(lambda request: [EARLIER_SESSION_FAILURE]),
     )
     assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
-        "unavailable", "invoking_session_mismatch", False,
+        "unavailable",
+        "invoking_session_mismatch",
+        False,
     )
 
 
@@ -82,8 +84,7 @@ def test_recall_completed_items_are_bounded_and_summaries_content_free(encoder):
         situation_model(),
         invoking_session=None,
         max_results=2,
-        **backend(lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]
-        ),
+        **backend(lambda request: [EARLIER_SESSION_FAILURE, CURRENT_SESSION_FAILURE]),
     )
     assert (outcome.status, outcome.reason_code) == ("completed", None)
     assert outcome.search_performed and outcome.read_performed
@@ -104,8 +105,14 @@ def test_recall_completed_items_are_bounded_and_summaries_content_free(encoder):
         (lambda request: [], "stale", "unavailable", "index_stale", True, False),
         (lambda request: [], "incomplete", "unavailable", "index_incomplete", True, False),
         (lambda request: [EARLIER_SESSION_FAILURE], "stale", "completed", None, True, True),
-        (lambda request: (_ for _ in ()).throw(ProviderUnavailable("down")), "fresh",
-         "unavailable", "provider_unavailable", True, False),
+        (
+            lambda request: (_ for _ in ()).throw(ProviderUnavailable("down")),
+            "fresh",
+            "unavailable",
+            "provider_unavailable",
+            True,
+            False,
+        ),
     ],
 )
 def test_recall_status_and_honesty_flags(encoder, history, freshness, status, reason_code, searched, read):
@@ -130,7 +137,9 @@ def test_recall_not_admitted_searches_nothing(encoder):
         **backend(lambda request: [EARLIER_SESSION_FAILURE], enabled=False),
     )
     assert (outcome.status, outcome.reason_code, outcome.search_performed) == (
-        "unavailable", "not_enabled", False,
+        "unavailable",
+        "not_enabled",
+        False,
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.server import free_port
+from obelisk_session_evidence.flows.server import free_port
 from tests.batch.conftest import enabled, paths, standin_backend  # noqa: F401 - re-exported fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,10 +53,23 @@ def operator_server() -> Iterator[OperatorServer]:
     env.update(OBELISK_SESSION_EVIDENCE_HOME=str(state), PYTHONPATH=str(ROOT))
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from obelisk_session_evidence.cli import main; main()",
-         "ui", "--port", str(free_port()), "--format", "json", "--timeout", str(READY_TIMEOUT_S)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from obelisk_session_evidence.cli import main; main()",
+            "ui",
+            "--port",
+            str(free_port()),
+            "--format",
+            "json",
+            "--timeout",
+            str(READY_TIMEOUT_S),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         ready, _, _ = select.select([process.stdout], [], [], READY_TIMEOUT_S + 30)
         line = process.stdout.readline() if ready else b""

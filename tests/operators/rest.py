@@ -47,8 +47,15 @@ class PrefectRest:
 
     def read_everything(self) -> None:
         """Fetch every collection an operator can browse, so `answers` covers the whole API."""
-        for path in ("flows/filter", "deployments/filter", "work_pools/filter", "variables/filter",
-                     "block_documents/filter", "artifacts/latest/filter", "artifacts/filter"):
+        for path in (
+            "flows/filter",
+            "deployments/filter",
+            "work_pools/filter",
+            "variables/filter",
+            "block_documents/filter",
+            "artifacts/latest/filter",
+            "artifacts/filter",
+        ):
             self.post(path, {})
         for path in ("logs/filter", "task_runs/filter"):
             self._every_page(path)

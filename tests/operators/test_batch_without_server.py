@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from contracts.schemas import json_schema
-from flows.server import free_port, start_prefect_server, stop_prefect_server
 from obelisk_session_evidence.batch.outputs import decisions_in
+from obelisk_session_evidence.contracts.schemas import json_schema
+from obelisk_session_evidence.flows.server import free_port, start_prefect_server, stop_prefect_server
 from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
@@ -26,7 +26,9 @@ from tests.privacy import canary_places_in_database, canary_places_in_files
 
 pytestmark = pytest.mark.prefect
 ROOT = Path(__file__).resolve().parents[2]
-STARTED = re.compile(r"^temporary Prefect API started in (\d+\.\d) s \(no PREFECT_API_URL\); these runs stay in (\S+), ")
+STARTED = re.compile(
+    r"^temporary Prefect API started in (\d+\.\d) s \(no PREFECT_API_URL\); these runs stay in (\S+), "
+)
 
 
 def _clean_env(state: Path) -> dict[str, str]:
@@ -37,10 +39,25 @@ def _clean_env(state: Path) -> dict[str, str]:
 
 def _batch(state: Path, items: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tests.operators.cli_with_standin", "batch", "--in", str(items), "--out", str(out),
-         "--format", "json", *options],
-        cwd=ROOT, env=_clean_env(state), capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tests.operators.cli_with_standin",
+            "batch",
+            "--in",
+            str(items),
+            "--out",
+            str(out),
+            "--format",
+            "json",
+            *options,
+        ],
+        cwd=ROOT,
+        env=_clean_env(state),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +73,13 @@ def serverless(tmp_path_factory):
     direct = _batch(state, items, work / "direct", "--no-prefect")
     server = start_prefect_server(StatePaths(state), port=free_port(), environ=_clean_env(state))
     try:
-        yield {"flowed": flowed, "direct": direct, "work": work, "state": state, "api": PrefectRest(server.address.api_url)}
+        yield {
+            "flowed": flowed,
+            "direct": direct,
+            "work": work,
+            "state": state,
+            "api": PrefectRest(server.address.api_url),
+        }
     finally:
         stop_prefect_server(server.process)
 

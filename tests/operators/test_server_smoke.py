@@ -17,8 +17,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from contracts.digests import agent_digest
-from contracts.schemas import json_schema
+from obelisk_session_evidence.contracts.digests import agent_digest
+from obelisk_session_evidence.contracts.schemas import json_schema
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import canary_places_in_database, canary_places_in_files
@@ -96,9 +96,15 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
     names = sorted(task["name"] for task in api.task_runs(run["id"]))
     assert names == [
-        "item-1/stalled-0", "item-2/stalled-1", "item-3/stalled-2", "item-4/other-agent", "item-5/crash-1",
-        "item-6/invalid-1", "plan-batch", "summarize-batch",
-    ]  # fmt: skip
+        "item-1/stalled-0",
+        "item-2/stalled-1",
+        "item-3/stalled-2",
+        "item-4/other-agent",
+        "item-5/crash-1",
+        "item-6/invalid-1",
+        "plan-batch",
+        "summarize-batch",
+    ]
     keys = sorted(a["key"] for a in api.artifacts(run["id"]))
     assert keys == ["reprocess-stalled-items", "reprocess-stalled-summary"]
     assert len(list((smoke["out"] / "decisions").glob("*.json"))) == 5
@@ -136,26 +142,52 @@ def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_s
     items = tmp_path / "stalled.jsonl"
     other_agent = {"agent_id": "agent-served", "project_id": "project-served", "repository_id": "repo-served"}
     items.write_text(json.dumps(standin.canary_situation("served-1", scope=other_agent)) + "\n")
-    spooled = _cli(operator_server, "batch", "--in", str(items), "--out", str(tmp_path / "out"), "--spool-only",
-                   standin_provider=False)  # fmt: skip
+    spooled = _cli(
+        operator_server,
+        "batch",
+        "--in",
+        str(items),
+        "--out",
+        str(tmp_path / "out"),
+        "--spool-only",
+        standin_provider=False,
+    )
     manifest_ref = spooled.stdout.decode().strip()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from obelisk_session_evidence.cli import main; main()",
-         "serve", "--limit", "1", "--format", "json"],
-        cwd=ROOT, env=operator_server.client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from obelisk_session_evidence.cli import main; main()",
+            "serve",
+            "--limit",
+            "1",
+            "--format",
+            "json",
+        ],
+        cwd=ROOT,
+        env=operator_server.client_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         ready, _, _ = select.select([process.stdout], [], [], 180)
         line = process.stdout.readline() if ready else b""
-        assert line, process.stderr.read1().decode(errors="replace")[-2000:] if process.poll() is not None else "no output"
+        assert line, (
+            process.stderr.read1().decode(errors="replace")[-2000:] if process.poll() is not None else "no output"
+        )
         announced = json.loads(line)
         Draft202012Validator(json_schema("obelisk_session_evidence_serve_v0")).validate(announced)
         assert (announced["work_pool"], announced["ids"]) == (None, None)
         [deployment] = api.post(
             "deployments/filter",
-            {"flows": {"name": {"any_": ["reprocess-stalled"]}}, "deployments": {"name": {"any_": ["obelisk-session-evidence"]}}},
+            {
+                "flows": {"name": {"any_": ["reprocess-stalled"]}},
+                "deployments": {"name": {"any_": ["obelisk-session-evidence"]}},
+            },
         )
-        created = api.post(f"deployments/{deployment['id']}/create_flow_run", {"parameters": {"manifest_ref": manifest_ref}})
+        created = api.post(
+            f"deployments/{deployment['id']}/create_flow_run", {"parameters": {"manifest_ref": manifest_ref}}
+        )
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             run = api.get(f"flow_runs/{created['id']}")

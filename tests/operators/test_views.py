@@ -10,28 +10,28 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from obelisk_session_evidence.batch.run import report_batch, run_batch_directly
 from obelisk_session_evidence.batch.manifest import spool_batch
+from obelisk_session_evidence.batch.run import report_batch, run_batch_directly
 from obelisk_session_evidence.cli import main
 from obelisk_session_evidence.compose import decide
-from flows.operators import (
+from obelisk_session_evidence.contracts.digests import agent_digest
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.flows.hardening import apply_prefect_environment
+from obelisk_session_evidence.flows.operators import (
     MAX_AGENT_TAGS,
     batch_failure_message,
-    batch_run_name,
-    decision_run_name,
-    item_failure_message,
     batch_item_rows,
+    batch_run_name,
     batch_tags,
+    decision_run_name,
     decision_table,
     decision_tags,
+    item_failure_message,
     merged_tags,
     summary_markdown,
 )
-from contracts.digests import agent_digest
-from flows.hardening import apply_prefect_environment
-from flows.server import ServerAddress, database_kind, server_environment
+from obelisk_session_evidence.flows.server import ServerAddress, database_kind, server_environment
 from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
 
@@ -147,8 +147,10 @@ def test_batch_spool_only_prints_the_manifest_digest(paths, tmp_path):
     ("args", "stderr"),
     [
         (["--dask-address", "tcp://127.0.0.1:8786"], "error: invalid_input: --dask-address needs --task-runner dask\n"),
-        (["--no-prefect", "--task-runner", "dask"],
-         "error: invalid_input: --no-prefect runs in this process: --task-runner dask needs Prefect\n"),
+        (
+            ["--no-prefect", "--task-runner", "dask"],
+            "error: invalid_input: --no-prefect runs in this process: --task-runner dask needs Prefect\n",
+        ),
     ],
 )
 def test_batch_rejects_inconsistent_options(tmp_path, args, stderr):
@@ -190,10 +192,24 @@ def test_batch_no_prefect_decides_without_importing_prefect(tmp_path):
         "    raise\n"
     )
     completed = subprocess.run(
-        [sys.executable, "-c", script, "batch", "--in", str(source), "--out", str(tmp_path / "out"),
-         "--no-prefect", "--format", "json"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            script,
+            "batch",
+            "--in",
+            str(source),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-prefect",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["decided"] == 1
     assert completed.stderr == ""

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from providers.health import index_health, provider_health
+from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.lifecycle.enablement import enable, status
+from obelisk_session_evidence.providers.health import index_health, provider_health
+from obelisk_session_evidence.providers.obelisk.discovery import clear_probe_cache
 from obelisk_session_evidence.state.paths import state_paths
-from providers.obelisk.discovery import clear_probe_cache
 from tests.lifecycle.helpers import enable_request, populate
 
 STAND_IN = """#!/bin/sh
@@ -34,8 +34,12 @@ def _stand_in(tmp_path, version="0.2.3"):
 
 def _enablement(**overrides):
     return Enablement(
-        surface="replan-history", agent_id="agent-fixture", project_id="project-fixture",
-        repository_id="repo-fixture", enabled_at=datetime(2026, 11, 29, tzinfo=UTC), **overrides,
+        surface="replan-history",
+        agent_id="agent-fixture",
+        project_id="project-fixture",
+        repository_id="repo-fixture",
+        enabled_at=datetime(2026, 11, 29, tzinfo=UTC),
+        **overrides,
     )
 
 
@@ -83,5 +87,8 @@ def test_provider_health_native_is_available_with_its_version():
 def test_index_health_native_absent_index_is_not_usable():
     index = index_health(state_paths().index_dir, _enablement())
     assert (index.freshness, index.usable, index.reason_code, index.index_revision) == (
-        "unknown", False, "index_absent", None,
+        "unknown",
+        False,
+        "index_absent",
+        None,
     )

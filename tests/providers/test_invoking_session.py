@@ -1,9 +1,10 @@
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contracts.config import SOURCE_KINDS
-from providers.invoking_session import (
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.providers.invoking_session import (
     INVOCATION_ALLOWANCE,
     InvokingSessionExclusion,
     WithoutInvokingSession,
@@ -11,20 +12,19 @@ from providers.invoking_session import (
     is_host_session,
     without_invoking_session,
 )
-from providers.base import HandlerProvider
-from providers.native.index.results import session_ref as native_session_ref
-from providers.obelisk.items import opaque_ref
-from providers.obelisk.plan import OBELISK_SOURCE
+from obelisk_session_evidence.providers.native.index.results import session_ref as native_session_ref
+from obelisk_session_evidence.providers.obelisk.items import opaque_ref
+from obelisk_session_evidence.providers.obelisk.plan import OBELISK_SOURCE
 from tests.loopx.helpers import (
     CURRENT_SESSION,
-    CURRENT_SESSION_ID,
     CURRENT_SESSION_FAILURE,
+    CURRENT_SESSION_ID,
     EARLIER_SESSION_FAILURE,
     failure_in,
 )
-
-INVOKED_AT = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
 from tests.stages.helpers import result_for, situation_model
+
+INVOKED_AT = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("source", SOURCE_KINDS)
@@ -45,9 +45,7 @@ def test_host_session_refs_cover_every_backends_session_ref(source):
     ids=["native", "obelisk"],
 )
 def test_without_invoking_session_drops_the_invoking_turn_under_either_backends_ref(current_ref):
-    current = CURRENT_SESSION_FAILURE.model_copy(
-        update={"session_ref": current_ref, "observed_at": INVOKED_AT}
-    )
+    current = CURRENT_SESSION_FAILURE.model_copy(update={"session_ref": current_ref, "observed_at": INVOKED_AT})
     inner = HandlerProvider(lambda r: result_for(r, [current, EARLIER_SESSION_FAILURE]))
     wrapper = WithoutInvokingSession(inner, CURRENT_SESSION, invoked_at=INVOKED_AT)
     assert wrapper.search(_request()).result.items == [EARLIER_SESSION_FAILURE]
@@ -90,7 +88,7 @@ def test_the_invoking_sessions_history_counts_and_only_its_turn_from_the_invocat
 
 
 def test_the_invocation_defaults_to_when_the_lookup_starts():
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     recent = failure_in(CURRENT_SESSION_FAILURE.session_ref, message=20, observed_at=now)
     inner = HandlerProvider(lambda r: result_for(r, [recent, CURRENT_SESSION_FAILURE]))
     wrapper = WithoutInvokingSession(inner, CURRENT_SESSION)
@@ -104,8 +102,8 @@ def test_without_invoking_session_is_identity_when_no_session_is_named():
 
 
 def _request():
-    from stages.admit import admit
-    from stages.classify_gap import classify_gap
+    from obelisk_session_evidence.stages.admit import admit
+    from obelisk_session_evidence.stages.classify_gap import classify_gap
     from tests.stages.helpers import enabled_policy
 
     situation = situation_model()

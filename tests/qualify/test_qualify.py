@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fixtures.qualification import qualification_cases
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify import qualify
 from obelisk_session_evidence.qualify.arms import (
     qualification_policy,
@@ -16,7 +16,7 @@ from obelisk_session_evidence.qualify.arms import (
     run_current_context,
 )
 from obelisk_session_evidence.qualify.standin import in_scope_items, standin_provider
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.qualify.synthetic import qualification_cases
 
 SAMPLE = qualification_cases(seed=0, per_family=2)
 BY_ID = {case.case_id: case for case in qualification_cases(seed=0)}
@@ -32,8 +32,13 @@ def test_qualify_standin_writes_report_plots_and_results(tmp_path: Path, encoder
     out = tmp_path / "a"
     report = (out / "report.md").read_text()
     assert summary.cases == len(SAMPLE) and summary.report_path == str(out / "report.md")
-    for heading in ("## Targets", "## Thresholds", "## Repeated-route detection per arm",
-                    "## Private context per admitted query", "## Latency per stage"):  # fmt: skip
+    for heading in (
+        "## Targets",
+        "## Thresholds",
+        "## Repeated-route detection per arm",
+        "## Private context per admitted query",
+        "## Latency per stage",
+    ):
         assert heading in report
     results = json.loads((out / "results.json").read_text())
     assert len(results["cases"]) == len(SAMPLE) and results["thresholds"] == summary.thresholds
@@ -58,8 +63,13 @@ def test_qualify_standin_deterministic_except_latency(tmp_path: Path, encoder) -
 def test_qualify_arm1_misses_paraphrases_arm2_finds_them(encoder) -> None:
     case = BY_ID["q-paraphrase_wrapper-001"]
     arm1 = run_current_context(case, encoder=encoder)
-    arm2, _ = run_admitted_retrieval(case, provider=standin_provider(case), encoder=encoder,
-                                     thresholds=RouteThresholds(), policy=qualification_policy())  # fmt: skip
+    arm2, _ = run_admitted_retrieval(
+        case,
+        provider=standin_provider(case),
+        encoder=encoder,
+        thresholds=RouteThresholds(),
+        policy=qualification_policy(),
+    )
     assert not arm1.predicted_repeat and arm2.verdict == "repeats_prior_failure"
 
 
@@ -72,9 +82,16 @@ def test_standin_provider_never_serves_foreign_history(case_id: str) -> None:
 
 
 def test_qualify_native_backend_sample(tmp_path: Path, encoder) -> None:
-    wanted = ("q-exact_repeat-001", "q-stale_index-001", "q-incomplete_index-001", "q-foreign_agent_failure-001",
-              "q-foreign_repository_failure-001", "q-provider_scope_leak-001", "q-scope_denied-001",
-              "q-paraphrase_wrapper-001")  # fmt: skip
+    wanted = (
+        "q-exact_repeat-001",
+        "q-stale_index-001",
+        "q-incomplete_index-001",
+        "q-foreign_agent_failure-001",
+        "q-foreign_repository_failure-001",
+        "q-provider_scope_leak-001",
+        "q-scope_denied-001",
+        "q-paraphrase_wrapper-001",
+    )
     cases = tuple(BY_ID[case_id] for case_id in wanted)
     qualify(tmp_path / "out", backend="native", encoder=encoder, cases=cases)
     results = {row["case_id"]: row for row in json.loads((tmp_path / "out" / "results.json").read_text())["cases"]}
@@ -94,7 +111,7 @@ def test_qualify_native_backend_sample(tmp_path: Path, encoder) -> None:
 def test_qualify_native_refuses_a_foreign_workdir(tmp_path: Path, encoder) -> None:
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "keep.txt").write_text("not ours")
-    from contracts.errors import InvalidInput
+    from obelisk_session_evidence.contracts.errors import InvalidInput
 
     with pytest.raises(InvalidInput):
         qualify(tmp_path / "out", backend="native", encoder=encoder, cases=SAMPLE[:2], workdir=tmp_path / "work")

@@ -4,17 +4,29 @@ from collections import Counter
 
 import pytest
 
-from comparators.exact_ids import exact_id_delta
-from fixtures.qualification import FAMILIES, qualification_cases
+from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
+from obelisk_session_evidence.qualify.synthetic import FAMILIES, qualification_cases
 
 CASES = qualification_cases(seed=0)
 
 ISSUE_KINDS = [
-    "exact_repeat", "paraphrase_flags", "paraphrase_temp_path", "paraphrase_interpreter", "paraphrase_wrapper",
-    "different_target", "meaning_flag", "rerun_after_edit", "failure_later_fixed", "blocker_repeat",
-    "hypothesis_tried", "new_route", "stale_index", "incomplete_index", "foreign_agent_failure",
+    "exact_repeat",
+    "paraphrase_flags",
+    "paraphrase_temp_path",
+    "paraphrase_interpreter",
+    "paraphrase_wrapper",
+    "different_target",
+    "meaning_flag",
+    "rerun_after_edit",
+    "failure_later_fixed",
+    "blocker_repeat",
+    "hypothesis_tried",
+    "new_route",
+    "stale_index",
+    "incomplete_index",
+    "foreign_agent_failure",
     "foreign_repository_failure",
-]  # fmt: skip
+]
 
 
 def test_qualification_cases_at_least_300_generated_plus_hand_written() -> None:

@@ -4,16 +4,23 @@ import dataclasses
 
 import pytest
 
-from fixtures.qualification import qualification_cases
 from obelisk_session_evidence.qualify.arms import ArmRun
 from obelisk_session_evidence.qualify.metrics import context_size, detection, percentile, safety, stage_latency
+from obelisk_session_evidence.qualify.synthetic import qualification_cases
 
 SAMPLE = qualification_cases(seed=0, per_family=2)
 
 
 def _run(case, verdict: str, **fields) -> ArmRun:
-    defaults = dict(outcomes=case.expected_outcomes, admission="admitted", retrieval="retrieved",
-                    freshness=case.freshness, context_tokens=100, context_chars=300, truncated=False)  # fmt: skip
+    defaults = dict(
+        outcomes=case.expected_outcomes,
+        admission="admitted",
+        retrieval="retrieved",
+        freshness=case.freshness,
+        context_tokens=100,
+        context_chars=300,
+        truncated=False,
+    )
     return ArmRun(case.case_id, "admitted_retrieval", verdict, **{**defaults, **fields})
 
 
@@ -66,5 +73,8 @@ def test_safety_counts_scope_rejections_and_unfresh_novelty() -> None:
     assert result.scope_rejections == result.scope_rejections_expected > 0
     assert result.unexpected_scope_rejections == 0 and result.freshness_accuracy == 1.0
     assert result.novel_on_unfresh_index == 0
-    stale = [dataclasses.replace(r, verdict="novel") if c.freshness != "fresh" else r for c, r in zip(SAMPLE, runs)]
+    stale = [
+        dataclasses.replace(r, verdict="novel") if c.freshness != "fresh" else r
+        for c, r in zip(SAMPLE, runs, strict=False)
+    ]
     assert safety(SAMPLE, stale).novel_on_unfresh_index > 0

@@ -6,16 +6,21 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fixtures.qualification import qualification_cases
-from fixtures.real_cases import corpus_root, load_real_cases, sample_real_cases
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify import qualify
 from obelisk_session_evidence.qualify.real import REJECTED, RealSetResult, run_real_arm
-from contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.qualify.real_cases import corpus_root, load_real_cases, sample_real_cases
+from obelisk_session_evidence.qualify.synthetic import qualification_cases
 
 pytestmark = pytest.mark.skipif(not corpus_root().is_dir(), reason="the real corpus is not on this machine")
-PICKED = ("sp-a0y-push-xwt", "sp-a0y-push-trap-agent", "cm-trap-repo-git-push", "sp-gqc-push-setupstream",
-          "pi-check-exact")  # fmt: skip
+PICKED = (
+    "sp-a0y-push-xwt",
+    "sp-a0y-push-trap-agent",
+    "cm-trap-repo-git-push",
+    "sp-gqc-push-setupstream",
+    "pi-check-exact",
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +68,21 @@ def test_qualify_reports_the_real_set_beside_the_synthetic_families(few, encoder
 
 
 def test_cli_smoke_samples_the_real_set(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["qualify", "--out", str(tmp_path / "q"), "--backend", "standin",
-                                       "--per-family", "1", "--real", "--format", "json"])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "qualify",
+            "--out",
+            str(tmp_path / "q"),
+            "--backend",
+            "standin",
+            "--per-family",
+            "1",
+            "--real",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code in (0, 2), result.output
     summary = json.loads(result.stdout)
     assert summary["real_cases"] == len(sample_real_cases(load_real_cases(), per_category=1))

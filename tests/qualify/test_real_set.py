@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.decision import Verdict
-from fixtures.real_cases import (
+from obelisk_session_evidence.contracts.decision import Verdict
+from obelisk_session_evidence.qualify.real import cut_at_time, cut_before_line, write_history
+from obelisk_session_evidence.qualify.real_cases import (
     CASES_FILE,
     CATEGORIES,
     REQUIRED_CATEGORIES,
@@ -17,7 +18,6 @@ from fixtures.real_cases import (
     read_line,
     repository_groups,
 )
-from obelisk_session_evidence.qualify.real import cut_at_time, cut_before_line, write_history
 
 pytestmark = pytest.mark.skipif(not corpus_root().is_dir(), reason="the real corpus is not on this machine")
 VERDICTS = set(Verdict.__args__)  # type: ignore[attr-defined]
@@ -107,10 +107,11 @@ def test_cut_at_time_keeps_only_earlier_records(tmp_path: Path) -> None:
 
 
 def _failed_commands(paths: list[Path], source: str) -> list[str]:
-    from providers.native.parsers import parse_session_file
+    from obelisk_session_evidence.providers.native.parsers import parse_session_file
 
-    return [call.command_text or "" for path in paths
-            for call in parse_session_file(path, source).tool_calls if call.failed]  # type: ignore[arg-type]  # fmt: skip
+    return [
+        call.command_text or "" for path in paths for call in parse_session_file(path, source).tool_calls if call.failed
+    ]  # type: ignore[arg-type]
 
 
 def test_every_other_agent_trap_hides_a_real_failure_of_the_proposed_program(cases, tmp_path: Path) -> None:
@@ -129,8 +130,8 @@ def test_every_other_agent_trap_hides_a_real_failure_of_the_proposed_program(cas
 
 
 def test_every_other_repository_trap_hides_a_real_failure_outside_the_repository(cases, tmp_path: Path) -> None:
-    from providers.native.parsers import parse_session_file
-    from providers.native.index.repository import under
+    from obelisk_session_evidence.providers.native.index.repository import under
+    from obelisk_session_evidence.providers.native.parsers import parse_session_file
 
     traps = [case for case in cases if "trap_other_repo" in case.categories]
     assert len(traps) >= 5

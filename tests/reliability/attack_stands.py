@@ -52,9 +52,7 @@ def small_tmpfs(folder: Path, *, size: str, read_only: bool = False) -> Iterator
     """A tmpfs of `size` mounted at `folder` (root only), unmounted afterwards."""
     folder.mkdir(parents=True, exist_ok=True)
     options = f"size={size},mode=0700" + (",ro" if read_only else "")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True
-    )
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True)
     if mounted.returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
     try:

@@ -72,7 +72,9 @@ def integrity_problems(connection: sqlite3.Connection) -> list[str]:
         " (SELECT count(*) FROM sessions WHERE file_id NOT IN (SELECT id FROM files))"
     ).fetchone()
     for name, count in zip(
-        ("text without entry", "entry without text", "entry without session", "session without file"), orphans
+        ("text without entry", "entry without text", "entry without session", "session without file"),
+        orphans,
+        strict=False,
     ):
         if count:
             problems.append(f"{count} {name}")

@@ -12,13 +12,19 @@ from typing import Any
 
 import pytest
 
-from contracts.config import AdmissionPolicy
-from contracts.decision import ReplanEvidenceDecision
-from contracts.situation import ReplanSituation
-from contracts.thresholds import RouteThresholds
-from providers.base import EvidenceProvider
-from stages.cap_by_tokens import TokenEncoder
-from stages.pipeline import PipelineDependencies, Stage, StageValues, call_directly, run_pipeline
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder
+from obelisk_session_evidence.stages.pipeline import (
+    PipelineDependencies,
+    Stage,
+    StageValues,
+    call_directly,
+    run_pipeline,
+)
 from tests.reliability.figures import FIGURES
 
 DIGEST_SALT = "reliability-salt"
@@ -78,7 +84,7 @@ def run_pipeline_measured(
     started = time.monotonic()
     try:
         run = run_pipeline(situation, dependencies, call=call)
-    except Exception as error:  # noqa: BLE001 - counted; the failure names the type and stage only
+    except Exception as error:
         FIGURES.crashes += 1
         pytest.fail(f"the pipeline raised {type(error).__name__} in stage {reached[-1]}", pytrace=False)
     finally:

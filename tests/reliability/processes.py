@@ -5,6 +5,7 @@ shared memory and a pipe; the parent may SIGKILL it at any moment. `run_forked` 
 result with a deadline (a child that blocks forever is killed and reported as timed out).
 """
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -47,10 +48,8 @@ class Child:
     def kill(self) -> bool:
         """SIGKILL the child; True when it was still running."""
         alive = self.process.is_alive()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.join()
         return alive
 
@@ -103,7 +102,7 @@ def _child_main(
             os.setuid(uid)
         value = function(report_progress, *args)
         sender.send(json.dumps(["ok", value]))
-    except BaseException as error:  # noqa: BLE001 - reported to the parent by class name only
+    except BaseException as error:
         sender.send(json.dumps(["error", type(error).__name__]))
     finally:
         sender.close()

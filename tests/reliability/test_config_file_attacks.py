@@ -15,7 +15,10 @@ def _cli(tmp_path, *args):
     # A reader that blocked on the FIFO would never return: the timeout is the attack's verdict.
     return subprocess.run(
         [sys.executable, "-m", "obelisk_session_evidence", *args],
-        capture_output=True, text=True, env=environment, timeout=60,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
     )
 
 
@@ -29,9 +32,7 @@ def test_fifo_config_does_not_block_run_and_admission_stays_off(tmp_path):
     _fifo_config(tmp_path)
     completed = _cli(tmp_path, "run", "--situation", situation_file(tmp_path), "--format", "json")
     assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["admission"] == {
-        "admitted": False, "reason_code": "config_invalid"
-    }
+    assert json.loads(completed.stdout)["admission"] == {"admitted": False, "reason_code": "config_invalid"}
 
 
 def test_fifo_config_does_not_block_status(tmp_path):

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import InvalidInput
-from contracts.evidence import HistoricalEvidenceRequest
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 
 pytestmark = pytest.mark.reliability
 FULL = os.environ.get("OSE_RELIABILITY_FULL") == "1"
@@ -32,7 +32,13 @@ VALID_REQUEST: dict[str, Any] = {
     "request_id": "req-1",
     "situation_id": "situation-1",
     "trigger": "replan_repetition",
-    "scope": {"agent_id": "a", "project_id": "p", "repository_id": "r", "allow_cross_agent": False, "allow_cross_project": False},
+    "scope": {
+        "agent_id": "a",
+        "project_id": "p",
+        "repository_id": "r",
+        "allow_cross_agent": False,
+        "allow_cross_project": False,
+    },
     "evidence_types": ["prior_failure"],
     "query_terms": ["pytest -x"],
     "limits": {"max_sessions": 1, "max_items": 1, "max_snippet_chars": 10, "max_total_chars": 10},
@@ -88,12 +94,28 @@ def _mutation(draw, kind: str, documents: tuple[str, ...] = tuple(sorted(DOCUMEN
     leaves = [p for p in paths if p and not isinstance(_get(document, p), (dict, list))]
     path = draw(st.sampled_from(leaves))
     if kind == "wrong_type":
-        return model, json.dumps(_set(document, path, draw(st.sampled_from(_wrong_type(_get(document, path)))))).encode()
+        return model, json.dumps(
+            _set(document, path, draw(st.sampled_from(_wrong_type(_get(document, path)))))
+        ).encode()
     if kind == "wrong_literal":
-        literal_paths = [p for p in leaves if p[-1] in {"schema_version", "result_class", "trigger", "prior_session_coverage", "allow_cross_agent", "allow_cross_project"}]
+        literal_paths = [
+            p
+            for p in leaves
+            if p[-1]
+            in {
+                "schema_version",
+                "result_class",
+                "trigger",
+                "prior_session_coverage",
+                "allow_cross_agent",
+                "allow_cross_project",
+            }
+        ]
         path = draw(st.sampled_from(literal_paths))
         original = _get(document, path)
-        replacement = True if original is False else draw(st.text(min_size=1, max_size=30).filter(lambda t: t != original))
+        replacement = (
+            True if original is False else draw(st.text(min_size=1, max_size=30).filter(lambda t: t != original))
+        )
         return model, json.dumps(_set(document, path, replacement)).encode()
     if kind == "huge_string":
         string_paths = [p for p in leaves if isinstance(_get(document, p), str)]
@@ -114,7 +136,16 @@ def _mutation(draw, kind: str, documents: tuple[str, ...] = tuple(sorted(DOCUMEN
     return model, raw[: cut + 1] + draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80"])) + raw[cut + 1 :]
 
 
-KINDS = ["unknown_field", "wrong_type", "wrong_literal", "huge_string", "non_finite", "duplicate_key", "deep_nesting", "invalid_utf8"]
+KINDS = [
+    "unknown_field",
+    "wrong_type",
+    "wrong_literal",
+    "huge_string",
+    "non_finite",
+    "duplicate_key",
+    "deep_nesting",
+    "invalid_utf8",
+]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
 from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.state.paths import state_paths
-from providers.native.index.refresh import refresh_index
-from providers.native.index.results import session_ref
-from providers.native.index.store import index_file
-from providers.native.provider import NativeIndexProvider
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.attack_stands import CANARY
 from tests.reliability.worlds import write_config
@@ -40,28 +40,40 @@ def _world(tmp_path: Path, placement: str) -> tuple[Path, Enablement, str]:
     root_a, root_b = tmp_path / "agent-a" / "claude", tmp_path / "agent-b" / "claude"
     ClaudeTranscript(root_a, A_SESSION, str(repo / "src")).bash("make lint", "All checks passed").write()
     theirs = ClaudeTranscript(root_b, B_SESSION, str(repo / "src"))
-    theirs.user(f"run the ledger tests {CANARY}").bash(COMMAND, f"FAILED test_ledger.py::test_total {CANARY}", exit_code=1)
+    theirs.user(f"run the ledger tests {CANARY}").bash(
+        COMMAND, f"FAILED test_ledger.py::test_total {CANARY}", exit_code=1
+    )
     original = theirs.write()
-    target = root_a / original.parent.name / (f"renamed-{original.name}" if placement == "copied-renamed" else original.name)
+    target = (
+        root_a / original.parent.name / (f"renamed-{original.name}" if placement == "copied-renamed" else original.name)
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     (shutil.move if placement == "only-in-a" else shutil.copy2)(original, target)
     index_dir = tmp_path / "state-index"
     refresh_index(index_file(index_dir), {"claude": [root_a, root_b]})
     enablement = Enablement(
-        surface="replan-history", agent_id=FIXTURE_AGENT, project_id=FIXTURE_PROJECT,
-        repository_id=FIXTURE_REPOSITORY, repo_roots=[str(repo)], sources=["claude"],
-        source_roots={"claude": str(root_a)}, enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )  # fmt: skip
+        surface="replan-history",
+        agent_id=FIXTURE_AGENT,
+        project_id=FIXTURE_PROJECT,
+        repository_id=FIXTURE_REPOSITORY,
+        repo_roots=[str(repo)],
+        sources=["claude"],
+        source_roots={"claude": str(root_a)},
+        enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
+    )
     return index_dir, enablement, session_ref("claude", B_SESSION)
 
 
 def _request() -> HistoricalEvidenceRequest:
     return HistoricalEvidenceRequest(
-        request_id="req-copied", situation_id="situation-copied", trigger="replan_repetition",
+        request_id="req-copied",
+        situation_id="situation-copied",
+        trigger="replan_repetition",
         scope={"agent_id": FIXTURE_AGENT, "project_id": FIXTURE_PROJECT, "repository_id": FIXTURE_REPOSITORY},
-        evidence_types=["prior_failure", "tool_outcome", "decision"], query_terms=[COMMAND, "ledger", CANARY],
+        evidence_types=["prior_failure", "tool_outcome", "decision"],
+        query_terms=[COMMAND, "ledger", CANARY],
         limits={"max_sessions": 20, "max_items": 20, "max_snippet_chars": 600, "max_total_chars": 20000},
-    )  # fmt: skip
+    )
 
 
 def _decide(index_dir: Path, enablement: Enablement):
@@ -92,7 +104,9 @@ def test_a_session_copied_from_another_agents_folder_is_not_this_agents_history(
 def test_the_agent_whose_folder_was_copied_from_cannot_tell_either(tmp_path):
     """Fail closed both ways: nothing says which copy is the original, so B loses it too."""
     index_dir, enablement, theirs = _world(tmp_path, "copied")
-    b = enablement.model_copy(update={"agent_id": "agent-b", "source_roots": {"claude": str(tmp_path / "agent-b" / "claude")}})
+    b = enablement.model_copy(
+        update={"agent_id": "agent-b", "source_roots": {"claude": str(tmp_path / "agent-b" / "claude")}}
+    )
     request = _request().model_copy(update={"scope": _request().scope.model_copy(update={"agent_id": "agent-b"})})
     answer = NativeIndexProvider(index_dir, b).search(request)
     assert theirs not in {item.session_ref for item in answer.result.items}

@@ -22,16 +22,16 @@ from typing import Any
 import pytest
 import zstandard
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.index_status import RefreshReport
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
-from providers.native.index.refresh import refresh_index, refresh_locked
-from providers.native.index.status import index_status
-from providers.native.index.store import MEMORY, connect, index_file
-from providers.native.parsers import _reading, claude
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.index_status import RefreshReport
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
+from obelisk_session_evidence.providers.native.index.status import index_status
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect, index_file
+from obelisk_session_evidence.providers.native.parsers import _reading, claude
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES, FULL
 from tests.reliability.index_dump import index_dump
@@ -273,9 +273,12 @@ def _refresh(
         os.chown(sessions.index.parent, uid, gid)
     started = time.monotonic()
     status, value = run_forked(
-        _refresh_in_child, str(sessions.index), {s: [str(p) for p in paths] for s, paths in roots.items()},
-        timeout_s=REFRESH_BOUND_S, as_nobody=as_nobody,
-    )  # fmt: skip
+        _refresh_in_child,
+        str(sessions.index),
+        {s: [str(p) for p in paths] for s, paths in roots.items()},
+        timeout_s=REFRESH_BOUND_S,
+        as_nobody=as_nobody,
+    )
     seconds = time.monotonic() - started
     if status != "ok":
         FIGURES.crashes += 1
@@ -332,9 +335,15 @@ def test_refresh_index_counts_damage_and_never_fails(
     assert_no_canary(
         CANARY,
         tmp_path / "public",
-        {**run.public_outputs(), "report": report.model_dump_json(), "status": status.model_dump_json(),
-         "log": caplog.text, "stdout": captured.out, "stderr": captured.err},
-    )  # fmt: skip
+        {
+            **run.public_outputs(),
+            "report": report.model_dump_json(),
+            "status": status.model_dump_json(),
+            "log": caplog.text,
+            "stdout": captured.out,
+            "stderr": captured.err,
+        },
+    )
     freshness = {"report": report.freshness, "status": status.freshness, "lookup": run.decision.receipt.freshness}
     if kind == "pending":  # a half-written line is not damage yet: the writer may finish it
         assert freshness == {"report": "fresh", "status": "fresh", "lookup": "fresh"}
@@ -472,7 +481,7 @@ def test_refresh_index_file_changed_between_listing_and_reading(
 _MEASURE = """
 import gc, json, sys, time
 from pathlib import Path
-from providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 
 def kib(field):
     with open("/proc/self/status") as status:
@@ -522,8 +531,10 @@ def test_refresh_index_streams_a_huge_line_with_bounded_memory(
         out.write(json.dumps({**head, "uuid": "after-the-huge-line"}) + "\n")
     completed = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(sessions.index), str(sessions.claude)],
-        capture_output=True, timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
     FIGURES.cases["torn_corrupt_files"] += 1
     if completed.returncode != 0:
         FIGURES.crashes += 1

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest
-from providers.native.index.results import session_ref
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from tests.providers.native.index.test_index_repository import _git, _repository
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
@@ -46,8 +46,17 @@ def _codex_session(root: Path, session_id: str, cwd: str, remote: str) -> None:
     path = root / "2026" / "03" / "01" / f"rollout-2026-03-01T10-00-00-{session_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     git = {"commit_hash": "0" * 40, "branch": "main", "repository_url": remote}
-    call = {"type": "function_call", "name": "exec_command", "call_id": "c1", "arguments": json.dumps({"cmd": f"{COMMAND} -k {session_id}"})}
-    output = {"type": "function_call_output", "call_id": "c1", "output": f"Process exited with code 1\nOutput:\n1 failed in {session_id}"}
+    call = {
+        "type": "function_call",
+        "name": "exec_command",
+        "call_id": "c1",
+        "arguments": json.dumps({"cmd": f"{COMMAND} -k {session_id}"}),
+    }
+    output = {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": f"Process exited with code 1\nOutput:\n1 failed in {session_id}",
+    }
     records = [
         ("session_meta", {"id": session_id, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": cwd, "git": git}),
         ("response_item", call),
@@ -81,21 +90,31 @@ def world(tmp_path_factory):
     (root / "src").mkdir()
     claude, codex = base / "agent" / "claude", base / "agent" / "codex"
     for name, cwd in cwds.items():
-        ClaudeTranscript(claude, name, str(cwd)).bash(f"{COMMAND} -k {name}", f"1 failed in {name}", exit_code=1).write()
+        ClaudeTranscript(claude, name, str(cwd)).bash(
+            f"{COMMAND} -k {name}", f"1 failed in {name}", exit_code=1
+        ).write()
     _codex_session(codex, "codex-own-remote", str(root / "src"), "https://github.com/team/ledger")
     _codex_session(codex, "codex-foreign-remote", str(root / "src"), "https://github.com/evil/other.git")
     enablement = Enablement(
-        surface="replan-history", agent_id="agent-a", project_id="project-a", repository_id="repo-a",
-        repo_roots=[str(root)], sources=["claude", "codex"],
-        source_roots={"claude": str(claude), "codex": str(codex)}, enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )  # fmt: skip
+        surface="replan-history",
+        agent_id="agent-a",
+        project_id="project-a",
+        repository_id="repo-a",
+        repo_roots=[str(root)],
+        sources=["claude", "codex"],
+        source_roots={"claude": str(claude), "codex": str(codex)},
+        enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
+    )
     provider = NativeIndexProvider(base / "state" / "index", enablement)
     request = HistoricalEvidenceRequest(
-        request_id="req-foreign", situation_id="situation-foreign", trigger="replan_repetition",
+        request_id="req-foreign",
+        situation_id="situation-foreign",
+        trigger="replan_repetition",
         scope={"agent_id": "agent-a", "project_id": "project-a", "repository_id": "repo-a"},
-        evidence_types=["prior_failure", "tool_outcome"], query_terms=[COMMAND],
+        evidence_types=["prior_failure", "tool_outcome"],
+        query_terms=[COMMAND],
         limits={"max_sessions": 20, "max_items": 50, "max_snippet_chars": 600, "max_total_chars": 20000},
-    )  # fmt: skip
+    )
     result = provider.search(request).result
     return {item.session_ref for item in result.items}
 

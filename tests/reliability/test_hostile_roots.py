@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from obelisk_session_evidence.cli import main
-from providers.native.index.refresh import pending_changes, refresh_locked
-from providers.native.index.status import status_of
-from providers.native.index.store import MEMORY, connect
+from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
+from obelisk_session_evidence.providers.native.index.status import status_of
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 HOUR_NS = 3600 * 10**9
@@ -73,7 +73,9 @@ def _make_folder(path: Path, tmp_path: Path) -> None:
     path.mkdir()
 
 
-@pytest.mark.parametrize("replacement", [_make_folder, _make_dangling_link, _make_fifo], ids=["folder", "dangling-link", "fifo"])
+@pytest.mark.parametrize(
+    "replacement", [_make_folder, _make_dangling_link, _make_fifo], ids=["folder", "dangling-link", "fifo"]
+)
 def test_session_file_replaced_by_a_non_file_loses_its_rows(replacement, fresh_index, tmp_path):
     root = _claude(tmp_path)
     path = ClaudeTranscript(root, "s1", "/work/repo").user("rows of a file that is gone").write()
@@ -99,8 +101,11 @@ def test_session_file_linked_from_another_agents_folder_does_not_count(fresh_ind
 def _kimi_session(folder: Path, session_id: str, text: str) -> Path:
     (folder / "agents" / "main").mkdir(parents=True)
     (folder / "state.json").write_text(json.dumps({"id": session_id, "cwd": "/work/repo"}))
-    record = {"type": "context.append_message", "time": 1772359200000,
-              "message": {"id": "m1", "role": "user", "content": [{"type": "text", "text": text}]}}  # fmt: skip
+    record = {
+        "type": "context.append_message",
+        "time": 1772359200000,
+        "message": {"id": "m1", "role": "user", "content": [{"type": "text", "text": text}]},
+    }
     wire = folder / "agents" / "main" / "wire.jsonl"
     wire.write_text(json.dumps(record) + "\n")
     return wire

@@ -22,21 +22,21 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.errors import InvalidInput
-from contracts.evidence import HistoricalEvidenceRequest
-from contracts.json_input import load_contract
-from contracts.limits import HARD_CAPS
-from contracts.situation import ReplanSituation
-from contracts.stage_values import Admitted
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
-from providers.base import EvidenceProvider
-from providers.native.index.fts import token_words
-from providers.native.index.store import connect, index_file
-from providers.native.provider import NativeIndexProvider
-from providers.obelisk.discovery import clear_probe_cache
-from stages.retrieve import retrieve
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.limits import HARD_CAPS
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.stage_values import Admitted
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.native.index.fts import token_words
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.providers.obelisk.discovery import clear_probe_cache
+from obelisk_session_evidence.stages.retrieve import retrieve
 from tests.reliability.figures import FIGURES, FULL
 from tests.reliability.index_dump import integrity_problems
 from tests.reliability.leaks import assert_no_canary, error_texts
@@ -55,28 +55,60 @@ GENERATED = 150 if FULL else 4
 
 PAYLOADS: dict[str, list[str]] = {
     "fts5": [
-        '"', 'say "hi"', "auth*", "NEAR(alpha beta)", "alpha AND beta", "alpha OR beta", "NOT alpha",
-        "(alpha)", "^alpha", "command:alpha", "{command body}: alpha", "-x --", "a + b",
+        '"',
+        'say "hi"',
+        "auth*",
+        "NEAR(alpha beta)",
+        "alpha AND beta",
+        "alpha OR beta",
+        "NOT alpha",
+        "(alpha)",
+        "^alpha",
+        "command:alpha",
+        "{command body}: alpha",
+        "-x --",
+        "a + b",
     ],
     "sql": [
-        "'", "it's", "'; DROP TABLE entries; --", "' OR '1'='1", '" OR 1=1 --',
-        "/* comment */ SELECT 1", "x'); DELETE FROM files; --", "entry_text MATCH '*'",
+        "'",
+        "it's",
+        "'; DROP TABLE entries; --",
+        "' OR '1'='1",
+        '" OR 1=1 --',
+        "/* comment */ SELECT 1",
+        "x'); DELETE FROM files; --",
+        "entry_text MATCH '*'",
     ],
     "shell": [
-        "$(touch {marker}/dollar)", "`touch {marker}/backtick`", "; touch {marker}/semicolon",
-        "| tee {marker}/pipe", "&& touch {marker}/and &", "> {marker}/redirect", "$((1+1)) ~ * ? [a] !!",
+        "$(touch {marker}/dollar)",
+        "`touch {marker}/backtick`",
+        "; touch {marker}/semicolon",
+        "| tee {marker}/pipe",
+        "&& touch {marker}/and &",
+        "> {marker}/redirect",
+        "$((1+1)) ~ * ? [a] !!",
         "grep '' -r . && git commit -m \"\"",
     ],
     "javascript": [
-        "${process.exit(1)}", "*/ process.exit(1); /*", '"]; process.exit(1); const X = ["',
-        "</script><script>alert(1)</script>", "a\u2028b\u2029c", "\\u0022); x", "back\\slash",
+        "${process.exit(1)}",
+        "*/ process.exit(1); /*",
+        '"]; process.exit(1); const X = ["',
+        "</script><script>alert(1)</script>",
+        "a\u2028b\u2029c",
+        "\\u0022); x",
+        "back\\slash",
         "'); require('child_process').execSync('touch {marker}/js'); ('",
     ],
     "control": [
-        "nul\x00byte", "\u202egnp.exe", "abc\u202edef\u202c", "tab\tand\nnewline\r", "bell\x07esc\x1b[31m",
-        "zero\u200bwidth", "emoji \U0001f525 \u00e7\u00e9",
+        "nul\x00byte",
+        "\u202egnp.exe",
+        "abc\u202edef\u202c",
+        "tab\tand\nnewline\r",
+        "bell\x07esc\x1b[31m",
+        "zero\u200bwidth",
+        "emoji \U0001f525 \u00e7\u00e9",
     ],
-}  # fmt: skip
+}
 FRAGMENTS = [payload for payloads in PAYLOADS.values() for payload in payloads] + list(string.punctuation)
 MARKER = "{marker}"
 _ROW = re.compile(re.escape(CANARY) + r"-(\d{3})")
@@ -328,7 +360,7 @@ def test_retrieve_refuses_an_out_of_contract_request_quickly(
     errors: list[str] = []
     try:
         provider.search(request)
-    except Exception as error:  # noqa: BLE001 - every text of the refusal is public
+    except Exception as error:
         errors = error_texts(error)
     captured = capsys.readouterr()
     assert_no_canary(

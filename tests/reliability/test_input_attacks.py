@@ -7,15 +7,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from contracts.config import EnablementConfig
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.config import EnablementConfig
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import write_private
 from tests.reliability.attack_stands import CANARY
 
-IDS = ("--surface", "replan-history", "--agent-id", "agent-fixture", "--project-id",
-       "project-fixture", "--repository-id", "repo-fixture")
+IDS = (
+    "--surface",
+    "replan-history",
+    "--agent-id",
+    "agent-fixture",
+    "--project-id",
+    "project-fixture",
+    "--repository-id",
+    "repo-fixture",
+)
 
 
 def _invoke(*args, stdin=None):
@@ -50,11 +58,17 @@ def test_unknown_key_of_private_text_in_config_json_is_not_echoed_by_status():
 
 def test_a_mapping_key_of_private_text_is_not_echoed():
     document = json.loads(EnablementConfig().model_dump_json())
-    document["enablements"] = [{
-        "surface": "replan-history", "agent_id": "a", "project_id": "p", "repository_id": "r",
-        "repo_roots": ["/src/r"], "source_roots": {CANARY: "/x"},
-        "enabled_at": "2026-11-29T00:00:00Z",
-    }]
+    document["enablements"] = [
+        {
+            "surface": "replan-history",
+            "agent_id": "a",
+            "project_id": "p",
+            "repository_id": "r",
+            "repo_roots": ["/src/r"],
+            "source_roots": {CANARY: "/x"},
+            "enabled_at": "2026-11-29T00:00:00Z",
+        }
+    ]
     write_private(state_paths().config_file, json.dumps(document).encode())
     result = _invoke("status", "--project-id", "p", "--format", "json")
     assert CANARY not in result.output
@@ -65,8 +79,7 @@ def test_enable_without_any_repository_root_is_refused():
     result = _invoke("enable", *IDS)
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: invalid_input: --repo-root or --historical-repo-root is required:"
-        " a scope names its repository\n"
+        "error: invalid_input: --repo-root or --historical-repo-root is required: a scope names its repository\n"
     )
     assert not state_paths().config_file.exists()
 

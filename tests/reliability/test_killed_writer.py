@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from contracts.index_status import RefreshReport
-from fixtures.native_sessions import FixtureManifest, write_native_histories
-from providers.native.index.refresh import refresh_index, refresh_locked
-from providers.native.index.store import MEMORY, connect, index_file
-from providers.native.parsers import default_roots
+from obelisk_session_evidence.contracts.index_status import RefreshReport
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect, index_file
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.qualify.session_writers import FixtureManifest, write_native_histories
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES, FULL
 from tests.reliability.index_dump import IndexDump, index_dump, integrity_problems

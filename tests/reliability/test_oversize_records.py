@@ -14,19 +14,26 @@ from pathlib import Path
 
 import zstandard
 
-from providers.native.index.refresh import refresh_locked
-from providers.native.index.store import MEMORY, connect
-from providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
 
 OVERSIZE = 40 << 20
 """A line over the 32 MiB cap (`_reading.MAX_RECORD_BYTES`)."""
 
 
 def _claude_record(number: int, text: str) -> str:
-    return json.dumps({
-        "type": "user", "uuid": f"u{number}", "parentUuid": None, "sessionId": "huge", "cwd": "/work/repo",
-        "timestamp": f"2026-03-01T10:0{number}:00.000Z", "message": {"role": "user", "content": text},
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "type": "user",
+            "uuid": f"u{number}",
+            "parentUuid": None,
+            "sessionId": "huge",
+            "cwd": "/work/repo",
+            "timestamp": f"2026-03-01T10:0{number}:00.000Z",
+            "message": {"role": "user", "content": text},
+        }
+    )
 
 
 def _write_claude_session(root: Path) -> Path:

@@ -12,8 +12,8 @@ from fixtures.situations import situation
 from obelisk_session_evidence.batch.manifest import spool_batch
 from obelisk_session_evidence.batch.run import run_batch_directly
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.errors import EvidenceError
 from obelisk_session_evidence.state.paths import state_paths
-from contracts.errors import EvidenceError
 from tests.reliability.attack_stands import CANARY, admitted_config, make_special, situation_file
 
 SPECIAL_KINDS = ["fifo", "socket", "chardev"]
@@ -60,8 +60,7 @@ def test_private_out_at_a_special_file_is_refused_and_the_decision_still_printed
     assert result.exit_code == 2
     assert _decision_of(result)["admission"]["admitted"] is True
     assert result.stderr == (
-        f"error: private_target_refused: --private-out: the target is {KIND_NAMES[kind]},"
-        " not a regular file\n"
+        f"error: private_target_refused: --private-out: the target is {KIND_NAMES[kind]}, not a regular file\n"
     )
     after = os.lstat(target)
     assert (after.st_ino, stat.S_IFMT(after.st_mode)) == (before.st_ino, stat.S_IFMT(before.st_mode))
@@ -131,12 +130,10 @@ def test_batch_cli_refuses_a_special_summary_with_one_line(tmp_path):
     source.write_bytes(b"\n".join(_items()))
     result = CliRunner().invoke(main, ["batch", "--in", str(source), "--out", str(out)])
     assert result.exit_code == 2
-    assert result.stderr == (
-        "error: private_target_refused: the target is a FIFO, not a regular file\n"
-    )
+    assert result.stderr == ("error: private_target_refused: the target is a FIFO, not a regular file\n")
 
 
-def _decision_of(result) -> dict:  # noqa: ANN001
+def _decision_of(result) -> dict:
     """The decision on stdout's first line; under `--format json` an error envelope follows it."""
     lines = result.stdout.splitlines()
     if len(lines) > 1:

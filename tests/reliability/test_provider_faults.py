@@ -21,22 +21,27 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.prior_calls import ProviderAnswer
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
 from fixtures.obelisk_stand_in import StandIn, install_stand_in
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
 from obelisk_session_evidence.cli import main
-from providers.base import EvidenceProvider, HandlerProvider
-from providers.native.index.refresh import refresh_index
-from providers.native.index.store import index_file, writer_lock
-from providers.native.provider import NativeIndexProvider
-from providers.obelisk import ObeliskProvider
-from providers.obelisk.discovery import clear_probe_cache, find_binary, probe_cli
-from providers.obelisk.items import opaque_ref
-from providers.obelisk.process import Deadline
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.evidence import (
+    EvidenceItem,
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.providers.base import EvidenceProvider, HandlerProvider
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.providers.obelisk import ObeliskProvider
+from obelisk_session_evidence.providers.obelisk.discovery import clear_probe_cache, find_binary, probe_cli
+from obelisk_session_evidence.providers.obelisk.items import opaque_ref
+from obelisk_session_evidence.providers.obelisk.process import Deadline
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES
 from tests.reliability.leaks import assert_no_canary, error_texts
@@ -67,9 +72,7 @@ OBELISK_FAULTS = [
     pytest.param({"identity_wait_s": 30}, SHORT_TIMEOUT_S, "provider_timeout", id="slow"),
     pytest.param({"mode": "hang"}, SHORT_TIMEOUT_S, "provider_timeout", id="hung"),
     pytest.param({"mode": "hang_with_child"}, SHORT_TIMEOUT_S, "provider_timeout", id="hung-with-child"),
-    pytest.param(
-        {"mode": "hang_with_setsid_child"}, SHORT_TIMEOUT_S, "provider_timeout", id="hung-with-setsid-child"
-    ),
+    pytest.param({"mode": "hang_with_setsid_child"}, SHORT_TIMEOUT_S, "provider_timeout", id="hung-with-setsid-child"),
     pytest.param({"mode": "orphan_holds_stdout"}, SHORT_TIMEOUT_S, "provider_timeout", id="orphan-holds-stdout"),
     pytest.param({"version_mode": "hang"}, SHORT_TIMEOUT_S, "provider_unavailable", id="version-probe-hung"),
     pytest.param(
@@ -152,8 +155,9 @@ def shared_stand_in(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -
     clear_probe_cache()
     base = tmp_path_factory.mktemp("stand-in")
     installed = install_stand_in(base / "cli", home=_lay_out_fault_home(base / "home", repo_root))
-    ObeliskProvider(_enablement(repo_root), binary=str(installed.executable), work_dir=base / "work",
-                    obelisk_home=installed.home).build_index(timeout_s=60.0)  # fmt: skip
+    ObeliskProvider(
+        _enablement(repo_root), binary=str(installed.executable), work_dir=base / "work", obelisk_home=installed.home
+    ).build_index(timeout_s=60.0)
     yield installed
     clear_probe_cache()
 
@@ -268,10 +272,15 @@ def test_run_pipeline_obelisk_fault_is_typed_in_time(
     work_dir = tmp_path / "obelisk-work"
     provider = RecordingProvider(
         ObeliskProvider(
-            enablement, binary=binary, work_dir=work_dir, obelisk_home=stand_in.home, timeout_s=timeout_s,
-            max_output_bytes=MAX_OUTPUT_BYTES, options=options,
+            enablement,
+            binary=binary,
+            work_dir=work_dir,
+            obelisk_home=stand_in.home,
+            timeout_s=timeout_s,
+            max_output_bytes=MAX_OUTPUT_BYTES,
+            options=options,
         )
-    )  # fmt: skip
+    )
     run = run_pipeline_measured(
         _situation(["pytest -x tests/unit", "retry"]),
         provider=provider,
@@ -409,9 +418,13 @@ def test_run_pipeline_native_over_a_named_pipe_in_the_sessions_root(encoder, tmp
     enablement = _enablement(repo_root, provider="native", sources=["claude"], source_roots={"claude": str(claude)})
     started = time.monotonic()
     status, decision = run_forked(
-        _pipeline_in_child, tmp_path / "state" / "index", enablement, _situation(["pytest -x tests/unit"]), encoder,
+        _pipeline_in_child,
+        tmp_path / "state" / "index",
+        enablement,
+        _situation(["pytest -x tests/unit"]),
+        encoder,
         timeout_s=NATIVE_BUDGET_S + 10.0,
-    )  # fmt: skip
+    )
     seconds = time.monotonic() - started
     FIGURES.cases["provider_faults"] += 1
     FIGURES.fault_latency("native:fifo-in-sessions-root", seconds)

@@ -2,6 +2,7 @@
 group must not keep running, its query file (every command, hypothesis and blocker) must not stay
 behind, and the run exits 143 (130) with one content-free line."""
 
+import contextlib
 import json
 import os
 import signal
@@ -32,14 +33,28 @@ def _wait_for(predicate, within_s: float) -> bool:
 def _entry_point(entry: str, state, situation_document) -> tuple[list[str], bytes]:
     """The command line and standard input of `run`, or of LoopX's Decision Context extension."""
     if entry == "run":
-        return ["-m", "obelisk_session_evidence", "run", "--situation", "-", "--format", "json",
-                "--provider", "obelisk"], json.dumps(situation_document).encode()
+        return [
+            "-m",
+            "obelisk_session_evidence",
+            "run",
+            "--situation",
+            "-",
+            "--format",
+            "json",
+            "--provider",
+            "obelisk",
+        ], json.dumps(situation_document).encode()
     reference = spool_document(StatePaths(state), "situations", json.dumps(situation_document).encode())
     request = {
-        "schema_version": REQUEST_SCHEMA, "operation": "retrieve", "namespace": "replan",
+        "schema_version": REQUEST_SCHEMA,
+        "operation": "retrieve",
+        "namespace": "replan",
         "scope_ref": "host-session:codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
-        "query": f"replan-situation:{reference}", "query_summary": "prior failures",
-        "max_results": 4, "timeout_seconds": 30, "observed_at": "2026-11-29T10:00:00Z",
+        "query": f"replan-situation:{reference}",
+        "query_summary": "prior failures",
+        "max_results": 4,
+        "timeout_seconds": 30,
+        "observed_at": "2026-11-29T10:00:00Z",
     }
     return ["-m", "obelisk_session_evidence.loopx.decision_context_extension"], json.dumps(request).encode()
 
@@ -56,11 +71,19 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
     system_temp.mkdir()
     arguments, stdin = _entry_point(entry, state, situation(commands=[command], hypothesis=CANARY))
     # The CLI finds Obelisk's index under HOME, as a user's would be.
-    environment = {**os.environ, "OBELISK_SESSION_EVIDENCE_HOME": str(state), "TMPDIR": str(system_temp),
-                   "HOME": str(world.home)}
+    environment = {
+        **os.environ,
+        "OBELISK_SESSION_EVIDENCE_HOME": str(state),
+        "TMPDIR": str(system_temp),
+        "HOME": str(world.home),
+    }
     cli = subprocess.Popen(
-        [sys.executable, *arguments], env=environment, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        [sys.executable, *arguments],
+        env=environment,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     cli.stdin.write(stdin)
     cli.stdin.close()
@@ -81,8 +104,6 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
         assert list(system_temp.iterdir()) == []
     finally:
         for pid in [cli.pid, *started]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         cli.wait(timeout=10)

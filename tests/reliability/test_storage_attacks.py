@@ -31,8 +31,9 @@ def test_private_out_on_a_full_disk_is_one_line_and_the_decision_is_printed(tmp_
     admitted_config()
     with small_tmpfs(tmp_path / "full", size="256k") as full:
         fill(full)
-        result = _run("--situation", situation_file(tmp_path), "--format", "json",
-                      "--private-out", str(full / "private.json"))
+        result = _run(
+            "--situation", situation_file(tmp_path), "--format", "json", "--private-out", str(full / "private.json")
+        )
         left = sorted(os.listdir(full))
     assert result.exit_code == 2
     assert _decision_of(result)["admission"]["admitted"] is True
@@ -43,8 +44,14 @@ def test_private_out_on_a_full_disk_is_one_line_and_the_decision_is_printed(tmp_
 def test_private_out_on_a_read_only_disk_is_one_line_and_the_decision_is_printed(tmp_path):
     admitted_config()
     with small_tmpfs(tmp_path / "ro", size="64k", read_only=True) as read_only:
-        result = _run("--situation", situation_file(tmp_path), "--format", "json",
-                      "--private-out", str(read_only / "private.json"))
+        result = _run(
+            "--situation",
+            situation_file(tmp_path),
+            "--format",
+            "json",
+            "--private-out",
+            str(read_only / "private.json"),
+        )
     assert result.exit_code == 2
     assert _decision_of(result)["admission"]["admitted"] is True
     assert result.stderr == "error: storage_failed: --private-out: EROFS (read-only file system)\n"
@@ -55,10 +62,22 @@ def test_enable_on_a_read_only_state_folder_is_one_typed_line(tmp_path, monkeypa
     repo.mkdir()
     with small_tmpfs(tmp_path / "ro-state", size="64k", read_only=True) as state:
         monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(state))
-        result = CliRunner().invoke(main, [
-            "enable", "--surface", "replan-history", "--agent-id", "a", "--project-id", "p",
-            "--repository-id", "r", "--repo-root", str(repo),
-        ])
+        result = CliRunner().invoke(
+            main,
+            [
+                "enable",
+                "--surface",
+                "replan-history",
+                "--agent-id",
+                "a",
+                "--project-id",
+                "p",
+                "--repository-id",
+                "r",
+                "--repo-root",
+                str(repo),
+            ],
+        )
     assert result.exit_code == 2
     assert result.stderr == "error: storage_failed: local storage: EROFS (read-only file system)\n"
 
@@ -79,9 +98,11 @@ def test_an_admitted_run_on_a_5_mb_state_home_decides_and_counts_tokens(tmp_path
         write_config(state, world.native_enablement())
         document = situation(commands=[command], hypothesis=f"the refund path {CANARY}")
         completed = subprocess.run(
-            [sys.executable, "-m", "obelisk_session_evidence", "run", "--situation", "-",
-             "--format", "json"],
-            input=json.dumps(document), capture_output=True, text=True, timeout=120,
+            [sys.executable, "-m", "obelisk_session_evidence", "run", "--situation", "-", "--format", "json"],
+            input=json.dumps(document),
+            capture_output=True,
+            text=True,
+            timeout=120,
             env={**os.environ, "OBELISK_SESSION_EVIDENCE_HOME": str(state)},
         )
         temp_files = [path for path in state.rglob(".*") if path.is_file()]
@@ -102,7 +123,7 @@ def test_run_on_a_read_only_state_home_is_one_typed_line(tmp_path, monkeypatch):
     assert CANARY not in result.output
 
 
-def _decision_of(result) -> dict:  # noqa: ANN001
+def _decision_of(result) -> dict:
     """The decision on stdout's first line; under `--format json` an error envelope follows it."""
     lines = result.stdout.splitlines()
     if len(lines) > 1:

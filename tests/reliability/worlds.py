@@ -19,14 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from contracts.config import Enablement
 from fixtures.obelisk_stand_in import StandIn, install_stand_in
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
-from providers.native.index.refresh import refresh_index
-from providers.native.index.results import session_ref
-from providers.native.index.store import index_file
-from providers.obelisk import ObeliskProvider
-from providers.obelisk.items import opaque_ref
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.obelisk import ObeliskProvider
+from obelisk_session_evidence.providers.obelisk.items import opaque_ref
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 DECOY_TEXTS = (
@@ -152,22 +152,35 @@ def failed_codex_run(codex_root: Path, thread: str, cwd: str, command: str, cana
     form of `command` and its `Process exited with code 1` output), as Codex CLI writes one."""
     stamp = "2026-03-01T10:00:00.000Z"
     records: list[tuple[str, dict[str, Any]]] = [
-        ("session_meta", {"id": thread, "timestamp": stamp, "cwd": cwd, "originator": "codex_cli_rs",
-                          "cli_version": "0.125.0", "source": "cli"}),
+        (
+            "session_meta",
+            {
+                "id": thread,
+                "timestamp": stamp,
+                "cwd": cwd,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.125.0",
+                "source": "cli",
+            },
+        ),
         ("turn_context", {"turn_id": f"turn-{thread}", "cwd": cwd, "model": "gpt-5.1-codex"}),
         ("event_msg", {"type": "user_message", "message": f"Run it again {canary}"}),
-        ("response_item", {"type": "message", "role": "user",
-                           "content": [{"type": "input_text", "text": f"Run it again {canary}"}]}),
-    ]  # fmt: skip
+        (
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"Run it again {canary}"}]},
+        ),
+    ]
     for number, form in enumerate(dict.fromkeys((command, " ".join(command.split())))):
         call_id = f"call_{thread}_{number}"
         arguments = json.dumps({"cmd": form, "workdir": cwd, "yield_time_ms": 1000})
         output = f"Chunk ID: c{number}\nWall time: 1.0 seconds\nProcess exited with code 1\nOutput:\nFAILED {canary}"
         records += [
-            ("response_item", {"type": "function_call", "name": "exec_command", "arguments": arguments,
-                               "call_id": call_id}),
+            (
+                "response_item",
+                {"type": "function_call", "name": "exec_command", "arguments": arguments, "call_id": call_id},
+            ),
             ("response_item", {"type": "function_call_output", "call_id": call_id, "output": output}),
-        ]  # fmt: skip
+        ]
     path = codex_root / "2026" / "03" / "01" / f"rollout-2026-03-01T10-00-00-{thread}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = (json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) for kind, payload in records)

@@ -1,13 +1,18 @@
 """Builders shared by the stage tests."""
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, HistoricalEvidenceResult, ScopeApplied
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.evidence import (
+    EvidenceItem,
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    ScopeApplied,
+)
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
 
 
 def situation_model(**kwargs) -> ReplanSituation:
@@ -21,7 +26,7 @@ def enabled_policy(**overrides) -> AdmissionPolicy:
             "agent_id": FIXTURE_AGENT,
             "project_id": FIXTURE_PROJECT,
             "repository_id": FIXTURE_REPOSITORY,
-            "enabled_at": datetime(2026, 11, 29, tzinfo=timezone.utc),
+            "enabled_at": datetime(2026, 11, 29, tzinfo=UTC),
             **overrides,
         }
     )

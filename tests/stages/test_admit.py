@@ -1,9 +1,9 @@
 import pytest
 
-from contracts.config import AdmissionPolicy
-from contracts.evidence import MAX_QUERY_TERM_CHARS, MAX_QUERY_TERMS
-from stages.admit import admit, query_terms_for
-from stages.classify_gap import classify_gap
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
+from obelisk_session_evidence.contracts.evidence import MAX_QUERY_TERM_CHARS, MAX_QUERY_TERMS
+from obelisk_session_evidence.stages.admit import admit, query_terms_for
+from obelisk_session_evidence.stages.classify_gap import classify_gap
 from tests.stages.helpers import enabled_policy, situation_model
 
 ABSENT = AdmissionPolicy(config=None, load_reason_code="config_absent")
@@ -21,12 +21,41 @@ def _admit(policy, **kwargs):
         (ABSENT, {}, "not_enabled"),
         (INVALID, {}, "config_invalid"),
         (enabled_policy(), {"repeated": False}, "no_history_gap"),
-        (enabled_policy(), {"scope": {"agent_id": "agent-fixture", "project_id": "project-fixture"}}, "scope_incomplete"),
-        (enabled_policy(), {"scope": {"agent_id": "agent-fixture", "project_id": "project-other", "repository_id": "repo-fixture"}}, "cross_project_denied"),
-        (enabled_policy(), {"scope": {"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"}}, "cross_agent_denied"),
-        (enabled_policy(), {"scope": {"agent_id": "agent-fixture", "project_id": "project-fixture", "repository_id": "repo-other"}}, "cross_repository_denied"),
+        (
+            enabled_policy(),
+            {"scope": {"agent_id": "agent-fixture", "project_id": "project-fixture"}},
+            "scope_incomplete",
+        ),
+        (
+            enabled_policy(),
+            {"scope": {"agent_id": "agent-fixture", "project_id": "project-other", "repository_id": "repo-fixture"}},
+            "cross_project_denied",
+        ),
+        (
+            enabled_policy(),
+            {"scope": {"agent_id": "agent-other", "project_id": "project-fixture", "repository_id": "repo-fixture"}},
+            "cross_agent_denied",
+        ),
+        (
+            enabled_policy(),
+            {"scope": {"agent_id": "agent-fixture", "project_id": "project-fixture", "repository_id": "repo-other"}},
+            "cross_repository_denied",
+        ),
         (enabled_policy(triggers=["operator_requested_history"]), {}, "trigger_not_enabled"),
-        (enabled_policy(), {"commands": [], "files": [], "proposed_ids": {"surface_id": None, "hypothesis_id": None, "probe_kind": None, "evidence_ids": ["e-1"]}}, "no_query_terms"),
+        (
+            enabled_policy(),
+            {
+                "commands": [],
+                "files": [],
+                "proposed_ids": {
+                    "surface_id": None,
+                    "hypothesis_id": None,
+                    "probe_kind": None,
+                    "evidence_ids": ["e-1"],
+                },
+            },
+            "no_query_terms",
+        ),
     ],
 )
 def test_admit_denials(policy, kwargs, reason_code):
@@ -40,7 +69,9 @@ def test_admit_same_scope_builds_bounded_request():
     assert admission.status == "admitted" and admission.reason_code == "admitted"
     assert request.trigger == "replan_repetition"
     assert (request.scope.agent_id, request.scope.project_id, request.scope.repository_id) == (
-        "agent-fixture", "project-fixture", "repo-fixture",
+        "agent-fixture",
+        "project-fixture",
+        "repo-fixture",
     )
     assert request.scope.allow_cross_agent is False and request.scope.allow_cross_project is False
     assert request.query_terms[:2] == ["pytest tests/test_auth.py -x", "tests/test_auth.py"]
@@ -64,9 +95,7 @@ def test_admit_clamps_limits_to_hard_caps():
 
 
 def test_query_terms_for_are_bounded_and_folded():
-    situation = situation_model(
-        commands=[f"cmd {i}   --flag\n{'x' * 1000}" for i in range(30)], hypothesis="a  b"
-    )
+    situation = situation_model(commands=[f"cmd {i}   --flag\n{'x' * 1000}" for i in range(30)], hypothesis="a  b")
     terms = query_terms_for(situation)
     assert len(terms) == MAX_QUERY_TERMS
     assert all(len(term) <= MAX_QUERY_TERM_CHARS and "\n" not in term for term in terms)

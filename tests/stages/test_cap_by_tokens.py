@@ -1,10 +1,16 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.stage_values import Retrieved
-from stages.admit import admit
-from stages.cap_by_tokens import ELLIPSIS, cap_by_tokens, item_text, item_token_count, utf8_length
-from stages.classify_gap import classify_gap
+from obelisk_session_evidence.contracts.stage_values import Retrieved
+from obelisk_session_evidence.stages.admit import admit
+from obelisk_session_evidence.stages.cap_by_tokens import (
+    ELLIPSIS,
+    cap_by_tokens,
+    item_text,
+    item_token_count,
+    utf8_length,
+)
+from obelisk_session_evidence.stages.classify_gap import classify_gap
 from tests.stages.helpers import enabled_policy, item, result_for, situation_model
 
 snippets = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=900)

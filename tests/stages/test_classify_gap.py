@@ -1,6 +1,6 @@
 import pytest
 
-from stages.classify_gap import classify_gap
+from obelisk_session_evidence.stages.classify_gap import classify_gap
 from tests.stages.helpers import situation_model
 
 NO_COVERAGE_GAP = {
@@ -21,7 +21,10 @@ NO_COVERAGE_GAP = {
             "gap_classified",
         ),
         (
-            {"repeated": False, "coverage": {**NO_COVERAGE_GAP, "work_identified": True, "decision_evidence_missing": True}},
+            {
+                "repeated": False,
+                "coverage": {**NO_COVERAGE_GAP, "work_identified": True, "decision_evidence_missing": True},
+            },
             ["resume_or_handoff_gap"],
             "gap_classified",
         ),
@@ -31,13 +34,20 @@ NO_COVERAGE_GAP = {
             "gap_classified",
         ),
         (
-            {"repeated": True, "operator_requested": True, "coverage": {**NO_COVERAGE_GAP, "hypotheses_exhausted": True}},
+            {
+                "repeated": True,
+                "operator_requested": True,
+                "coverage": {**NO_COVERAGE_GAP, "hypotheses_exhausted": True},
+            },
             ["replan_repetition", "hypothesis_history_gap", "operator_requested_history"],
             "gap_classified",
         ),
         ({"repeated": False, "coverage": NO_COVERAGE_GAP}, [], "no_history_gap"),
         (
-            {"repeated": False, "coverage": {**NO_COVERAGE_GAP, "hypotheses_exhausted": True, "prior_session_coverage": "known"}},
+            {
+                "repeated": False,
+                "coverage": {**NO_COVERAGE_GAP, "hypotheses_exhausted": True, "prior_session_coverage": "known"},
+            },
             [],
             "prior_session_coverage_known",
         ),
@@ -72,7 +82,5 @@ def _observed(result_class: str, day: int, **ids) -> dict:
     ],
 )
 def test_classify_gap_repetition_from_newest_two_observations(recent, repeats):
-    gap = classify_gap(
-        situation_model(repeated=False, recent_observations=recent, coverage=NO_COVERAGE_GAP)
-    )
+    gap = classify_gap(situation_model(repeated=False, recent_observations=recent, coverage=NO_COVERAGE_GAP))
     assert ("replan_repetition" in gap.triggers) is repeats

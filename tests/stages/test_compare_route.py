@@ -1,22 +1,21 @@
 """compare-route: exact ids first; history only removes; freshness gates the verdict."""
 
-from datetime import datetime, timezone
+import json
+from datetime import UTC, datetime
 
 import pytest
 
-from comparators.exact_ids import exact_id_delta
-from comparators.reasons import REASONS
-from contracts.evidence import EvidenceItem, HistoricalEvidenceResult, ScopeApplied
-from contracts.snippets import tool_snippet
-from contracts.stage_values import CappedEvidence
-from contracts.thresholds import RouteThresholds
-import json
-
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, observation, situation
-from stages.classify_gap import classify_gap
-from stages.compare_route import compare_route
+from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
+from obelisk_session_evidence.comparators.reasons import REASONS
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceResult, ScopeApplied
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.snippets import tool_snippet
+from obelisk_session_evidence.contracts.stage_values import CappedEvidence
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.stages.classify_gap import classify_gap
+from obelisk_session_evidence.stages.compare_route import compare_route
 from tests.stages.helpers import situation_model
 
 THRESHOLDS = RouteThresholds()
@@ -53,7 +52,7 @@ def capped(*snippets: tuple[str, str] | str, freshness: str = "fresh") -> Capped
             EvidenceItem(
                 session_ref=f"session:{number + 1:016x}",
                 evidence_type=evidence_type,
-                observed_at=datetime(2026, 3, 2, 9, number, tzinfo=timezone.utc),
+                observed_at=datetime(2026, 3, 2, 9, number, tzinfo=UTC),
                 snippet=snippet,
             )
         )
@@ -85,8 +84,11 @@ def test_compare_route_not_admitted_is_not_compared_and_keeps_exact_ids() -> Non
     [
         ("pytest tests/test_auth.py -x", "repeats_prior_failure", "route_repeats_prior_failure"),
         ("python -m pytest -q tests/test_auth.py", "repeats_prior_failure", "route_repeats_prior_failure"),
-        ("bash -lc 'cd /home/dev/wt && pytest tests/test_auth.py 2>&1 | tail -n 20'", "repeats_prior_failure",
-         "route_repeats_prior_failure"),
+        (
+            "bash -lc 'cd /home/dev/wt && pytest tests/test_auth.py 2>&1 | tail -n 20'",
+            "repeats_prior_failure",
+            "route_repeats_prior_failure",
+        ),
         ("pytest tests/test_session.py", "novel", "semantic_advance"),
         ("pytest tests/test_auth.py -k expiry", "novel", "semantic_advance"),
     ],
@@ -99,16 +101,18 @@ def test_compare_route_repeat_paraphrase_novel(command: str, verdict: str, reaso
 
 
 def test_compare_route_repeat_of_success_is_already_done() -> None:
-    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN),
-                             thresholds=THRESHOLDS)
+    compared = _compare(
+        situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN), thresholds=THRESHOLDS
+    )
     assert compared.comparison.verdict == "repeats_prior_attempt"
     assert compared.semantic_delta.reason_code == "route_repeats_prior_attempt"
     assert compared.semantic_delta.outcomes == []
 
 
 def test_compare_route_failure_fixed_later_is_not_a_dead_end() -> None:
-    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]),
-                             capped(FAILED_RUN, PASSED_RUN), thresholds=THRESHOLDS)
+    compared = _compare(
+        situation_model(commands=["pytest tests/test_auth.py"]), capped(FAILED_RUN, PASSED_RUN), thresholds=THRESHOLDS
+    )
     assert compared.comparison.verdict == "repeats_prior_attempt"
 
 
@@ -172,8 +176,11 @@ def _blocked(blocker: str):
     ],
 )
 def test_compare_route_blocker_already_evidenced(history: str, verdict: str, outcomes: list[str]) -> None:
-    compared = _compare(_blocked("staging DB credentials are missing from the vault"),
-                             capped((history, "decision")), thresholds=THRESHOLDS)
+    compared = _compare(
+        _blocked("staging DB credentials are missing from the vault"),
+        capped((history, "decision")),
+        thresholds=THRESHOLDS,
+    )
     assert compared.comparison.verdict == verdict
     assert compared.semantic_delta.outcomes == outcomes
     if not outcomes:
@@ -190,25 +197,32 @@ def _hypothesis(coverage: dict | None = None):
 
 
 def test_compare_route_hypothesis_already_tried_under_gap() -> None:
-    compared = _compare(_hypothesis(HYPOTHESIS_GAP),
-                             capped(("Hypothesis: the locale is ignored by the cache key. Disproved.", "decision")),
-                             thresholds=THRESHOLDS)
+    compared = _compare(
+        _hypothesis(HYPOTHESIS_GAP),
+        capped(("Hypothesis: the locale is ignored by the cache key. Disproved.", "decision")),
+        thresholds=THRESHOLDS,
+    )
     assert compared.comparison.verdict == "repeats_prior_attempt"
     assert compared.semantic_delta.reason_code == "hypothesis_already_tried"
     assert "new_hypothesis" not in compared.semantic_delta.outcomes
 
 
 def test_compare_route_hypothesis_without_gap_is_not_judged() -> None:
-    compared = _compare(_hypothesis(),
-                             capped(("Hypothesis: the locale is ignored by the cache key.", "decision")),
-                             thresholds=THRESHOLDS)
+    compared = _compare(
+        _hypothesis(),
+        capped(("Hypothesis: the locale is ignored by the cache key.", "decision")),
+        thresholds=THRESHOLDS,
+    )
     assert "new_hypothesis" in compared.semantic_delta.outcomes
     assert compared.comparison.verdict == "novel"
 
 
 def test_compare_route_reports_scores_per_dimension_and_combined() -> None:
-    situation = situation_model(commands=["pytest tests/test_auth.py"], files=["tests/test_auth.py"],
-                                hypothesis="expired tokens compare with <= instead of <")
+    situation = situation_model(
+        commands=["pytest tests/test_auth.py"],
+        files=["tests/test_auth.py"],
+        hypothesis="expired tokens compare with <= instead of <",
+    )
     scores = _compare(situation, capped(FAILED_RUN), thresholds=THRESHOLDS).comparison.scores
     assert scores["command"] == 0 and scores["combined"] == 0 and scores["file"] == 0
     assert 0 <= scores["hypothesis"] <= 100
@@ -233,15 +247,29 @@ def test_compare_route_does_not_mutate_inputs() -> None:
 CANARY = "canary-7f3a91-do-not-leak"
 
 
-def _prior_call(command: str, output: str, *, exit_code: int | None, is_error: bool | None = None,
-                cwd: str = "/home/dev/repo", truncated: bool = False):
-    from contracts.prior_calls import PriorToolCall
+def _prior_call(
+    command: str,
+    output: str,
+    *,
+    exit_code: int | None,
+    is_error: bool | None = None,
+    cwd: str = "/home/dev/repo",
+    truncated: bool = False,
+):
+    from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
 
     return PriorToolCall(
-        session_ref="session:" + "c" * 16, tool_name="Bash", command=command, command_truncated=truncated,
-        exit_code=exit_code, is_error=is_error, cwd=cwd, repository_cwd="",
-        observed_at=datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc), output_excerpt=output,
-    )  # fmt: skip
+        session_ref="session:" + "c" * 16,
+        tool_name="Bash",
+        command=command,
+        command_truncated=truncated,
+        exit_code=exit_code,
+        is_error=is_error,
+        cwd=cwd,
+        repository_cwd="",
+        observed_at=datetime(2026, 3, 2, 9, 30, tzinfo=UTC),
+        output_excerpt=output,
+    )
 
 
 def _with_calls(evidence: CappedEvidence, *calls) -> CappedEvidence:
@@ -259,8 +287,9 @@ def test_compare_route_reads_prior_calls_before_snippets() -> None:
 
 
 def test_compare_route_without_prior_calls_reads_the_snippets() -> None:
-    compared = _compare(situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN),
-                        thresholds=THRESHOLDS)  # fmt: skip
+    compared = _compare(
+        situation_model(commands=["pytest tests/test_auth.py"]), capped(PASSED_RUN), thresholds=THRESHOLDS
+    )
     assert compared.comparison.verdict == "repeats_prior_attempt"
 
 
@@ -286,17 +315,19 @@ def test_compare_route_says_how_many_commands_were_compared_in_part() -> None:
 
 
 def test_compare_route_accepts_a_64_kib_command() -> None:
-    command = "python3 -c \"\nimport json\n" + "x = json.dumps({})\n" * 3300 + "\""
+    command = 'python3 -c "\nimport json\n' + "x = json.dumps({})\n" * 3300 + '"'
     assert 60 * 1024 < len(command) <= 64 * 1024
     compared = _compare(situation_model(commands=[command]), capped(FAILED_RUN), thresholds=THRESHOLDS)
     assert compared.comparison.verdict == "novel"
 
 
 def test_compare_route_prior_call_content_never_reaches_the_comparison() -> None:
-    call = _prior_call(f"pytest tests/test_auth.py -k {CANARY}", f"error: {CANARY}\n1 failed", exit_code=1,
-                       cwd=f"/home/dev/{CANARY}")  # fmt: skip
+    call = _prior_call(
+        f"pytest tests/test_auth.py -k {CANARY}", f"error: {CANARY}\n1 failed", exit_code=1, cwd=f"/home/dev/{CANARY}"
+    )
     evidence = _with_calls(capped(), call)
-    compared = _compare(situation_model(commands=[f"pytest tests/test_auth.py -k {CANARY}"]), evidence,
-                        thresholds=THRESHOLDS)  # fmt: skip
+    compared = _compare(
+        situation_model(commands=[f"pytest tests/test_auth.py -k {CANARY}"]), evidence, thresholds=THRESHOLDS
+    )
     assert compared.comparison.verdict == "repeats_prior_failure"
     assert CANARY not in compared.model_dump_json()

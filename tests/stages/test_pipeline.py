@@ -1,8 +1,8 @@
-from contracts.config import AdmissionPolicy
-from contracts.snippets import tool_snippet
-from contracts.thresholds import RouteThresholds
-from providers.base import HandlerProvider
-from stages.pipeline import PIPELINE, PipelineDependencies, run_pipeline
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
+from obelisk_session_evidence.contracts.snippets import tool_snippet
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.stages.pipeline import PIPELINE, PipelineDependencies, run_pipeline
 from tests.stages.helpers import enabled_policy, item, result_for, situation_model
 
 FAILED_RUN = tool_snippet("pytest tests/test_auth.py -x", "exit 1", "1 failed")
@@ -17,14 +17,18 @@ def _dependencies(encoder, policy, handler, freshness="fresh"):
 
 def test_pipeline_stage_order_is_the_rfc_order():
     assert [stage.name for stage in PIPELINE] == [
-        "classify-gap", "admit", "retrieve", "cap-by-tokens", "compare-route", "receipt", "decision",
+        "classify-gap",
+        "admit",
+        "retrieve",
+        "cap-by-tokens",
+        "compare-route",
+        "receipt",
+        "decision",
     ]
 
 
 def test_run_pipeline_removes_outcome_for_repeated_failure(encoder):
-    run = run_pipeline(
-        situation_model(), _dependencies(encoder, enabled_policy(), lambda r: [item(FAILED_RUN)])
-    )
+    run = run_pipeline(situation_model(), _dependencies(encoder, enabled_policy(), lambda r: [item(FAILED_RUN)]))
     decision = run.decision
     assert decision.comparison.verdict == "repeats_prior_failure"
     assert decision.semantic_delta.outcomes == [] and not decision.semantic_delta.accepted

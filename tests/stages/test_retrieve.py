@@ -1,11 +1,11 @@
 import pytest
 
-from contracts.errors import ProviderTimeout, ScopeViolation
-from contracts.evidence import ScopeApplied
-from providers.base import HandlerProvider
-from stages.admit import admit
-from stages.classify_gap import classify_gap
-from stages.retrieve import retrieve
+from obelisk_session_evidence.contracts.errors import ProviderTimeout, ScopeViolation
+from obelisk_session_evidence.contracts.evidence import ScopeApplied
+from obelisk_session_evidence.providers.base import HandlerProvider
+from obelisk_session_evidence.stages.admit import admit
+from obelisk_session_evidence.stages.classify_gap import classify_gap
+from obelisk_session_evidence.stages.retrieve import retrieve
 from tests.stages.helpers import enabled_policy, item, result_for, situation_model
 
 CANARY = "CANARY-RETRIEVE-51be"
@@ -25,7 +25,13 @@ def _raise(error):
 
 def _other_agent(request):
     result = result_for(request, [item("$ pytest")])
-    return result.model_copy(update={"scope_applied": ScopeApplied(agent_id="agent-other", project_id="project-fixture", repository_id="repo-fixture")})
+    return result.model_copy(
+        update={
+            "scope_applied": ScopeApplied(
+                agent_id="agent-other", project_id="project-fixture", repository_id="repo-fixture"
+            )
+        }
+    )
 
 
 def _unrequested_type(request):

@@ -22,8 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from providers.native.index.repository import RESOLUTION_VERSION, RepositoryBinding, repository_binding
-from providers.native.index.store import BUSY_TIMEOUT_MS, atomic
+from obelisk_session_evidence.providers.native.index.repository import (
+    RESOLUTION_VERSION,
+    RepositoryBinding,
+    repository_binding,
+)
+from obelisk_session_evidence.providers.native.index.store import BUSY_TIMEOUT_MS, atomic
 
 _FIELDS: Final = ("roots", "identities", "url_keys", "checkouts", "enclosing")
 

@@ -20,20 +20,25 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from contracts.prior_calls import (
+from obelisk_session_evidence.contracts.prior_calls import (
     MAX_CALL_COMMAND_CHARS,
     MAX_CALL_FILES,
     MAX_CALL_OUTPUT_CHARS,
     MAX_CALL_PATH_CHARS,
     MAX_PRIOR_CALLS,
+    SHELL_TOOL_NAMES,
     PriorToolCall,
 )
-from contracts.snippets import ELLIPSIS
-from providers.native.index.query import SearchRow
-from providers.native.index.repository import RepositoryBinding, locate_checkout, normalise_path, under
-from providers.native.index.results import message_ref, moment, session_ref
-from contracts.prior_calls import SHELL_TOOL_NAMES
-from providers.native.records import FILE_TOOL_NAMES
+from obelisk_session_evidence.contracts.snippets import ELLIPSIS
+from obelisk_session_evidence.providers.native.index.query import SearchRow
+from obelisk_session_evidence.providers.native.index.repository import (
+    RepositoryBinding,
+    locate_checkout,
+    normalise_path,
+    under,
+)
+from obelisk_session_evidence.providers.native.index.results import message_ref, moment, session_ref
+from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 
 _PARSER_CUT: Final = re.compile(r"\n\[… \d+ characters omitted …\]\n")
 """The mark the parsers leave where they cut a long output to its head and tail (`parsers._text.excerpt`)."""

@@ -10,15 +10,15 @@ import hashlib
 import os
 import sqlite3
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 
-from providers.native.parsers import ResumeState
-from providers.native.parsers.outcome import DAMAGE_REASONS
+from obelisk_session_evidence.providers.native.parsers import ResumeState
+from obelisk_session_evidence.providers.native.parsers.outcome import DAMAGE_REASONS
 
 DIGEST_CHUNK: Final = 1 << 20
 """Bytes read at a time while digesting a file's prefix (memory stays bounded on any file)."""

@@ -12,8 +12,8 @@ import json
 import sqlite3
 from typing import Final
 
-from providers.native.index.revision import read_meta
-from providers.native.index.store import atomic, quote_identifier
+from obelisk_session_evidence.providers.native.index.revision import read_meta
+from obelisk_session_evidence.providers.native.index.store import atomic, quote_identifier
 
 DEFERRED_KEY: Final = "deferred_indexes"
 """`meta` key: the SQL of the indexes a first build dropped, as a JSON list, until they are made."""

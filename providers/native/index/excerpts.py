@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from contracts.snippets import ELLIPSIS, canonical_outcome_line, tool_snippet
-from providers.native.index.fts import token_words
-from providers.native.index.redaction import redact
+from obelisk_session_evidence.contracts.snippets import ELLIPSIS, canonical_outcome_line, tool_snippet
+from obelisk_session_evidence.providers.native.index.fts import token_words
+from obelisk_session_evidence.providers.native.index.redaction import redact
 
 REDACTION_MARGIN: Final = 128
 """Characters beyond each side of the window that redaction also sees."""
@@ -88,9 +88,7 @@ def _region(text: str, start: int, end: int) -> tuple[int, int]:
     return region_start, region_end
 
 
-def _window(
-    text: str, hit: tuple[int, int], max_chars: int, *, cut_before: bool, cut_after: bool
-) -> tuple[str, bool]:
+def _window(text: str, hit: tuple[int, int], max_chars: int, *, cut_before: bool, cut_after: bool) -> tuple[str, bool]:
     if len(text) <= max_chars and not (cut_before or cut_after):
         return text, False
     if len(text) <= max_chars - cut_before - cut_after:
@@ -117,9 +115,7 @@ def _outside_markers(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def call_snippet(
-    command: str, outcome: str, output: str, needles: Sequence[str], max_chars: int
-) -> tuple[str, bool]:
+def call_snippet(command: str, outcome: str, output: str, needles: Sequence[str], max_chars: int) -> tuple[str, bool]:
     """A redacted tool snippet of at most `max_chars`: command first, then outcome, then an output window."""
     line = " ".join(redact(command).split())
     outcome_text = canonical_outcome_line(outcome)

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from providers.native.index.scoped_sql import (
+from obelisk_session_evidence.providers.native.index.scoped_sql import (
     JOINS,
     TEXT,
     BuiltQuery,
@@ -33,7 +33,7 @@ from providers.native.index.scoped_sql import (
     newest_sql,
     scope_clauses,
 )
-from providers.native.index.store import quote_identifier
+from obelisk_session_evidence.providers.native.index.store import quote_identifier
 
 CALL_LANE_ROWS: Final = 16
 """Prior calls each call lane contributes."""
@@ -152,11 +152,44 @@ CHANGE_WINDOW: Final = 2000
 """Newest calls after the matched runs (of any scope) the change lane walks, by time."""
 FILE_EDIT_TOOLS: Final = ("edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace")
 CHANGER_PROGRAMS: Final = (
-    "mix", "sed", "perl", "git", "prettier", "black", "isort", "ruff", "eslint", "biome", "gofmt",
-    "goimports", "cargo", "rustfmt", "clang-format", "autopep8", "patch", "cp", "mv", "rm", "touch",
-    "mkdir", "truncate", "pip", "pip3", "uv", "poetry", "pdm", "npm", "pnpm", "yarn", "bun", "npx",
-    "bundle", "composer", "go", "make",
-)  # fmt: skip
+    "mix",
+    "sed",
+    "perl",
+    "git",
+    "prettier",
+    "black",
+    "isort",
+    "ruff",
+    "eslint",
+    "biome",
+    "gofmt",
+    "goimports",
+    "cargo",
+    "rustfmt",
+    "clang-format",
+    "autopep8",
+    "patch",
+    "cp",
+    "mv",
+    "rm",
+    "touch",
+    "mkdir",
+    "truncate",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "pdm",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "npx",
+    "bundle",
+    "composer",
+    "go",
+    "make",
+)
 """Programs a shell command that changes files may start with (the SQL pre-filter)."""
 _CHANGES: Final = re.compile(
     r"(?:^| )(?:mix (?:format|deps \w+|igniter install)|sed (?:i|in place)|perl \w*i"

@@ -25,8 +25,8 @@ from typing import Final
 
 import msgspec
 
-from contracts.config import SourceKind
-from providers.native.parsers import PARSER_MODULES, ParseOutcome, parse_session_file
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.parsers import PARSER_MODULES, ParseOutcome, parse_session_file
 
 MIN_BYTES: Final = 32_000_000
 """New bytes below which a refresh parses in process (the workers' start would not pay off)."""
@@ -134,7 +134,11 @@ class _Worker:
     """One parser process and the pipe its outcomes arrive on, read in the order it parses them."""
 
     def __init__(
-        self, context: multiprocessing.context.BaseContext, share: list[tuple[str, SourceKind]], *, others: list["_Worker"]
+        self,
+        context: multiprocessing.context.BaseContext,
+        share: list[tuple[str, SourceKind]],
+        *,
+        others: list["_Worker"],
     ) -> None:
         self._results, sender = context.Pipe(duplex=False)
         try:
@@ -183,7 +187,7 @@ def _raised(pickled: bytes) -> None:
     """Raise the error a worker's parse raised; return (parse here) when it could not be sent."""
     try:
         error = pickle.loads(pickled) if pickled else None
-    except Exception:  # noqa: BLE001 - an error that does not rebuild here: the parse here raises it
+    except Exception:
         return None
     if isinstance(error, Exception):
         raise error
@@ -197,7 +201,10 @@ def _widen(sender: Connection) -> None:
 
 
 def _serve(
-    share: list[tuple[str, SourceKind]], sender: Connection, readers: tuple[int, ...], parse: Callable[[str, SourceKind], bytes]
+    share: list[tuple[str, SourceKind]],
+    sender: Connection,
+    readers: tuple[int, ...],
+    parse: Callable[[str, SourceKind], bytes],
 ) -> None:
     """In a worker: parse the share in order and send each outcome (an error: an empty message, then
     the error pickled). A full pipe holds the worker until this process reads; a closed one ends it."""
@@ -209,7 +216,7 @@ def _serve(
         for path, source in share:
             try:
                 encoded = parse(path, source)
-            except Exception as error:  # noqa: BLE001 - it fails the unit in the refresh, as in process
+            except Exception as error:
                 sender.send_bytes(b"")
                 sender.send_bytes(_pickled(error))
                 continue
@@ -221,7 +228,7 @@ def _pickled(error: Exception) -> bytes:
     """The error pickled, without its traceback; empty when it does not pickle (parse it there)."""
     try:
         return pickle.dumps(error.with_traceback(None))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return b""
 
 

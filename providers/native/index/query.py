@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from providers.native.index.fts import (
+from obelisk_session_evidence.providers.native.index.fts import (
     CallShape,
     call_shape,
     fts_query,
@@ -48,8 +48,8 @@ from providers.native.index.fts import (
     quote_fts_string,
     token_words,
 )
-from providers.native.index.lanes import call_lane, change_lane
-from providers.native.index.scoped_sql import (
+from obelisk_session_evidence.providers.native.index.lanes import call_lane, change_lane
+from obelisk_session_evidence.providers.native.index.scoped_sql import (
     JOINS,
     SESSION_FILES,
     TEXT,
@@ -60,7 +60,7 @@ from providers.native.index.scoped_sql import (
     newest_sql,
     scope_clauses,
 )
-from providers.native.index.store import quote_identifier
+from obelisk_session_evidence.providers.native.index.store import quote_identifier
 
 COMMAND_WEIGHT: Final = 4.0
 """bm25 weight of the command column (tool commands, tool names, file paths)."""
@@ -83,10 +83,23 @@ RANKED_ROWS: Final = 400
 """Best ranked ids fetched (and counted) per lookup."""
 
 _COLUMNS: Final = (
-    "e.id", "e.kind", "e.uid", "e.evidence_type", "e.tool_name", "e.exit_code", "e.is_error",
-    "e.observed_at", "s.source", "s.session_id", "s.cwd", "s.checkout_root", "s.repository_identity",
-    "s.repository_url_key", "s.git_commit", "f.path",
-)  # fmt: skip
+    "e.id",
+    "e.kind",
+    "e.uid",
+    "e.evidence_type",
+    "e.tool_name",
+    "e.exit_code",
+    "e.is_error",
+    "e.observed_at",
+    "s.source",
+    "s.session_id",
+    "s.cwd",
+    "s.checkout_root",
+    "s.repository_identity",
+    "s.repository_url_key",
+    "s.git_commit",
+    "f.path",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,9 +249,14 @@ def ranked_sql(match: str, scope: ScopeFilter, *, evidence_types: Sequence[str],
         f"WHERE {TEXT} MATCH :match\n  AND {where}\nORDER BY {score}, e.id LIMIT :bound"
     )
     params.update(
-        command_weight=COMMAND_WEIGHT, body_weight=BODY_WEIGHT, detail_weight=DETAIL_WEIGHT,
-        recency_weight=RECENCY_WEIGHT, recency_horizon=RECENCY_HORIZON_S, now=now, bound=bound,
-    )  # fmt: skip
+        command_weight=COMMAND_WEIGHT,
+        body_weight=BODY_WEIGHT,
+        detail_weight=DETAIL_WEIGHT,
+        recency_weight=RECENCY_WEIGHT,
+        recency_horizon=RECENCY_HORIZON_S,
+        now=now,
+        bound=bound,
+    )
     return BuiltQuery(sql, params)
 
 
@@ -316,7 +334,8 @@ def _oldest_run(connection: sqlite3.Connection, ids: Sequence[int]) -> float | N
     if not ids:
         return None
     (oldest,) = connection.execute(
-        f"SELECT min(observed_epoch) FROM {quote_identifier('call_details')} WHERE entry_id IN (SELECT value FROM json_each(?))",
+        f"SELECT min(observed_epoch) FROM {quote_identifier('call_details')}"
+        " WHERE entry_id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(ids)),),
     ).fetchone()
     return oldest

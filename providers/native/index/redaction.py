@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from providers.native.index import secret_filters
-from providers.native.index.secret_patterns import load_patterns
+from obelisk_session_evidence.providers.native.index import secret_filters
+from obelisk_session_evidence.providers.native.index.secret_patterns import load_patterns
 
 MARKER: Final = "[REDACTED:{kind}]"
 _PEM_END: Final = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")

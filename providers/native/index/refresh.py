@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from contracts.config import SourceKind
-from contracts.errors import IndexUnavailable
-from contracts.index_status import RefreshReport, RootState
-from providers.native.index.cursor import (
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.errors import IndexUnavailable
+from obelisk_session_evidence.contracts.index_status import RefreshReport, RootState
+from obelisk_session_evidence.providers.native.index.cursor import (
     FileSignature,
     PrefixDigest,
     decode_counts,
@@ -32,16 +32,32 @@ from providers.native.index.cursor import (
     has_damaged_files,
     prefix_digest,
 )
-from providers.native.index.deferred_indexes import defer_indexes, is_first_build, restore_indexes
-from providers.native.index.listings import Listings, load_listings, save_listings
-from providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
-from providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver
-from providers.native.index.roots import Roots, root_text
-from providers.native.index.revision import Revision, advance_revision, current_revision, read_meta, write_meta
-from providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
-from providers.native.index.store import atomic, connect, index_errors, quote_identifier, writer_lock
-from providers.native.index.scan import scan_root
-from providers.native.parsers import ParseOutcome, parse_session_file
+from obelisk_session_evidence.providers.native.index.deferred_indexes import (
+    defer_indexes,
+    is_first_build,
+    restore_indexes,
+)
+from obelisk_session_evidence.providers.native.index.listings import Listings, load_listings, save_listings
+from obelisk_session_evidence.providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
+from obelisk_session_evidence.providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver
+from obelisk_session_evidence.providers.native.index.revision import (
+    Revision,
+    advance_revision,
+    current_revision,
+    read_meta,
+    write_meta,
+)
+from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
+from obelisk_session_evidence.providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
+from obelisk_session_evidence.providers.native.index.scan import scan_root
+from obelisk_session_evidence.providers.native.index.store import (
+    atomic,
+    connect,
+    index_errors,
+    quote_identifier,
+    writer_lock,
+)
+from obelisk_session_evidence.providers.native.parsers import ParseOutcome, parse_session_file
 
 Progress = Callable[[int, int], None]
 """Called with (units done, units total) as a refresh proceeds."""
@@ -279,7 +295,7 @@ def _refresh_unit(
         if start and _identity_changed(resume, outcome):
             start, verified, outcome = 0, None, parse_session_file(Path(unit.path), unit.source)
         digest = _cursor_digest(unit, outcome, start, verified)
-    except Exception as error:  # noqa: BLE001 - one bad file must not stop the refresh; it is counted
+    except Exception as error:
         _record_failure(connection, unit, known, signature, type(error).__name__)
         tally.failed += 1
         tally.changes.append(f"failed:{unit.path}:{signature.digest}")
@@ -346,14 +362,25 @@ def _store_cursor(
         for reason, count in decode_counts(known["skipped_by_reason"]).items():
             skipped[reason] = skipped.get(reason, 0) + count
     values = {
-        "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
-        "device": signature.device, "inode": signature.inode, "size": signature.size,
-        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": outcome.end_offset,
-        "prefix_digest": digest, "resumable": int(outcome.resumable),
+        "source": unit.source,
+        "root": unit.root,
+        "path": unit.path,
+        "signature": signature.digest,
+        "device": signature.device,
+        "inode": signature.inode,
+        "size": signature.size,
+        "mtime_ns": signature.mtime_ns,
+        "ctime_ns": signature.ctime_ns,
+        "end_offset": outcome.end_offset,
+        "prefix_digest": digest,
+        "resumable": int(outcome.resumable),
         "resume_state": encode_resume(outcome.resume) if outcome.resumable else None,
-        "format_version": outcome.format_version, "skipped_by_reason": encode_counts(skipped),
-        "skipped_total": sum(skipped.values()), "failure": None, "indexed_at": time.time(),
-    }  # fmt: skip
+        "format_version": outcome.format_version,
+        "skipped_by_reason": encode_counts(skipped),
+        "skipped_total": sum(skipped.values()),
+        "failure": None,
+        "indexed_at": time.time(),
+    }
     return _upsert_file(connection, known, values)
 
 
@@ -362,11 +389,22 @@ def _record_failure(
 ) -> None:
     """Remember the failure with the signature it happened at; the file is retried once it changes."""
     values = {
-        "source": unit.source, "root": unit.root, "path": unit.path, "signature": signature.digest,
-        "device": signature.device, "inode": signature.inode, "size": signature.size,
-        "mtime_ns": signature.mtime_ns, "ctime_ns": signature.ctime_ns, "end_offset": 0, "prefix_digest": None,
-        "resumable": 0, "resume_state": None, "failure": code[:80], "indexed_at": time.time(),
-    }  # fmt: skip
+        "source": unit.source,
+        "root": unit.root,
+        "path": unit.path,
+        "signature": signature.digest,
+        "device": signature.device,
+        "inode": signature.inode,
+        "size": signature.size,
+        "mtime_ns": signature.mtime_ns,
+        "ctime_ns": signature.ctime_ns,
+        "end_offset": 0,
+        "prefix_digest": None,
+        "resumable": 0,
+        "resume_state": None,
+        "failure": code[:80],
+        "indexed_at": time.time(),
+    }
     with atomic(connection):
         _upsert_file(connection, known, values)
 
@@ -417,7 +455,8 @@ def _finish(
         for (source, root), state in scanned.states.items() if not tally.interrupted else ():
             connection.execute(
                 "INSERT INTO roots (source, path, state, refreshed_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (source, path) DO UPDATE SET state = excluded.state, refreshed_at = excluded.refreshed_at",
+                " ON CONFLICT (source, path) DO UPDATE SET state = excluded.state,"
+                " refreshed_at = excluded.refreshed_at",
                 (source, root, state, now),
             )
         if not tally.interrupted:
@@ -464,8 +503,10 @@ _LAST_SCAN: Final = "last_complete_scan"
 def _scan_digest(scanned: ScannedRoots) -> str:
     """Every root's state and every unit's path and signature, as one digest."""
     parts = [f"{source}\x1f{root}\x1f{state}" for (source, root), state in scanned.states.items()]
-    parts += [f"{unit.source}\x1f{unit.root}\x1f{unit.path}\x1f{unit.signature.digest if unit.signature else '-'}"
-              for unit in scanned.units]  # fmt: skip
+    parts += [
+        f"{unit.source}\x1f{unit.root}\x1f{unit.path}\x1f{unit.signature.digest if unit.signature else '-'}"
+        for unit in scanned.units
+    ]
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 

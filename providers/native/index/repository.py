@@ -280,8 +280,10 @@ def repository_sql(binding: RepositoryBinding, params: dict[str, object]) -> str
         prefixes.append(f"s.cwd = :repo_root_{i} OR substr(s.cwd, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}")
     if prefixes:
         enclosing = _placeholders("enclosing", binding.enclosing, params)
-        checkout = f"(s.checkout_root IS NULL OR s.checkout_root IN ({enclosing}))" if enclosing else (
-            "s.checkout_root IS NULL"
+        checkout = (
+            f"(s.checkout_root IS NULL OR s.checkout_root IN ({enclosing}))"
+            if enclosing
+            else ("s.checkout_root IS NULL")
         )
         bound.append(f"({checkout} AND ({' OR '.join(prefixes)}))")
     if urls:

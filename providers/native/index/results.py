@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from contracts.limits import LimitTally
-from contracts.evidence import EvidenceItem, RequestLimits
-from contracts.snippets import outcome_line
-from providers.native.index.excerpts import call_snippet, text_snippet
-from providers.native.index.query import SearchRow
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, RequestLimits
+from obelisk_session_evidence.contracts.limits import LimitTally
+from obelisk_session_evidence.contracts.snippets import outcome_line
+from obelisk_session_evidence.providers.native.index.excerpts import call_snippet, text_snippet
+from obelisk_session_evidence.providers.native.index.query import SearchRow
 
 MIN_ITEM_CHARS: Final = 40
 """Below this many characters of remaining budget an item is omitted rather than shown as a stub."""

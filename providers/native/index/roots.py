@@ -8,8 +8,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from contracts.config import SourceKind
-from providers.native.index.repository import normalise_path
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.index.repository import normalise_path
 
 Roots = Mapping[SourceKind, Sequence[Path]]
 """Each source's session roots."""

@@ -15,13 +15,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from contracts.config import SourceKind
-from providers.native.index.fts import command_key, program_of
-from providers.native.index.repository import RepositoryResolver, normalise_path, url_key
-from contracts.prior_calls import SHELL_TOOL_NAMES
-from providers.native.parsers import ParseOutcome
-from providers.native.records import FILE_TOOL_NAMES, MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
-
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES
+from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
+from obelisk_session_evidence.providers.native.index.repository import RepositoryResolver, normalise_path, url_key
+from obelisk_session_evidence.providers.native.parsers import ParseOutcome
+from obelisk_session_evidence.providers.native.records import (
+    FILE_TOOL_NAMES,
+    MessageRecord,
+    SessionRecord,
+    SummaryRecord,
+    ToolCallRecord,
+)
 
 
 class EntryRow(NamedTuple):
@@ -82,9 +87,18 @@ def _message_row(message: MessageRecord) -> EntryRow | None:
     if evidence_type is None:
         return None
     return EntryRow(
-        message.session_id, "message", message.record_uid, evidence_type, message.role,
-        None, None, None, message.timestamp, "", message.text,
-    )  # fmt: skip
+        message.session_id,
+        "message",
+        message.record_uid,
+        evidence_type,
+        message.role,
+        None,
+        None,
+        None,
+        message.timestamp,
+        "",
+        message.text,
+    )
 
 
 def _call_row(call: ToolCallRecord) -> EntryRow:
@@ -93,19 +107,38 @@ def _call_row(call: ToolCallRecord) -> EntryRow:
     evidence_type = call.evidence_type
     file_content = evidence_type == "file_history"
     return EntryRow(
-        call.session_id, "tool_call", call.call_id, evidence_type, None, call.name,
-        call.exit_code, is_error, call.timestamp, display_command(call),
-        "" if file_content else output, output if file_content else "", call.file_paths,
-    )  # fmt: skip
+        call.session_id,
+        "tool_call",
+        call.call_id,
+        evidence_type,
+        None,
+        call.name,
+        call.exit_code,
+        is_error,
+        call.timestamp,
+        display_command(call),
+        "" if file_content else output,
+        output if file_content else "",
+        call.file_paths,
+    )
 
 
 def _summary_row(summary: SummaryRecord) -> EntryRow:
     key = "\x1f".join((summary.kind, summary.timestamp or "", summary.text))
     uid = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:32]
     return EntryRow(
-        summary.session_id, "summary", uid, summary.evidence_type, summary.kind,
-        None, None, None, summary.timestamp, "", summary.text,
-    )  # fmt: skip
+        summary.session_id,
+        "summary",
+        uid,
+        summary.evidence_type,
+        summary.kind,
+        None,
+        None,
+        None,
+        summary.timestamp,
+        "",
+        summary.text,
+    )
 
 
 def epoch_of(timestamp: str | None) -> float | None:
@@ -122,11 +155,13 @@ def delete_file_rows(connection: sqlite3.Connection, file_id: int, *, keep_sessi
     """Remove every row read from one file (its full-text rows, entries and sessions). With
     `keep_sessions`, its sessions' places stay (nothing searchable does), so a file that vanished
     still tells which repositories it can have held (`status.scope_freshness`)."""
+    connection.execute("DELETE FROM entry_text WHERE rowid IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,))
     connection.execute(
-        "DELETE FROM entry_text WHERE rowid IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,)
+        "DELETE FROM call_details WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,)
     )
-    connection.execute("DELETE FROM call_details WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?)", (file_id,))
-    connection.execute("DELETE FROM call_sessions WHERE session_row IN (SELECT id FROM sessions WHERE file_id = ?)", (file_id,))
+    connection.execute(
+        "DELETE FROM call_sessions WHERE session_row IN (SELECT id FROM sessions WHERE file_id = ?)", (file_id,)
+    )
     connection.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
     if not keep_sessions:
         connection.execute("DELETE FROM sessions WHERE file_id = ?", (file_id,))
@@ -141,7 +176,9 @@ class OutcomeWriter:
 
     def write(self, file_id: int, source: SourceKind, outcome: ParseOutcome, *, fresh: bool) -> WriteCounts:
         """Store one outcome; `fresh` says the file has no rows yet (bulk insert, no lookups)."""
-        session_rows = {session.session_id: self._upsert_session(file_id, source, session) for session in outcome.sessions}
+        session_rows = {
+            session.session_id: self._upsert_session(file_id, source, session) for session in outcome.sessions
+        }
         rows = list(_unique(entry_rows(outcome)))
         for session_id in dict.fromkeys(row.session_id for row in rows):  # in the order the rows name them
             if session_id in session_rows:
@@ -161,10 +198,12 @@ class OutcomeWriter:
     def _insert(self, file_id: int, rows: list[EntryRow], session_rows: dict[str, int]) -> None:
         (last,) = self._connection.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
         ids = range(last + 1, last + 1 + len(rows))
-        entries = [_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows)]
+        entries = [_entry_values(i, file_id, r, session_rows) for i, r in zip(ids, rows, strict=False)]
         self._connection.executemany(_INSERT_ENTRY, entries)
-        self._connection.executemany(_INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows)))
-        details = [_details(entry, r) for entry, r in zip(entries, rows) if r.kind == "tool_call"]
+        self._connection.executemany(
+            _INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows, strict=False))
+        )
+        details = [_details(entry, r) for entry, r in zip(entries, rows, strict=False) if r.kind == "tool_call"]
         self._connection.executemany(_INSERT_DETAILS, details)
         self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions(details))
 
@@ -200,10 +239,20 @@ class OutcomeWriter:
         cwd = normalise_path(session.cwd) if session.cwd else None
         checkout_root, identity = self._resolver.resolve(cwd)
         values = (
-            file_id, source, session.session_id, session.parent_session_id, cwd, checkout_root, identity,
-            url_key(session.repository_url), session.git_branch, session.git_commit, session.started_at,
-            session.ended_at, session.title,
-        )  # fmt: skip
+            file_id,
+            source,
+            session.session_id,
+            session.parent_session_id,
+            cwd,
+            checkout_root,
+            identity,
+            url_key(session.repository_url),
+            session.git_branch,
+            session.git_commit,
+            session.started_at,
+            session.ended_at,
+            session.title,
+        )
         (row_id,) = self._connection.execute(_UPSERT_SESSION, values).fetchone()
         return row_id
 
@@ -237,9 +286,19 @@ RETURNING id
 
 def _entry_values(entry_id: int, file_id: int, row: EntryRow, session_rows: dict[str, int]) -> tuple[object, ...]:
     return (
-        entry_id, file_id, session_rows[row.session_id], row.kind, row.uid, row.evidence_type, row.role,
-        row.tool_name, row.exit_code, row.is_error, row.observed_at, epoch_of(row.observed_at),
-    )  # fmt: skip
+        entry_id,
+        file_id,
+        session_rows[row.session_id],
+        row.kind,
+        row.uid,
+        row.evidence_type,
+        row.role,
+        row.tool_name,
+        row.exit_code,
+        row.is_error,
+        row.observed_at,
+        epoch_of(row.observed_at),
+    )
 
 
 class _CallDetails(NamedTuple):

@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from contracts.config import SourceKind
-from contracts.index_status import RootState
-from providers.native.index.cursor import (
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.index_status import RootState
+from obelisk_session_evidence.providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
     file_status,
     folder_signature,
     signature_of_stat,
 )
-from providers.native.index.listings import Entry, Listings
+from obelisk_session_evidence.providers.native.index.listings import Entry, Listings
 
 _KIMI_MARKERS = frozenset({"state.json", "context.jsonl"})
 _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
@@ -154,4 +154,3 @@ def _kimi_unit(
                 if agent.is_folder and (status := file_status(wire)) is not None:
                     members.append((f"agents/{agent.name}/wire.jsonl", status))
     return ScannedUnit(folder, folder_signature(inode, members))
-

@@ -192,17 +192,13 @@ def pending_migrations(connection: sqlite3.Connection) -> list[Migration]:
     exists = connection.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
     ).fetchone()
-    applied = (
-        {row[0] for row in connection.execute("SELECT name FROM schema_migrations")} if exists else set()
-    )
+    applied = {row[0] for row in connection.execute("SELECT name FROM schema_migrations")} if exists else set()
     return [migration for migration in MIGRATIONS if migration.name not in applied]
 
 
 def apply_migrations(connection: sqlite3.Connection) -> list[str]:
     """Apply and record every pending migration (call inside `atomic()`); returns their names."""
-    connection.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+    connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     applied = []
     for migration in pending_migrations(connection):
         for statement in migration.statements:

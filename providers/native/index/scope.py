@@ -11,19 +11,17 @@ Project: the enablement itself is per project; the index holds no project of its
 
 from pathlib import Path
 
-from contracts.config import Enablement, SourceKind
-from providers.native.index.query import ScopeFilter, SearchRow
-from providers.native.index.roots import root_text
-from providers.native.index.repository import RepositoryBinding, binds, under
-from providers.native.parsers import default_roots
+from obelisk_session_evidence.contracts.config import Enablement, SourceKind
+from obelisk_session_evidence.providers.native.index.query import ScopeFilter, SearchRow
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds, under
+from obelisk_session_evidence.providers.native.index.roots import root_text
+from obelisk_session_evidence.providers.native.parsers import default_roots
 
 
 def enablement_roots(enablement: Enablement, *, home: Path | None = None) -> dict[SourceKind, list[Path]]:
     """The session roots one enablement reads: its configured roots, else the agents' defaults."""
     defaults = default_roots(home or Path.home())
-    return {
-        source: [Path(enablement.source_roots.get(source) or defaults[source])] for source in enablement.sources
-    }
+    return {source: [Path(enablement.source_roots.get(source) or defaults[source])] for source in enablement.sources}
 
 
 def scope_filter(roots: dict[SourceKind, list[Path]], binding: RepositoryBinding) -> ScopeFilter:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from providers.native.index.repository import RepositoryBinding, repository_sql
-from providers.native.index.store import quote_identifier
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, repository_sql
+from obelisk_session_evidence.providers.native.index.store import quote_identifier
 
 TEXT: Final = quote_identifier("entry_text")
 JOINS: Final = (
@@ -101,11 +101,19 @@ def candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[Candid
 def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object]) -> str:
     """The evidence-type (unless None), agent, repository and sole-owner predicates (ANDed), adding
     their parameters; they read the session `s` and its file `f`."""
-    clauses = [] if evidence_types is None else [
-        f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
-    ]
+    clauses = (
+        []
+        if evidence_types is None
+        else [
+            f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
+        ]
+    )
     # The sole-owner probe last, after the cheaper predicates.
-    clauses += [agent_sql("f", scope, params), repository_sql(scope.binding, params), f"NOT {elsewhere_sql(scope, params)}"]
+    clauses += [
+        agent_sql("f", scope, params),
+        repository_sql(scope.binding, params),
+        f"NOT {elsewhere_sql(scope, params)}",
+    ]
     return "\n  AND ".join(clauses)
 
 

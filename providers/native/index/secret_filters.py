@@ -12,7 +12,7 @@ import json
 import string
 from typing import Final
 
-from providers.native.index.secret_patterns import load_patterns
+from obelisk_session_evidence.providers.native.index.secret_patterns import load_patterns
 
 _SEQUENCES: Final = (
     string.ascii_uppercase + string.ascii_uppercase + string.digits + "+/",

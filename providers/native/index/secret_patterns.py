@@ -62,9 +62,7 @@ def load_patterns() -> SecretPatterns:
             DetectorPattern(d["kind"], _compiled(d["regex"]), d["is_jwt"], d["is_private_key"])
             for d in data["detectors"]
         ),
-        keywords=tuple(
-            KeywordPattern(_compiled(k["regex"]), k["group"], k["unquoted"]) for k in data["keywords"]
-        ),
+        keywords=tuple(KeywordPattern(_compiled(k["regex"]), k["group"], k["unquoted"]) for k in data["keywords"]),
         uuid=_compiled(data["heuristics"]["uuid"]),
         indirect_reference=_compiled(data["heuristics"]["indirect_reference"]),
     )
@@ -83,8 +81,7 @@ def build_patterns() -> dict[str, Any]:
         (
             (_kind(detector_class.secret_type), detector_class())
             for detector_class in get_mapping_from_secret_type_to_class().values()
-            if issubclass(detector_class, RegexBasedDetector)
-            and detector_class.__name__ not in EXCLUDED_DETECTORS
+            if issubclass(detector_class, RegexBasedDetector) and detector_class.__name__ not in EXCLUDED_DETECTORS
         ),
         key=lambda pair: pair[0],
     )

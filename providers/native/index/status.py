@@ -18,14 +18,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contracts.base import Freshness
-from contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
-from providers.native.index.cursor import decode_counts, has_damaged_files
-from providers.native.index.roots import Roots, root_text
-from providers.native.index.repository import RepositoryBinding, binds
-from providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
-from providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
-from providers.native.parsers.outcome import DAMAGE_REASONS
+from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
+from obelisk_session_evidence.providers.native.index.cursor import decode_counts, has_damaged_files
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds
+from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
+from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect, index_errors, size_on_disk
+from obelisk_session_evidence.providers.native.parsers.outcome import DAMAGE_REASONS
 
 
 def root_keys(roots: Roots) -> list[tuple[str, str]]:
@@ -52,7 +52,9 @@ def stored_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
     if last_refreshed_at(connection, roots) is None:
         return "unknown"
     for source, root in keys:
-        (state,) = connection.execute("SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)).fetchone()
+        (state,) = connection.execute(
+            "SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)
+        ).fetchone()
         failed = connection.execute(
             "SELECT 1 FROM files WHERE source = ? AND root = ? AND failure IS NOT NULL LIMIT 1", (source, root)
         ).fetchone()
@@ -66,7 +68,9 @@ def scope_freshness(connection: sqlite3.Connection, roots: Roots, binding: Repos
     if last_refreshed_at(connection, roots) is None:
         return "unknown"
     for source, root in root_keys(roots):
-        (state,) = connection.execute("SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)).fetchone()
+        (state,) = connection.execute(
+            "SELECT state FROM roots WHERE source = ? AND path = ?", (source, root)
+        ).fetchone()
         if state != "indexed":  # a missing or unreadable root may hold this repository's sessions
             return "incomplete"
         problems = connection.execute(
@@ -101,7 +105,9 @@ def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
     stored = stored_freshness(connection, roots)
     if stored in ("unknown", "incomplete"):
         return stored
-    from providers.native.index.refresh import pending_changes  # the scan; lookups never load it
+    from obelisk_session_evidence.providers.native.index.refresh import (
+        pending_changes,
+    )  # the scan; lookups never load it
 
     return "stale" if pending_changes(connection, roots) else stored
 
@@ -118,10 +124,21 @@ def index_status(index_path: Path | str, *, roots: Roots | None = None) -> Index
     """Counts, freshness, revision and size of the index; freshness over `roots` (default: all it has read)."""
     if str(index_path) != MEMORY and not Path(index_path).exists():
         return IndexStatus(
-            exists=False, files=0, sessions=0, messages=0, tool_calls=0, summaries=0, failures=0,
-            failed_tool_calls=0, evidence_type_counts=dict.fromkeys(STATUS_TYPE_ORDER, 0), skipped_records=0,
-            freshness="unknown", index_revision=UNKNOWN_REVISION, last_refresh_at=None, size_bytes=0,
-        )  # fmt: skip
+            exists=False,
+            files=0,
+            sessions=0,
+            messages=0,
+            tool_calls=0,
+            summaries=0,
+            failures=0,
+            failed_tool_calls=0,
+            evidence_type_counts=dict.fromkeys(STATUS_TYPE_ORDER, 0),
+            skipped_records=0,
+            freshness="unknown",
+            index_revision=UNKNOWN_REVISION,
+            last_refresh_at=None,
+            size_bytes=0,
+        )
     connection = connect(index_path)
     try:
         return status_of(connection, roots=roots, size_bytes=size_on_disk(index_path))

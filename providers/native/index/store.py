@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from contracts.errors import IndexUnavailable
-from providers.native.index.schema import apply_migrations, pending_migrations
+from obelisk_session_evidence.contracts.errors import IndexUnavailable
+from obelisk_session_evidence.providers.native.index.schema import apply_migrations, pending_migrations
 
 INDEX_FILE_NAME: Final = "native.sqlite"
 """The index file inside `StatePaths.index_dir`."""

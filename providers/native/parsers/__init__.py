@@ -8,9 +8,14 @@ from importlib import import_module
 from pathlib import Path
 from typing import Final
 
-from contracts.config import SourceKind
-from providers.native.parsers.discovery import canonical_session_file, default_roots, detect_source, iter_session_paths
-from providers.native.parsers.outcome import SKIP_REASONS, ParseOutcome, ResumeState
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.parsers.discovery import (
+    canonical_session_file,
+    default_roots,
+    detect_source,
+    iter_session_paths,
+)
+from obelisk_session_evidence.providers.native.parsers.outcome import SKIP_REASONS, ParseOutcome, ResumeState
 
 __all__ = [
     "PARSER_MODULES",

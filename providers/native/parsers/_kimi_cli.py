@@ -11,29 +11,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from providers.native.parsers._reading import JsonLines
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import (
     KIMI_EXIT,
     as_text,
     block_text,
     content_uid,
     exit_code_in,
-    iso_timestamp,
     is_injected,
+    iso_timestamp,
 )
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
-from providers.native.records import SessionRecord
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.records import SessionRecord
 
 _CONTEXT_BOOKKEEPING: Final = frozenset({"_system_prompt", "_checkpoint", "_usage", "system"})
 _ERROR_PREFIX: Final = "<system>ERROR"
 _WIRE_EVENTS: Final = frozenset(
     {
-        "TurnBegin", "TurnEnd", "StepBegin", "StepInterrupted", "ContentPart", "ToolCall",
-        "ToolCallPart", "ToolResult", "StatusUpdate", "ApprovalRequest", "ApprovalResponse",
-        "CompactionBegin", "CompactionEnd", "SubagentEvent",
+        "TurnBegin",
+        "TurnEnd",
+        "StepBegin",
+        "StepInterrupted",
+        "ContentPart",
+        "ToolCall",
+        "ToolCallPart",
+        "ToolResult",
+        "StatusUpdate",
+        "ApprovalRequest",
+        "ApprovalResponse",
+        "CompactionBegin",
+        "CompactionEnd",
+        "SubagentEvent",
     }
-)  # fmt: skip
+)
 
 
 @dataclass

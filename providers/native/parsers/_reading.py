@@ -20,8 +20,8 @@ from typing import IO, Any, Final
 import msgspec
 import zstandard
 
-from contracts.json_input import read_at_most
-from providers.native.parsers._zstd_frames import ends_inside_a_frame
+from obelisk_session_evidence.contracts.json_input import read_at_most
+from obelisk_session_evidence.providers.native.parsers._zstd_frames import ends_inside_a_frame
 
 _ZSTD_CHUNK = 1 << 20
 MAX_RECORD_BYTES: Final = 32 << 20

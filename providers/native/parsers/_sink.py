@@ -6,10 +6,10 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Final, TypeVar
 
-from contracts.config import SourceKind
-from providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
-from providers.native.records import (
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.records import (
     MessageRecord,
     Role,
     SessionRecord,
@@ -152,10 +152,16 @@ class RecordSink:
             kept = bounded
         # Built field by field, not with `dataclasses.replace` (one call per outcome line; it costs twice as much).
         updated = ToolCallRecord(
-            known.session_id, known.call_id, known.name, known.command_text, known.file_paths,
-            known.is_error if is_error is None else is_error, known.exit_code if exit_code is None else exit_code,
-            kept, known.timestamp,
-        )  # fmt: skip
+            known.session_id,
+            known.call_id,
+            known.name,
+            known.command_text,
+            known.file_paths,
+            known.is_error if is_error is None else is_error,
+            known.exit_code if exit_code is None else exit_code,
+            kept,
+            known.timestamp,
+        )
         if self._calls.get(call_id) != updated:
             self._calls[call_id] = updated
             self._new_calls[call_id] = None

@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from providers.native.records import FILE_TOOL_NAMES
+from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 
 EXCERPT_HALF: Final = 1000
 """Characters kept from each end of a tool output."""

@@ -9,17 +9,17 @@ records are skipped because they only echo what the sub-agent files hold.
 from pathlib import Path
 from typing import Any, Final
 
-from providers.native.parsers._reading import JsonLines
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import (
     CLAUDE_EXIT,
     as_text,
     block_text,
     exit_code_in,
-    iso_timestamp,
     is_injected,
+    iso_timestamp,
 )
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _IGNORED_TYPES: Final = frozenset({"progress", "file-history-snapshot", "queue-operation", "attachment"})
 _INJECTED_FLAGS: Final = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
@@ -35,7 +35,9 @@ def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | Non
         transcript.take(record)
     transcript.settle_title()
     open_uids = (transcript.last_assistant_uid,) if transcript.last_assistant_uid else ()
-    return sink.outcome(end_offset=lines.end_offset, resumable=True, prefix_sha256=lines.prefix_sha256, open_message_uids=open_uids)
+    return sink.outcome(
+        end_offset=lines.end_offset, resumable=True, prefix_sha256=lines.prefix_sha256, open_message_uids=open_uids
+    )
 
 
 class _Transcript:

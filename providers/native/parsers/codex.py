@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from providers.native.parsers._reading import JsonLines
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import (
     CODEX_EXIT,
     CODEX_RUNNING,
     as_text,
@@ -22,25 +22,49 @@ from providers.native.parsers._text import (
     describe_tool_input,
     excerpt,
     exit_code_in,
-    iso_timestamp,
     is_injected,
+    iso_timestamp,
     parse_arguments,
 )
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 UNPAIRED_KEPT: Final = 64
 _IGNORED_EVENTS: Final = frozenset(
     {
-        "task_started", "task_complete", "token_count", "agent_reasoning",
-        "agent_reasoning_raw_content", "agent_reasoning_section_break", "exec_command_begin",
-        "exec_command_output_delta", "patch_apply_begin", "web_search_begin", "web_search_end",
-        "mcp_tool_call_begin", "mcp_tool_call_end", "turn_aborted", "turn_diff", "plan_update",
-        "context_compacted", "entered_review_mode", "exited_review_mode", "view_image_tool_call",
-        "item_completed", "thread_rolled_back", "undo_started", "undo_completed", "stream_error",
-        "error", "background_event", "session_configured", "mcp_startup_update",
-        "mcp_startup_complete", "user_message_edit", "shutdown_complete",
+        "task_started",
+        "task_complete",
+        "token_count",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "exec_command_begin",
+        "exec_command_output_delta",
+        "patch_apply_begin",
+        "web_search_begin",
+        "web_search_end",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "turn_aborted",
+        "turn_diff",
+        "plan_update",
+        "context_compacted",
+        "entered_review_mode",
+        "exited_review_mode",
+        "view_image_tool_call",
+        "item_completed",
+        "thread_rolled_back",
+        "undo_started",
+        "undo_completed",
+        "stream_error",
+        "error",
+        "background_event",
+        "session_configured",
+        "mcp_startup_update",
+        "mcp_startup_complete",
+        "user_message_edit",
+        "shutdown_complete",
     }
-)  # fmt: skip
+)
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from contracts.config import SourceKind
+from obelisk_session_evidence.contracts.config import SourceKind
 
 _SNIFF_BYTES: Final = 65536
 _DSH_SESSION_FILE: Final = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")

@@ -9,20 +9,30 @@ Plugin-injected user messages (runtime context) are meta; reasoning blocks are s
 from pathlib import Path
 from typing import Any, Final
 
-from providers.native.parsers._reading import JsonLines, ZstdJsonLines
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
-from providers.native.parsers.discovery import canonical_session_file
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines, ZstdJsonLines
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
+from obelisk_session_evidence.providers.native.parsers.discovery import canonical_session_file
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _IGNORED_EVENTS: Final = frozenset(
     {
-        "agent/inbox/spliced", "turn/start", "turn/end", "step/start", "step/end",
-        "assistant/chunk", "reasoning-chunks", "tool-call-chunks", "text-chunks",
-        "request/header", "request/context", "subagent/descriptor", "approval/policy",
+        "agent/inbox/spliced",
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "assistant/chunk",
+        "reasoning-chunks",
+        "tool-call-chunks",
+        "text-chunks",
+        "request/header",
+        "request/context",
+        "subagent/descriptor",
+        "approval/policy",
         "session/end-seed",
     }
-)  # fmt: skip
+)
 
 
 def parse_dsh(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:

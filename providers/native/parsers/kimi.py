@@ -13,27 +13,31 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from providers.native.parsers._kimi_cli import parse_kimi_cli
-from providers.native.parsers._reading import JsonLines, read_json_object
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
+from obelisk_session_evidence.providers.native.parsers._kimi_cli import parse_kimi_cli
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines, read_json_object
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import (
     KIMI_EXIT,
     as_text,
     block_text,
     content_uid,
     exit_code_in,
-    iso_timestamp,
     is_injected,
+    iso_timestamp,
 )
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
-from providers.native.records import SessionRecord
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.records import SessionRecord
 
 _IGNORED_RECORDS: Final = frozenset(
     {
-        "metadata", "turn.prompt", "usage.record", "tools.set_active_tools", "permission.set_mode",
+        "metadata",
+        "turn.prompt",
+        "usage.record",
+        "tools.set_active_tools",
+        "permission.set_mode",
         "context.clear",
     }
-)  # fmt: skip
+)
 
 
 def session_directory(path: Path) -> Path:

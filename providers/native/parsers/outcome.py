@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from providers.native.records import MessageRecord, SessionRecord, SummaryRecord, ToolCallRecord
+from obelisk_session_evidence.providers.native.records import (
+    MessageRecord,
+    SessionRecord,
+    SummaryRecord,
+    ToolCallRecord,
+)
 
 SKIP_REASONS = (
     "invalid_json",

@@ -10,23 +10,21 @@ assistant `toolCall` blocks; a user's `!command` (`bashExecution`) is a call of 
 from pathlib import Path
 from typing import Any, Final
 
-from providers.native.parsers._reading import JsonLines
-from providers.native.parsers._sink import RecordSink
-from providers.native.parsers._text import (
+from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.parsers._text import (
     PI_EXIT,
     as_text,
     block_text,
     content_uid,
     excerpt,
     exit_code_in,
-    iso_timestamp,
     is_injected,
+    iso_timestamp,
 )
-from providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
-_IGNORED_ENTRIES: Final = frozenset(
-    {"model_change", "thinking_level_change", "label", "custom", "custom_message"}
-)
+_IGNORED_ENTRIES: Final = frozenset({"model_change", "thinking_level_change", "label", "custom", "custom_message"})
 _SUMMARY_ROLES: Final = {"compactionSummary": "compaction", "branchSummary": "summary"}
 
 
@@ -107,9 +105,7 @@ def _tool_calls(sink: RecordSink, content: list[Any], timestamp: str | None) -> 
             sink.open_call_with_arguments(block["id"], name, block.get("arguments"), timestamp)
 
 
-def _bash_execution(
-    sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None
-) -> None:
+def _bash_execution(sink: RecordSink, entry: dict[str, Any], message: dict[str, Any], timestamp: str | None) -> None:
     """A command the user ran with `!`: no call id exists, so one is derived from the entry."""
     command = message["command"]
     call_id = as_text(entry.get("id")) or content_uid("pi-bash", timestamp, command)

@@ -11,15 +11,13 @@ from typing import Any
 
 import pytest
 
-from fixtures.native_sessions import FixtureManifest, write_native_histories
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
+from obelisk_session_evidence.qualify.session_writers import FixtureManifest, write_native_histories
 
 REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 """Third-party session files kept byte-for-byte (see its NOTICE.md); never modified by tests."""
 
-requires_real_corpus = pytest.mark.skipif(
-    not REAL_CORPUS.is_dir(), reason=f"real corpus not present at {REAL_CORPUS}"
-)
+requires_real_corpus = pytest.mark.skipif(not REAL_CORPUS.is_dir(), reason=f"real corpus not present at {REAL_CORPUS}")
 
 
 REAL_ROOTS = {

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.errors import ScopeViolation
-from contracts.evidence import HistoricalEvidenceRequest
-from providers.native.index.query import SearchResult, SearchRow
-from providers.native.index.refresh import refresh_index
-from providers.native.index.repository import RepositoryBinding
-from providers.native.index.results import session_ref
-from providers.native.index.scope import row_in_scope, scope_filter
-from providers.native.index.store import index_file
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import ScopeViolation
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.query import SearchResult, SearchRow
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.index.scope import row_in_scope, scope_filter
+from obelisk_session_evidence.providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 
 REAL_SESSION = REAL_CORPUS / "claude-spotter" / "short.jsonl"
@@ -31,20 +31,27 @@ COMMAND = "mix phx.server"
 
 def _enablement(root: Path, agent: str = "agent-a") -> Enablement:
     return Enablement(
-        surface="replan-history", agent_id=agent, project_id="project-a", repository_id="repo-a",
-        repo_roots=[REAL_CWD], sources=["claude"], source_roots={"claude": str(root)},
+        surface="replan-history",
+        agent_id=agent,
+        project_id="project-a",
+        repository_id="repo-a",
+        repo_roots=[REAL_CWD],
+        sources=["claude"],
+        source_roots={"claude": str(root)},
         enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
 
 
 def _request(agent: str = "agent-a") -> HistoricalEvidenceRequest:
     return HistoricalEvidenceRequest(
-        request_id="req-copy", situation_id="situation-copy", trigger="replan_repetition",
+        request_id="req-copy",
+        situation_id="situation-copy",
+        trigger="replan_repetition",
         scope={"agent_id": agent, "project_id": "project-a", "repository_id": "repo-a"},
         evidence_types=["prior_failure", "tool_outcome", "decision", "file_history", "summary"],
         query_terms=[COMMAND, "mix.exs"],
         limits={"max_sessions": 20, "max_items": 20, "max_snippet_chars": 600, "max_total_chars": 20000},
-    )  # fmt: skip
+    )
 
 
 def _place(root: Path) -> Path:
@@ -75,9 +82,27 @@ def test_a_real_session_copied_from_another_agents_folder_is_left_out(tmp_path, 
 
 def _row(path: str, session_files: tuple[str, ...]) -> SearchRow:
     return SearchRow(
-        1, "tool_call", "u", "prior_failure", "Bash", 1, 1, None, "claude", REAL_SESSION_ID, REAL_CWD, None,
-        None, None, None, path, COMMAND, "", "", session_files,
-    )  # fmt: skip
+        1,
+        "tool_call",
+        "u",
+        "prior_failure",
+        "Bash",
+        1,
+        1,
+        None,
+        "claude",
+        REAL_SESSION_ID,
+        REAL_CWD,
+        None,
+        None,
+        None,
+        None,
+        path,
+        COMMAND,
+        "",
+        "",
+        session_files,
+    )
 
 
 def test_row_in_scope_refuses_a_session_also_held_outside_the_roots():
@@ -96,7 +121,7 @@ def test_search_rejects_the_whole_result_when_a_row_is_held_outside_the_roots(tm
     own = str(root_a / "-home-marco-projects-spotter" / f"{REAL_SESSION_ID}.jsonl")
     elsewhere = (str(tmp_path / "b" / "claude" / "-p" / "s.jsonl"),) if held_outside else ()
     found = SearchResult(rows=[], calls=[_row(own, (own, *elsewhere))], changes=[], matched=1, bounded=False)
-    monkeypatch.setattr("providers.native.provider.search", lambda *args, **kwargs: found)
+    monkeypatch.setattr("obelisk_session_evidence.providers.native.provider.search", lambda *args, **kwargs: found)
     provider = NativeIndexProvider(tmp_path / "index", _enablement(root_a))
     if held_outside:
         with pytest.raises(ScopeViolation):

@@ -5,10 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.native_sessions import FAILING_COMMAND, SOURCES, FixtureManifest, write_native_histories
-from providers.native.parsers import default_roots, detect_source, iter_session_paths, parse_session_file
-from providers.native.parsers.codex import read_thread_names
-
+from obelisk_session_evidence.providers.native.parsers import (
+    default_roots,
+    detect_source,
+    iter_session_paths,
+    parse_session_file,
+)
+from obelisk_session_evidence.providers.native.parsers.codex import read_thread_names
+from obelisk_session_evidence.qualify.session_writers import (
+    FAILING_COMMAND,
+    SOURCES,
+    FixtureManifest,
+    write_native_histories,
+)
 
 # DSH results carry an error flag but no exit code; only Codex states a successful exit (0).
 _FAILED_EXIT = {"claude": 1, "codex": 1, "kimi": 1, "pi": 1, "dsh": None}
@@ -48,9 +57,7 @@ def test_parse_session_file_generated_counts_equal_manifest(generated: FixtureMa
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_iter_session_paths_finds_exactly_the_generated_sessions(
-    generated: FixtureManifest, source: str
-) -> None:
+def test_iter_session_paths_finds_exactly_the_generated_sessions(generated: FixtureManifest, source: str) -> None:
     found = list(iter_session_paths(default_roots(generated.home)[source], source))
     assert found == sorted(generated.paths(source))
     assert {detect_source(path) for path in found} == {source}

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providers.native.index.refresh import refresh_locked
-from providers.native.index.store import MEMORY, connect
-from providers.native.parsers import _reading
-from providers.native.parsers._reading import parse_line, parse_line_with_json
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
+from obelisk_session_evidence.providers.native.parsers import _reading
+from obelisk_session_evidence.providers.native.parsers._reading import parse_line, parse_line_with_json
 from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
 
 
@@ -65,7 +65,9 @@ _JSON_VALUES = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(value=_JSON_VALUES, ascii_only=st.booleans(), cut=st.integers(min_value=0, max_value=400), flip=st.integers(0, 255))
+@given(
+    value=_JSON_VALUES, ascii_only=st.booleans(), cut=st.integers(min_value=0, max_value=400), flip=st.integers(0, 255)
+)
 def test_parse_line_matches_json_on_generated_lines(value: object, ascii_only: bool, cut: int, flip: int) -> None:
     """Whole lines, and the same lines with one byte changed (damage of every kind)."""
     raw = json.dumps({"v": value}, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass") + b"\n"
@@ -75,10 +77,10 @@ def test_parse_line_matches_json_on_generated_lines(value: object, ascii_only: b
     assert _both(damaged)[0] == _both(damaged)[1]
 
 
-def _build(monkeypatch: pytest.MonkeyPatch, line_parser) -> dict[str, list[tuple]]:  # noqa: ANN001
+def _build(monkeypatch: pytest.MonkeyPatch, line_parser) -> dict[str, list[tuple]]:
     calls = Counter()
 
-    def counted(raw, skipped):  # noqa: ANN001, ANN202
+    def counted(raw, skipped):
         calls["lines"] += 1
         return line_parser(raw, skipped)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.parsers import parse_session_file
-from providers.native.parsers.codex import read_thread_names
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.parsers.codex import read_thread_names
 from tests.providers.native.conftest import json_lines, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus
@@ -31,7 +31,7 @@ def _independent_scan(path: Path) -> dict[str, int]:
         for t, p in payloads
         if p.get("type") == "function_call" and p["name"] == "write_stdin"
     }
-    for kind, payload in payloads:
+    for _kind, payload in payloads:
         if payload.get("type") == "function_call_output":
             call_id = payload["call_id"]
             owner = started_by.get(poll_process.get(call_id, ""), call_id) if call_id in polls else call_id

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import SourceKind
-from providers.native.parsers import detect_source, iter_session_paths, parse_session_file
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.parsers import detect_source, iter_session_paths, parse_session_file
 from tests.providers.native.conftest import REAL_CORPUS, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus

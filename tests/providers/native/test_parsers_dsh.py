@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from providers.native.parsers import canonical_session_file, iter_session_paths, parse_session_file
+from obelisk_session_evidence.providers.native.parsers import (
+    canonical_session_file,
+    iter_session_paths,
+    parse_session_file,
+)
 from tests.providers.native.conftest import json_lines, place_dsh_snapshots, requires_real_corpus
 
 pytestmark = requires_real_corpus

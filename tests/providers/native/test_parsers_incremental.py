@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import SourceKind
-from fixtures.native_sessions import FixtureManifest
-from providers.native.parsers import ParseOutcome, ResumeState, parse_session_file
-from providers.native.parsers._reading import MAX_RECORD_BYTES
+from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.native.parsers import ParseOutcome, ResumeState, parse_session_file
+from obelisk_session_evidence.providers.native.parsers._reading import MAX_RECORD_BYTES
+from obelisk_session_evidence.qualify.session_writers import FixtureManifest
 from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 
 
@@ -45,7 +45,7 @@ def _assert_resumed_equals_whole(path: Path, source: SourceKind, parts: list[Par
     first, second = parts
     earlier = {m.record_uid: m for m in first.messages} | {c.call_id: c for c in first.tool_calls}
     for record in second.messages + second.tool_calls:
-        key = getattr(record, "record_uid", None) or getattr(record, "call_id")
+        key = getattr(record, "record_uid", None) or record.call_id
         # Only new records, or records the new lines completed (a call's output, a message block).
         assert earlier.get(key) != record
 
@@ -127,8 +127,11 @@ def test_parse_session_file_codex_resume_joins_a_poll_across_the_boundary(
 
 
 def test_parse_session_file_does_not_consume_a_half_written_line(tmp_path: Path) -> None:
-    line = {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z",
-            "message": {"role": "user", "content": [{"type": "text", "text": "second"}]}}  # fmt: skip
+    line = {
+        "type": "message",
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "second"}]},
+    }
     header = {"type": "session", "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/r"}
     complete = json.dumps(header) + "\n"
     half = json.dumps(line)[:40]
@@ -164,9 +167,7 @@ def test_parse_session_file_resume_without_state_keeps_the_session_id(tmp_path: 
         (b'{"type": "user", "message": {"role": "user", "content": "no uuid"}}\n', "missing_fields"),
     ],
 )
-def test_parse_session_file_counts_damaged_lines_and_continues(
-    tmp_path: Path, damage: bytes, reason: str
-) -> None:
+def test_parse_session_file_counts_damaged_lines_and_continues(tmp_path: Path, damage: bytes, reason: str) -> None:
     def user(uuid: str, text: str) -> bytes:
         record = {"type": "user", "uuid": uuid, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z"}
         return json.dumps(record | {"message": {"role": "user", "content": text}}).encode() + b"\n"

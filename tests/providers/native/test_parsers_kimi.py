@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.parsers import detect_source, parse_session_file
+from obelisk_session_evidence.providers.native.parsers import detect_source, parse_session_file
 from tests.providers.native.conftest import REAL_CORPUS, json_lines, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus
@@ -15,9 +15,7 @@ LEGACY = KIMI / "legacy-kimi-cli" / "large-100msgs"
 SAMPLES = KIMI / "sessions" / "wd_test_000000000000"
 
 
-@pytest.mark.parametrize(
-    "path", real_files("kimi-moonshotai/**/*.json*"), ids=lambda p: str(p.relative_to(KIMI))
-)
+@pytest.mark.parametrize("path", real_files("kimi-moonshotai/**/*.json*"), ids=lambda p: str(p.relative_to(KIMI)))
 def test_parse_session_file_kimi_accepts_any_file_of_a_session(path: Path) -> None:
     outcome = parse_session_file(path, "kimi")
     assert outcome.skipped_total == 0, dict(outcome.skipped_records)

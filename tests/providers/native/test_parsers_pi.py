@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from tests.providers.native.conftest import REAL_CORPUS, json_lines, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest
-from contracts.prior_calls import MAX_CALL_OUTPUT_CHARS
-from contracts.thresholds import RouteThresholds
-from providers.native.index.calls import PriorCallBuilder
-from providers.native.index.repository import RepositoryBinding
-from providers.native.provider import NativeIndexProvider
-from stages.pipeline import PipelineDependencies, run_pipeline
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.prior_calls import MAX_CALL_OUTPUT_CHARS
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
 from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.stages.helpers import enabled_policy, situation_model
@@ -21,28 +21,36 @@ from tests.stages.helpers import enabled_policy, situation_model
 HEREDOC_COMMIT = (
     "git add -A && git commit --no-verify -m \"$(cat <<'EOF'\nfeat: bounded retrieval\n\n"
     + "Long body line explaining the change.\n" * 80
-    + "EOF\n)\""
+    + 'EOF\n)"'
 )
 
 
 def _enablement(root: Path, **overrides) -> Enablement:
     return Enablement(
         **{
-            "surface": "replan-history", "agent_id": "agent-a", "project_id": "project-a", "repository_id": "repo-a",
-            "repo_roots": ["/work/alpha"], "sources": ["claude"], "source_roots": {"claude": str(root)},
-            "enabled_at": datetime(2026, 11, 29, tzinfo=UTC), **overrides,
+            "surface": "replan-history",
+            "agent_id": "agent-a",
+            "project_id": "project-a",
+            "repository_id": "repo-a",
+            "repo_roots": ["/work/alpha"],
+            "sources": ["claude"],
+            "source_roots": {"claude": str(root)},
+            "enabled_at": datetime(2026, 11, 29, tzinfo=UTC),
+            **overrides,
         }
-    )  # fmt: skip
+    )
 
 
 def _request(terms, **limits) -> HistoricalEvidenceRequest:
     return HistoricalEvidenceRequest(
-        request_id="req-1", situation_id="situation-1", trigger="replan_repetition",
+        request_id="req-1",
+        situation_id="situation-1",
+        trigger="replan_repetition",
         scope={"agent_id": "agent-a", "project_id": "project-a", "repository_id": "repo-a"},
         evidence_types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
         query_terms=list(terms),
         limits={"max_sessions": 20, "max_items": 12, "max_snippet_chars": 600, "max_total_chars": 6000, **limits},
-    )  # fmt: skip
+    )
 
 
 def test_prior_calls_carry_the_whole_command_its_place_outcome_files_and_bounded_output(tmp_path):
@@ -73,7 +81,9 @@ def test_the_commands_prior_failure_ranks_first_however_many_rows_the_path_words
         noisy.call("Read", {"file_path": f"/work/alpha/tests/test_auth.py#{number}"}, "tests/test_auth.py contents")
         noisy.call("Glob", {"pattern": "tests/test_auth.py"}, "tests/test_auth.py")
     noisy.write()
-    ClaudeTranscript(root, "failed", "/work/alpha").bash("pytest tests/test_auth.py -x", "1 failed", exit_code=1).write()
+    ClaudeTranscript(root, "failed", "/work/alpha").bash(
+        "pytest tests/test_auth.py -x", "1 failed", exit_code=1
+    ).write()
     provider = NativeIndexProvider(tmp_path / "index", _enablement(root))
     answer = provider.search(_request(["pytest tests/test_auth.py -q", "tests/test_auth.py", "auth"], max_items=4))
     assert answer.result.items[0].evidence_type == "prior_failure"
@@ -96,7 +106,9 @@ def test_the_commands_prior_failure_ranks_first_however_many_rows_the_path_words
     ],
 )
 def test_repository_cwd_without_a_checkout_on_disk(cwd, identity, expected):
-    builder = PriorCallBuilder(RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=()))
+    builder = PriorCallBuilder(
+        RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=())
+    )
     assert builder.repository_cwd(cwd, identity=identity) == expected
 
 
@@ -174,7 +186,11 @@ def test_the_change_lane_brings_the_edits_and_formatters_after_the_commands_runs
     root = tmp_path / "claude"
     session = ClaudeTranscript(root, "s1", "/work/alpha")
     session.call("Edit", {"file_path": "/work/alpha/lib/before.ex", "old_string": "a", "new_string": "b"}, "ok")
-    session.bash("git add -A && git commit -m 'feat: otel'", "Pre-commit validation failed:\n[FORMAT] Run 'mix format'", exit_code=1)
+    session.bash(
+        "git add -A && git commit -m 'feat: otel'",
+        "Pre-commit validation failed:\n[FORMAT] Run 'mix format'",
+        exit_code=1,
+    )
     for number in range(30):
         session.call("Read", {"file_path": f"/work/alpha/lib/file_{number}.ex"}, "defmodule X do end")
     session.bash("git status", "On branch main")

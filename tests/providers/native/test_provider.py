@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.errors import IndexUnavailable, ScopeViolation
-from contracts.evidence import HistoricalEvidenceRequest
-from contracts.snippets import parse_tool_snippet
-from fixtures.native_sessions import FAILING_COMMAND
 from obelisk_session_evidence import __version__
-from providers.base import EvidenceProvider
-from providers.native.index.query import SearchResult, SearchRow
-from providers.native.index.refresh import refresh_index
-from providers.native.index.results import session_ref
-from providers.native.index.store import index_file, writer_lock
-from providers.native.parsers import default_roots
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import IndexUnavailable, ScopeViolation
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.contracts.snippets import parse_tool_snippet
+from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.native.index.query import SearchResult, SearchRow
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.results import session_ref
+from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
+from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.qualify.session_writers import FAILING_COMMAND
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -94,24 +94,22 @@ def test_search_without_repository_roots_returns_nothing(mixed):
 def test_search_never_reads_a_source_the_enablement_does_not_bind(mixed, tmp_path):
     index_dir, root_a, _ = mixed
     codex_root = tmp_path / "agent-a" / "codex"
-    provider = NativeIndexProvider(
-        index_dir, _enablement(sources=["codex"], source_roots={"codex": str(codex_root)})
-    )
+    provider = NativeIndexProvider(index_dir, _enablement(sources=["codex"], source_roots={"codex": str(codex_root)}))
     assert provider.search(_request()).result.items == []
 
 
 def test_search_generated_histories_stays_in_the_repository_across_agents(generated, tmp_path):
     """All five agents, a worktree, and bait sessions running the same command in another repository."""
     roots = {source: str(path) for source, path in default_roots(generated.home).items()}
-    enablement = _enablement(
-        repo_roots=[str(generated.repo_root)], sources=list(roots), source_roots=roots
-    )
+    enablement = _enablement(repo_roots=[str(generated.repo_root)], sources=list(roots), source_roots=roots)
     provider = NativeIndexProvider(tmp_path / "index", enablement, home=generated.home)
     result = provider.search(_request(max_sessions=200)).result
     returned = {item.session_ref for item in result.items}
     allowed = {session_ref(s.source, s.session_id) for s in generated.sessions if not s.is_bait}
     bait = {session_ref(s.source, s.session_id) for s in generated.sessions if s.is_bait}
-    worktree = {session_ref(s.source, s.session_id) for s in generated.sessions if s.cwd == str(generated.worktree_root)}
+    worktree = {
+        session_ref(s.source, s.session_id) for s in generated.sessions if s.cwd == str(generated.worktree_root)
+    }
     assert returned and returned <= allowed and not returned & bait
     assert returned & worktree, "sessions in a linked worktree belong to the main repository"
 
@@ -128,12 +126,30 @@ def test_search_rejects_the_whole_result_when_one_row_is_out_of_scope(mixed, mon
     """Fault injection: the SQL scope is bypassed, and the per-row re-check still refuses (items and prior calls)."""
     index_dir, root_a, _ = mixed
     stray = SearchRow(
-        1, "tool_call", "u", "prior_failure", "Bash", 1, 1, None, "claude", "x", "/work/beta", None, None, None,
-        None, str(root_a / "-work-beta" / "x.jsonl"), "pytest", "text", "", (str(root_a / "-work-beta" / "x.jsonl"),),
-    )  # fmt: skip
+        1,
+        "tool_call",
+        "u",
+        "prior_failure",
+        "Bash",
+        1,
+        1,
+        None,
+        "claude",
+        "x",
+        "/work/beta",
+        None,
+        None,
+        None,
+        None,
+        str(root_a / "-work-beta" / "x.jsonl"),
+        "pytest",
+        "text",
+        "",
+        (str(root_a / "-work-beta" / "x.jsonl"),),
+    )
     lanes = {name: [stray] if lane == name else [] for name in ("rows", "calls", "changes")}
     found = SearchResult(**lanes, matched=1, bounded=False)
-    monkeypatch.setattr("providers.native.provider.search", lambda *args, **kwargs: found)
+    monkeypatch.setattr("obelisk_session_evidence.providers.native.provider.search", lambda *args, **kwargs: found)
     provider = NativeIndexProvider(index_dir, _enablement(source_roots={"claude": str(root_a)}))
     with pytest.raises(ScopeViolation):
         provider.search(_request())
@@ -207,7 +223,9 @@ def test_search_refreshes_only_outside_its_window(tmp_path):
     root = tmp_path / "claude"
     session = ClaudeTranscript(root, "s", "/work/alpha")
     session.bash("make build", "ok").write()
-    lazy = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=3600)
+    lazy = NativeIndexProvider(
+        tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=3600
+    )
     eager = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0)
     first = lazy.search(_request(["make build", "make deploy"])).result
     session.bash("make deploy", "ok").write()
@@ -222,7 +240,9 @@ def test_search_does_not_wait_for_another_refresh_and_reports_stale(tmp_path):
     root = tmp_path / "claude"
     session = ClaudeTranscript(root, "s", "/work/alpha")
     session.bash("make build", "ok").write()
-    provider = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0)
+    provider = NativeIndexProvider(
+        tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0
+    )
     with writer_lock(index_file(tmp_path / "index"), wait_s=0):
         assert provider.search(_request(["make build"])).result.freshness == "unknown"
     provider.search(_request(["make build"]))

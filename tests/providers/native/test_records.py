@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from providers.native.parsers import ResumeState
-from providers.native.parsers._sink import RecordSink
-from providers.native.records import MessageRecord, SummaryRecord, ToolCallRecord
+from obelisk_session_evidence.providers.native.parsers import ResumeState
+from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
+from obelisk_session_evidence.providers.native.records import MessageRecord, SummaryRecord, ToolCallRecord
 
 
 @pytest.mark.parametrize(
@@ -28,9 +28,7 @@ from providers.native.records import MessageRecord, SummaryRecord, ToolCallRecor
         (None, None, None, "tool_outcome"),
     ],
 )
-def test_tool_call_evidence_type(
-    name: str | None, is_error: bool | None, exit_code: int | None, expected: str
-) -> None:
+def test_tool_call_evidence_type(name: str | None, is_error: bool | None, exit_code: int | None, expected: str) -> None:
     call = ToolCallRecord("s", "c", name, is_error=is_error, exit_code=exit_code)
     assert call.evidence_type == expected
 

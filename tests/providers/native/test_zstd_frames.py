@@ -6,7 +6,7 @@ import struct
 import pytest
 import zstandard
 
-from providers.native.parsers._zstd_frames import ends_inside_a_frame
+from obelisk_session_evidence.providers.native.parsers._zstd_frames import ends_inside_a_frame
 
 SKIPPABLE = struct.pack("<II", 0x184D2A53, 5) + b"notes"
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
 from fixtures.obelisk_stand_in import StandIn, install_stand_in
 from fixtures.obelisk_stand_in.corpus_home import lay_out_home
-from providers.obelisk import ObeliskProvider
-from providers.obelisk.discovery import clear_probe_cache
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits, RequestScope
+from obelisk_session_evidence.providers.obelisk import ObeliskProvider
+from obelisk_session_evidence.providers.obelisk.discovery import clear_probe_cache
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +44,11 @@ ALL_TYPES = ["prior_failure", "decision", "file_history", "tool_outcome", "summa
 
 def enablement_for(home: Path, *, roots: list[str], sources: list[str]) -> Enablement:
     """Agent `agent-1` in `proj-1`/`repo-1` reading the given sources under `home`."""
-    folders = {"claude": home / ".claude" / "projects", "codex": home / ".codex" / "sessions",
-               "dsh": home / ".deepseek" / "sessions"}  # fmt: skip
+    folders = {
+        "claude": home / ".claude" / "projects",
+        "codex": home / ".codex" / "sessions",
+        "dsh": home / ".deepseek" / "sessions",
+    }
     return Enablement(
         surface="replan-history",
         agent_id="agent-1",
@@ -68,9 +71,7 @@ def request_for(*terms: str, types: list[str] | None = None) -> HistoricalEviden
         scope=RequestScope(agent_id="agent-1", project_id="proj-1", repository_id="repo-1"),
         evidence_types=types or list(ALL_TYPES),
         query_terms=list(terms),
-        limits=RequestLimits(
-            max_sessions=10, max_items=12, max_snippet_chars=600, max_total_chars=6000
-        ),
+        limits=RequestLimits(max_sessions=10, max_items=12, max_snippet_chars=600, max_total_chars=6000),
     )
 
 

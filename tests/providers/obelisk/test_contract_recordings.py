@@ -170,9 +170,7 @@ def test_freshness_sequence(tmp_path: Path) -> None:
             _backdate_last_build(home)
         if step == "4.04":
             rows = _sql(stand_in, "SELECT * FROM index_state WHERE jsonl_path LIKE ?", "%/short.jsonl")
-            assert rows[0]["lines_processed"] == recording["target_file_index_state_row_after"][
-                "lines_processed"
-            ]
+            assert rows[0]["lines_processed"] == recording["target_file_index_state_row_after"]["lines_processed"]
             continue
         assert_same_answer(_replay(stand_in, recording), recording)
 
@@ -241,9 +239,27 @@ def _key_values(value: Any, with_ranks: bool = True) -> Any:
             round(value["rank"], 6) if with_ranks else None,
             len(value["context"]),
         )
-    kept = ("id", "tool_use_id", "session_id", "is_error", "name", "tool_name", "jsonl_path", "n",
-            "command", "cmd", "cwd", "source", "project", "project_path", "lines_processed",
-            "message_count", "input_excerpt", "result_excerpt", "error_excerpt")  # fmt: skip
+    kept = (
+        "id",
+        "tool_use_id",
+        "session_id",
+        "is_error",
+        "name",
+        "tool_name",
+        "jsonl_path",
+        "n",
+        "command",
+        "cmd",
+        "cwd",
+        "source",
+        "project",
+        "project_path",
+        "lines_processed",
+        "message_count",
+        "input_excerpt",
+        "result_excerpt",
+        "error_excerpt",
+    )
     return {key: value[key] for key in kept if key in value}
 
 
@@ -252,9 +268,7 @@ def _local(text: str) -> str:
 
 
 def _replay(stand_in: StandIn, recording: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    argv = [
-        arg.replace(RECORDED_HOME, str(stand_in.home)) for arg in recording["argv"][1:]
-    ]
+    argv = [arg.replace(RECORDED_HOME, str(stand_in.home)) for arg in recording["argv"][1:]]
     if recording.get("query_script") is not None:
         path = Path(recording["query_script_path"].replace(RECORDED_HOME, str(stand_in.home)))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -298,9 +312,7 @@ def _recorded(recordings: list[dict[str, Any]], name: str) -> dict[str, Any]:
 def _backdate_last_build(home: Path) -> None:
     connection = sqlite3.connect(home / ".obelisk" / "obelisk.sqlite")
     with connection:
-        connection.execute(
-            "UPDATE index_state SET mtime = mtime - 31000 WHERE jsonl_path = '__last_build__'"
-        )
+        connection.execute("UPDATE index_state SET mtime = mtime - 31000 WHERE jsonl_path = '__last_build__'")
     connection.close()
 
 
@@ -328,9 +340,7 @@ def test_a_wrong_hit_set_fails_the_contract(stand_in: StandIn) -> None:
     recording = _recorded(ALL, "2.14-search-default-limit-compact")
     answer = _replay(stand_in, recording)
     hits = json.loads(answer.stdout)[:-1]
-    mutant = subprocess.CompletedProcess(
-        answer.args, 0, json.dumps(hits, indent=2) + "\n", answer.stderr
-    )
+    mutant = subprocess.CompletedProcess(answer.args, 0, json.dumps(hits, indent=2) + "\n", answer.stderr)
     with pytest.raises(AssertionError):
         assert_same_answer(mutant, recording)
 

@@ -12,26 +12,39 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import AdmissionPolicy, Enablement, EnablementConfig
-from contracts.json_input import load_contract
-from contracts.situation import ReplanSituation
-from contracts.thresholds import RouteThresholds
 from fixtures.obelisk_stand_in import StandIn
 from fixtures.situations import situation
-from providers.native.provider import NativeIndexProvider
-from stages.pipeline import PipelineDependencies, run_pipeline
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
 from tests.providers.obelisk.conftest import SPOTTER_ROOT, provider_for
 
 NAYA_ROOT = "/Users/Sample_User/naya"
 SCOPE = {"agent_id": "agent-1", "project_id": "proj-1", "repository_id": "repo-1"}
 CASES = [
-    pytest.param(SPOTTER_ROOT, "claude", "node assets/build.js 2>&1", ["assets/build.js"],
-                 "repeats_prior_failure", id="claude-esbuild-failure"),
-    pytest.param(NAYA_ROOT, "codex", 'ps -ef | rg -i "Google Chrome|chrome.*remote|codemie|codemie-ui"',
-                 [], None, id="codex-exit-1-with-is-error-0"),
-    pytest.param(SPOTTER_ROOT, "claude", "cargo build --release --locked", ["Cargo.toml"],
-                 "novel", id="claude-never-ran"),
-]  # fmt: skip
+    pytest.param(
+        SPOTTER_ROOT,
+        "claude",
+        "node assets/build.js 2>&1",
+        ["assets/build.js"],
+        "repeats_prior_failure",
+        id="claude-esbuild-failure",
+    ),
+    pytest.param(
+        NAYA_ROOT,
+        "codex",
+        'ps -ef | rg -i "Google Chrome|chrome.*remote|codemie|codemie-ui"',
+        [],
+        None,
+        id="codex-exit-1-with-is-error-0",
+    ),
+    pytest.param(
+        SPOTTER_ROOT, "claude", "cargo build --release --locked", ["Cargo.toml"], "novel", id="claude-never-ran"
+    ),
+]
 
 
 def _enablement(home: Path, root: str, source: str) -> Enablement:
@@ -50,13 +63,14 @@ def _enablement(home: Path, root: str, source: str) -> Enablement:
 def _decide(provider, enablement: Enablement, command: str, files: list[str], encoder):
     document = situation(commands=[command], files=files, scope=SCOPE)
     model = load_contract(ReplanSituation, json.dumps(document).encode())
-    policy = AdmissionPolicy(
-        config=EnablementConfig(enablements=[enablement]), load_reason_code="config_loaded"
-    )
+    policy = AdmissionPolicy(config=EnablementConfig(enablements=[enablement]), load_reason_code="config_loaded")
     dependencies = PipelineDependencies(
-        policy=policy, provider=provider, encoder=encoder, thresholds=RouteThresholds(),
+        policy=policy,
+        provider=provider,
+        encoder=encoder,
+        thresholds=RouteThresholds(),
         digest_salt="salt",
-    )  # fmt: skip
+    )
     run = run_pipeline(model, dependencies)
     return run.decision, run.values
 
@@ -86,16 +100,46 @@ def test_prior_calls_stay_private(stand_in: StandIn, tmp_path: Path, encoder) ->
     """A canary command and output reach the private prior calls, never the public decision."""
     canary = "CANARY-OBELISK-PRIOR-5d1e"
     session = next(stand_in.home.rglob("8463c716-*.jsonl"))  # a spotter-fum session
-    base = {"type": "assistant", "cwd": f"{SPOTTER_ROOT}/spotter-fum", "sessionId": "s",
-            "timestamp": "2026-02-10T21:30:00.000Z", "isSidechain": False}  # fmt: skip
+    base = {
+        "type": "assistant",
+        "cwd": f"{SPOTTER_ROOT}/spotter-fum",
+        "sessionId": "s",
+        "timestamp": "2026-02-10T21:30:00.000Z",
+        "isSidechain": False,
+    }
     lines = [
-        dict(base, uuid="c0ffee00-0000-4000-8000-000000000001", message={"role": "assistant",
-             "content": [{"type": "tool_use", "id": "toolu_canary", "name": "Bash",
-                          "input": {"command": f"make deploy {canary}"}}]}),
-        dict(base, type="user", uuid="c0ffee00-0000-4000-8000-000000000002", message={"role": "user",
-             "content": [{"type": "tool_result", "tool_use_id": "toolu_canary", "is_error": True,
-                          "content": f"Exit code 2\nmake: *** {canary} Error 2"}]}),
-    ]  # fmt: skip
+        dict(
+            base,
+            uuid="c0ffee00-0000-4000-8000-000000000001",
+            message={
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_canary",
+                        "name": "Bash",
+                        "input": {"command": f"make deploy {canary}"},
+                    }
+                ],
+            },
+        ),
+        dict(
+            base,
+            type="user",
+            uuid="c0ffee00-0000-4000-8000-000000000002",
+            message={
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_canary",
+                        "is_error": True,
+                        "content": f"Exit code 2\nmake: *** {canary} Error 2",
+                    }
+                ],
+            },
+        ),
+    ]
     with session.open("a") as handle:
         handle.writelines(json.dumps(line) + "\n" for line in lines)
     subprocess.run([str(stand_in.executable), "--build"], check=True, capture_output=True)

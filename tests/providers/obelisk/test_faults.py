@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.stage_values import Admitted
 from fixtures.obelisk_stand_in import StandIn
-from stages.retrieve import retrieve
+from obelisk_session_evidence.contracts.stage_values import Admitted
+from obelisk_session_evidence.stages.retrieve import retrieve
 from tests.providers.obelisk.conftest import SPOTTER_ROOT, enablement_for, provider_for, request_for
 from tests.reliability.processes import process_alive
 
@@ -37,8 +37,7 @@ FAULTS = {
 def _retrieve(stand_in: StandIn, tmp_path: Path, **kwargs):
     enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"])
     provider = provider_for(stand_in, enablement, tmp_path / "work", timeout_s=TIMEOUT_S, **kwargs)
-    admission = Admitted(trigger="replan_repetition",
-                          request=request_for("Phoenix"), token_budget=2000)  # fmt: skip
+    admission = Admitted(trigger="replan_repetition", request=request_for("Phoenix"), token_budget=2000)
     started = time.monotonic()
     retrieval = retrieve(admission, provider=provider)
     return retrieval, time.monotonic() - started
@@ -62,8 +61,7 @@ def test_an_absent_binary_is_unavailable(built: StandIn, tmp_path: Path) -> None
     enablement = enablement_for(built.home, roots=[SPOTTER_ROOT], sources=["claude"])
     provider = provider_for(built, enablement, tmp_path / "work")
     provider._binary = str(tmp_path / "no-such-obelisk")
-    admission = Admitted(trigger="replan_repetition",
-                          request=request_for("Phoenix"), token_budget=2000)  # fmt: skip
+    admission = Admitted(trigger="replan_repetition", request=request_for("Phoenix"), token_budget=2000)
     retrieval = retrieve(admission, provider=provider)
     assert retrieval.reason_code == "provider_unavailable" and retrieval.result.items == []
 
@@ -95,7 +93,7 @@ def test_sigterm_leaves_no_query_file_and_no_process(built: StandIn, tmp_path: P
         f"""
         import signal, sys
         from pathlib import Path
-        from providers.obelisk.process import terminate_running_queries
+        from obelisk_session_evidence.providers.obelisk.process import terminate_running_queries
         from tests.providers.obelisk.conftest import SPOTTER_ROOT, enablement_for, provider_for, request_for
         from fixtures.obelisk_stand_in import StandIn
 
@@ -112,8 +110,9 @@ def test_sigterm_leaves_no_query_file_and_no_process(built: StandIn, tmp_path: P
         """
     )
     before = len(built.reports())
-    caller = subprocess.Popen([sys.executable, "-c", program], cwd=Path.cwd(),
-                              env={**os.environ, "PYTHONPATH": str(Path.cwd())})  # fmt: skip
+    caller = subprocess.Popen(
+        [sys.executable, "-c", program], cwd=Path.cwd(), env={**os.environ, "PYTHONPATH": str(Path.cwd())}
+    )
     try:
         deadline = time.monotonic() + 20
         while not any("child_pid" in e for e in built.reports()[before:]):

@@ -6,9 +6,14 @@ from pathlib import Path
 import pytest
 
 from fixtures.obelisk_stand_in import StandIn
-from providers.obelisk.answer import StateRow, TemplateAnswer
-from providers.obelisk.freshness import FileState, index_freshness, index_revision, session_files
-from providers.obelisk.template import LAST_BUILD
+from obelisk_session_evidence.providers.obelisk.answer import StateRow, TemplateAnswer
+from obelisk_session_evidence.providers.obelisk.freshness import (
+    FileState,
+    index_freshness,
+    index_revision,
+    session_files,
+)
+from obelisk_session_evidence.providers.obelisk.template import LAST_BUILD
 from tests.providers.obelisk.conftest import SPOTTER_ROOT, enablement_for, provider_for, request_for
 
 FILE = "/h/.claude/projects/p/s.jsonl"
@@ -23,8 +28,16 @@ BUILD = StateRow(jsonl_path=LAST_BUILD, mtime=1796107180000.0, lines_processed=0
 
 
 def _answer(state: list[StateRow], **changes: object) -> TemplateAnswer:
-    fields = dict(template="obelisk-session-evidence/2", state=state, state_failed=False,
-                  calls=[], calls_failed=False, hits=[], hits_dropped=0, search_failed=0)  # fmt: skip
+    fields = dict(
+        template="obelisk-session-evidence/2",
+        state=state,
+        state_failed=False,
+        calls=[],
+        calls_failed=False,
+        hits=[],
+        hits_dropped=0,
+        search_failed=0,
+    )
     fields.update(changes)
     return TemplateAnswer(**fields)
 

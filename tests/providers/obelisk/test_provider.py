@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import ScopeViolation, UnsupportedOption
 from fixtures.obelisk_stand_in import StandIn
-from providers.obelisk.items import repository_cwd
-from providers.obelisk.plan import query_plan
-from providers.obelisk.template import CALLS_SQL, CODE, query_script
+from obelisk_session_evidence.contracts.errors import ScopeViolation, UnsupportedOption
+from obelisk_session_evidence.providers.obelisk.items import repository_cwd
+from obelisk_session_evidence.providers.obelisk.plan import query_plan
+from obelisk_session_evidence.providers.obelisk.template import CALLS_SQL, CODE, query_script
 from tests.providers.obelisk.conftest import (
     CODEX_ROOT,
     SPOTTER_ROOT,
@@ -29,9 +29,7 @@ def _spotter(stand_in: StandIn, tmp_path: Path, **kwargs):
     return provider_for(stand_in, enablement, tmp_path / "work", **kwargs)
 
 
-def test_a_claude_failure_comes_back_as_a_prior_call_and_a_prior_failure(
-    built: StandIn, tmp_path: Path
-) -> None:
+def test_a_claude_failure_comes_back_as_a_prior_call_and_a_prior_failure(built: StandIn, tmp_path: Path) -> None:
     answer = _spotter(built, tmp_path).search(request_for(BUILD))
     failures = [item for item in answer.result.items if item.evidence_type == "prior_failure"]
     assert failures and failures[0].snippet.startswith(f"$ {BUILD} 2>&1\nexit 1\n")
@@ -85,10 +83,12 @@ def test_orphan_tool_calls_are_out_of_scope(built: StandIn, tmp_path: Path) -> N
     """The orphan's call is in Obelisk's tool_calls, but it has no session: not returned."""
     script = tmp_path / "facts.js"
     script.write_text(
-        "return sql(" + json.dumps("SELECT session_id FROM tool_calls WHERE"
-                                   " instr(json_extract(input_json, '$.command'), ?) > 0")
-        + ", " + json.dumps(ORPHAN_ONLY) + ");"
-    )  # fmt: skip
+        "return sql("
+        + json.dumps("SELECT session_id FROM tool_calls WHERE instr(json_extract(input_json, '$.command'), ?) > 0")
+        + ", "
+        + json.dumps(ORPHAN_ONLY)
+        + ");"
+    )
     found = subprocess.run([str(built.executable), "--query", str(script)], capture_output=True, text=True)
     assert [row["session_id"][:8] for row in json.loads(found.stdout)] == ["6c2214d7"]
     answer = _spotter(built, tmp_path).search(request_for(ORPHAN_ONLY))
@@ -149,7 +149,7 @@ def test_repository_cwd() -> None:
     [("short", False), ("a" * 1500, False), ("b" * 2048, False), ("c" * 1024 + "d" * 9000, True)],
 )
 def test_output_excerpts_are_whole_or_head_and_tail(output: str, expected_cut: bool) -> None:
-    from providers.obelisk.items import _excerpt
+    from obelisk_session_evidence.providers.obelisk.items import _excerpt
 
     head = output[:1024]
     tail = output[-1024:] if len(output) > 1024 else None

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from contracts.config import EnablementConfig
 from fixtures.obelisk_stand_in import StandIn
 from fixtures.situations import situation
 from obelisk_session_evidence.cli import main
+from obelisk_session_evidence.contracts.config import EnablementConfig
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import write_private
 from tests.providers.obelisk.conftest import SPOTTER_ROOT, enablement_for
@@ -27,9 +27,18 @@ def _run(tmp_path: Path, stand_in: StandIn, command: str) -> tuple[dict, Path]:
     private_out = tmp_path / "private.json"
     result = CliRunner().invoke(
         main,
-        ["run", "--situation", str(path), "--provider", "obelisk", "--format", "json",
-         "--private-out", str(private_out)],
-    )  # fmt: skip
+        [
+            "run",
+            "--situation",
+            str(path),
+            "--provider",
+            "obelisk",
+            "--format",
+            "json",
+            "--private-out",
+            str(private_out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), private_out
 

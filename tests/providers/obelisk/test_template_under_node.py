@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.obelisk_stand_in import STAND_IN, StandIn
-from providers.obelisk.plan import query_plan
-from providers.obelisk.template import query_script
+from obelisk_session_evidence.providers.obelisk.plan import query_plan
+from obelisk_session_evidence.providers.obelisk.template import query_script
 from tests.providers.obelisk.conftest import CODEX_ROOT, SPOTTER_ROOT, enablement_for, request_for
 
 HARNESS = Path(__file__).with_name("node_harness.js")
@@ -58,21 +58,28 @@ def test_node_runs_the_template_as_the_stand_in_reads_it(
         search_options["source"] = options["source"]
     answers = {
         "sql": [
-            [consts[f"{name}_SQL"], consts[f"{name}_ARGS"],
-             sandbox.sql(home, consts[f"{name}_SQL"], consts[f"{name}_ARGS"])]
+            [
+                consts[f"{name}_SQL"],
+                consts[f"{name}_ARGS"],
+                sandbox.sql(home, consts[f"{name}_SQL"], consts[f"{name}_ARGS"]),
+            ]
             for name in ("STATE", "CALLS")
         ],
         "search": [
-            [term, search_options,
-             sandbox.search_hits(home, term, limit=options["limit"], source=options["source"])]
+            [term, search_options, sandbox.search_hits(home, term, limit=options["limit"], source=options["source"])]
             for term in consts["TERMS"]
         ],
-    }  # fmt: skip
+    }
     answers_path, script_path = tmp_path / "answers.json", tmp_path / "query.js"
     answers_path.write_text(json.dumps(answers))
     script_path.write_text(script)
-    ran = subprocess.run([NODE, str(HARNESS), str(answers_path), str(script_path)],
-                         capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    ran = subprocess.run(
+        [NODE, str(HARNESS), str(answers_path), str(script_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     under_node = json.loads(ran.stdout)
     assert under_node == sandbox._template(home, consts)
     assert under_node["calls"] or under_node["hits"]

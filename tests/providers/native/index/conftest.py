@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.index.store import MEMORY, connect
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from contracts.config import Enablement
-from contracts.evidence import HistoricalEvidenceRequest
-from providers.native.index.refresh import refresh_locked
-from providers.native.index.revision import write_meta
-from providers.native.index.store import MEMORY, atomic, connect
-from providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.revision import write_meta
+from obelisk_session_evidence.providers.native.index.store import MEMORY, atomic, connect
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from tests.providers.native.index.test_index_repository import _git, _repository, requires_git
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
@@ -36,16 +36,24 @@ def _git_runs(monkeypatch) -> list[list[str]]:
 
 def _decide(index_dir: Path, root: Path, claude: Path) -> None:
     enablement = Enablement(
-        surface="replan-history", agent_id="agent-a", project_id="project-a", repository_id="repo-a",
-        repo_roots=[str(root)], sources=["claude"], source_roots={"claude": str(claude)},
+        surface="replan-history",
+        agent_id="agent-a",
+        project_id="project-a",
+        repository_id="repo-a",
+        repo_roots=[str(root)],
+        sources=["claude"],
+        source_roots={"claude": str(claude)},
         enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
     request = HistoricalEvidenceRequest(
-        request_id="req-1", situation_id="situation-1", trigger="replan_repetition",
+        request_id="req-1",
+        situation_id="situation-1",
+        trigger="replan_repetition",
         scope={"agent_id": "agent-a", "project_id": "project-a", "repository_id": "repo-a"},
-        evidence_types=["prior_failure"], query_terms=["pytest -x"],
+        evidence_types=["prior_failure"],
+        query_terms=["pytest -x"],
         limits={"max_sessions": 5, "max_items": 5, "max_snippet_chars": 400, "max_total_chars": 4000},
-    )  # fmt: skip
+    )
     NativeIndexProvider(index_dir, enablement).search(request)
 
 
@@ -61,7 +69,7 @@ def test_a_decision_after_the_first_runs_no_git(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("change", ["merged-unrelated-history", "remote-added", "root-replaced", "new-commit"])
 def test_the_stored_binding_is_recomputed_when_the_identity_can_change(change, tmp_path):
-    from providers.native.index.binding_cache import stored_binding
+    from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
 
     root = _repository(tmp_path / "ledger", "ledger")
     connection = connect(MEMORY)
@@ -80,9 +88,11 @@ def test_the_stored_binding_is_recomputed_when_the_identity_can_change(change, t
         _git(root, "commit", "-q", "-m", "a commit with no new root")
     after = stored_binding(connection, [str(root)])
     expected = {
-        "merged-unrelated-history": ("identities",), "remote-added": ("url_keys",),
-        "root-replaced": ("identities",), "new-commit": (),
-    }[change]  # fmt: skip
+        "merged-unrelated-history": ("identities",),
+        "remote-added": ("url_keys",),
+        "root-replaced": ("identities",),
+        "new-commit": (),
+    }[change]
     changed = tuple(name for name in ("identities", "url_keys") if getattr(before, name) != getattr(after, name))
     assert changed == expected
     assert after == stored_binding(connection, [str(root)])  # and stored again, valid until the next change
@@ -104,4 +114,3 @@ def test_sessions_resolved_by_earlier_rules_are_resolved_again(tmp_path):
     (version,) = connection.execute("SELECT value FROM meta WHERE key = 'repository_resolution'").fetchone()
     connection.close()
     assert (checkout_root, version) == (os.path.realpath(nested), "2")
-

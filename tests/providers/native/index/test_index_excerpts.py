@@ -2,8 +2,8 @@
 
 import pytest
 
-from contracts.snippets import parse_tool_snippet
-from providers.native.index.excerpts import call_snippet, hit_span, needles_for, text_snippet
+from obelisk_session_evidence.contracts.snippets import parse_tool_snippet
+from obelisk_session_evidence.providers.native.index.excerpts import call_snippet, hit_span, needles_for, text_snippet
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 
@@ -58,7 +58,9 @@ def test_text_snippet_redacts_a_long_private_key_block_whole():
 
 
 def test_call_snippet_reads_back_command_outcome_and_output():
-    snippet, cut = call_snippet("pytest   tests/test_auth.py -x", "exit 1", "FAILED test_login - 200 != 401", ["401"], 600)
+    snippet, cut = call_snippet(
+        "pytest   tests/test_auth.py -x", "exit 1", "FAILED test_login - 200 != 401", ["401"], 600
+    )
     parsed = parse_tool_snippet(snippet)
     assert (parsed.command, parsed.outcome, parsed.exit_code) == ("pytest tests/test_auth.py -x", "exit", 1)
     assert parsed.output_excerpt == "FAILED test_login - 200 != 401"

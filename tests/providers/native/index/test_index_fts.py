@@ -5,20 +5,26 @@ import time
 
 import pytest
 
-from providers.native.index.fts import (
+from obelisk_session_evidence.providers.native.index.fts import (
     CallShape,
+    _unicode_token_words,
     call_shape,
     fts_query,
     is_weak_word,
     path_tail,
     query_phrases,
     quote_fts_string,
-    _unicode_token_words,
     token_words,
 )
-from providers.native.index.schema import FTS_TOKENIZER
-from providers.native.index.query import ScopeFilter, fetch_rows, plan_search, ranked_sql, search
-from providers.native.index.store import atomic
+from obelisk_session_evidence.providers.native.index.query import (
+    ScopeFilter,
+    fetch_rows,
+    plan_search,
+    ranked_sql,
+    search,
+)
+from obelisk_session_evidence.providers.native.index.schema import FTS_TOKENIZER
+from obelisk_session_evidence.providers.native.index.store import atomic
 
 
 @pytest.mark.parametrize(
@@ -57,7 +63,11 @@ def test_quote_fts_string(text, expected):
         (["  spaced   out  "], ("spaced out",), ("spaced", "out")),
         (["&& || ;"], (), ()),
         (["/home/me/src/app/lib/auth/token.py"], ("lib/auth/token.py",), ()),
-        (["cat /home/me/src/app/lib/auth/token.py"], ("cat /home/me/src/app/lib/auth/token.py",), ("lib/auth/token.py", "cat")),
+        (
+            ["cat /home/me/src/app/lib/auth/token.py"],
+            ("cat /home/me/src/app/lib/auth/token.py",),
+            ("lib/auth/token.py", "cat"),
+        ),
     ],
 )
 def test_query_phrases(terms, phrases, words):
@@ -106,7 +116,14 @@ def test_ascii_token_words_agree_with_the_sqlite_tokenizer_on_every_ascii_charac
 
 @pytest.mark.parametrize(
     "text",
-    ["git commit -m 'Fix ß straße'", "ÉCOLE/Test_Ünï.py -x 2>&1", "pytest tests/test_auth.py -x", "", "--", "日本語 テスト a1"],
+    [
+        "git commit -m 'Fix ß straße'",
+        "ÉCOLE/Test_Ünï.py -x 2>&1",
+        "pytest tests/test_auth.py -x",
+        "",
+        "--",
+        "日本語 テスト a1",
+    ],
 )
 @pytest.mark.parametrize("limit", [None, 1, 2, 16])
 def test_token_words_ascii_path_equals_the_unicode_path(text, limit):
@@ -180,7 +197,10 @@ def test_search_phrase_keeps_flag_and_path_literal(fresh_index):
             "cd app && FOO=1 .venv/bin/pytest -q tests",
             CallShape("cd app foo 1 venv bin pytest q tests", "pytest", ("tests", "app")),
         ),
-        ("git add -A && git commit -m 'feat: x'", CallShape("git add a git commit m feat x", "git", ("commit", "feat:", "add"))),
+        (
+            "git add -A && git commit -m 'feat: x'",
+            CallShape("git add a git commit m feat x", "git", ("commit", "feat:", "add")),
+        ),
         ("Token expiry is off by one", None),
         ("surface-auth", None),
         ("cd /tmp", None),
@@ -209,10 +229,14 @@ def _index_texts(connection, texts: list[str]) -> None:
             "INSERT INTO files (id, source, root, path, signature, device, inode, size, mtime_ns, ctime_ns, indexed_at)"
             " VALUES (1, 'claude', '/root', '/root/p/s.jsonl', 'sig', 0, 0, 0, 0, 0, 0)"
         )
-        connection.execute("INSERT INTO sessions (id, file_id, source, session_id, cwd) VALUES (1, 1, 'claude', 's', '/repo')")
+        connection.execute(
+            "INSERT INTO sessions (id, file_id, source, session_id, cwd) VALUES (1, 1, 'claude', 's', '/repo')"
+        )
         for number, text in enumerate(texts, start=1):
             connection.execute(
                 "INSERT INTO entries (id, file_id, session_row, kind, uid, evidence_type) VALUES (?, 1, 1, 'message', ?, 'decision')",
                 (number, f"m{number}"),
             )
-            connection.execute("INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, '', ?, '')", (number, text))
+            connection.execute(
+                "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, '', ?, '')", (number, text)
+            )

@@ -3,9 +3,9 @@
 import os
 import time
 
-from providers.native.index.listings import Listings, load_listings, save_listings
-from providers.native.index.refresh import refresh_locked
-from providers.native.index.store import atomic
+from obelisk_session_evidence.providers.native.index.listings import Listings, load_listings, save_listings
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.store import atomic
 
 OLD_NS = 1_600_000_000 * 10**9
 LATER_NS = 3 * 10**9

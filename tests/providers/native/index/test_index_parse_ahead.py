@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.index import parse_ahead, refresh
-from providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_count
-from providers.native.index.refresh import refresh_locked
-from providers.native.index.store import MEMORY, connect
+from obelisk_session_evidence.providers.native.index import parse_ahead, refresh
+from obelisk_session_evidence.providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_count
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
 from tests.reliability.processes import process_alive
 
@@ -35,7 +35,7 @@ BIG = [("/a", "claude", MIN_BYTES // 2), ("/b", "claude", MIN_BYTES // 2), ("/c"
         ([("/a", "claude", MIN_BYTES * 4)], 8, 0.0, 0),  # one file: nothing to write while it parses
     ],
 )
-def test_worker_count(jobs, cpus, load, expected) -> None:  # noqa: ANN001
+def test_worker_count(jobs, cpus, load, expected) -> None:
     assert worker_count(jobs, cpus=cpus, load=load) == expected
 
 
@@ -43,7 +43,7 @@ def _build(monkeypatch: pytest.MonkeyPatch, workers: int) -> tuple[dict, int]:
     taken = []
     original = ParsedAhead.take
 
-    def counted(self, path):  # noqa: ANN001, ANN202
+    def counted(self, path):
         outcome = original(self, path)
         taken.append(outcome is not None)
         return outcome
@@ -145,9 +145,9 @@ def test_closing_before_every_unit_is_taken_stops_the_workers() -> None:
 
 _PARENT_THAT_DIES = """
 import sys, time
-from providers.native.index import parse_ahead
+from obelisk_session_evidence.providers.native.index import parse_ahead
 from tests.providers.native.conftest import REAL_ROOTS
-from providers.native.index.refresh import scan_roots
+from obelisk_session_evidence.providers.native.index.refresh import scan_roots
 units = [unit for unit in scan_roots(REAL_ROOTS).units if unit.signature is not None]
 ahead = parse_ahead.ParsedAhead([(unit.path, unit.source, unit.signature.size) for unit in units], 2)
 ahead.take(units[0].path)
@@ -204,7 +204,7 @@ class _SecondStartFails:
     def get_start_method() -> str:
         return "fork"
 
-    def Process(self, **arguments: object) -> multiprocessing.process.BaseProcess:  # noqa: N802 - a context's name
+    def Process(self, **arguments: object) -> multiprocessing.process.BaseProcess:
         if self.processes:
             raise RuntimeError("no second worker")
         self.processes.append(self._fork.Process(**arguments))
@@ -250,7 +250,7 @@ def test_a_threaded_process_builds_through_a_forkserver(monkeypatch: pytest.Monk
     methods = []
     original = parse_ahead._start_method
 
-    def recorded():  # noqa: ANN202
+    def recorded():
         methods.append(original())
         return methods[-1]
 

@@ -4,10 +4,10 @@ import time
 
 import pytest
 
-from providers.native.index import lanes as lanes_module
-from providers.native.index import query as query_module
-from providers.native.index.fts import command_key, program_of
-from providers.native.index.query import (
+from obelisk_session_evidence.providers.native.index import lanes as lanes_module
+from obelisk_session_evidence.providers.native.index import query as query_module
+from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
+from obelisk_session_evidence.providers.native.index.query import (
     ScopeFilter,
     plan_search,
     probe_cap,
@@ -16,7 +16,7 @@ from providers.native.index.query import (
     search,
     selective_phrases,
 )
-from providers.native.index.store import atomic
+from obelisk_session_evidence.providers.native.index.store import atomic
 
 FULL_SCOPE = ScopeFilter(
     source_roots=(("claude", "/h/.claude/projects"),),
@@ -101,7 +101,10 @@ def test_plan_search_probes_whole_terms_too(fresh_index, monkeypatch):
     """A common single-word term (a subject stem in every row) is dropped; a common path keeps its newest
     rows; a common command keeps its call lanes (newest by time) and no second newest-rows pass."""
     monkeypatch.setattr(query_module, "probe_cap", lambda connection: 3)
-    _rows(fresh_index, [("tool_call", "", f"make auth src/auth.py step{n}") for n in range(4)] + [("message", "rare word")])
+    _rows(
+        fresh_index,
+        [("tool_call", "", f"make auth src/auth.py step{n}") for n in range(4)] + [("message", "rare word")],
+    )
     plan = plan_search(fresh_index, ["auth", "make auth", "src/auth.py", "rare", "absent words"])
     assert plan.ranked == ("rare",)
     assert plan.common_terms == ("src/auth.py",)
@@ -147,7 +150,10 @@ def test_search_returns_one_copy_of_a_record_found_in_two_files(fresh_index):
 def test_search_puts_the_commands_prior_failures_first_whatever_the_path_words(fresh_index):
     """Issue 13 item 6: many Read/Glob rows matching path words do not push the one prior failure out."""
     reads = [("tool_call", "", f"Read src/auth/token.py part {n}") for n in range(30)]
-    _rows(fresh_index, [*reads, ("tool_call", "FAILED test_expiry", "pytest tests/test_token.py -x", None, "prior_failure")])
+    _rows(
+        fresh_index,
+        [*reads, ("tool_call", "FAILED test_expiry", "pytest tests/test_token.py -x", None, "prior_failure")],
+    )
     terms = ["pytest tests/test_token.py -q", "src/auth/token.py", "token"]
     found = _search(fresh_index, terms, limit=4, front=2)
     assert found.rows[0].command == "pytest tests/test_token.py -x"
@@ -281,5 +287,6 @@ def _rows(connection, rows, *, file_id: int = 1, path: str | None = None, cwd: s
                         (lane, value, file_id, epoch),
                     )
             connection.execute(
-                "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, '')", (last + number, command, body)
+                "INSERT INTO entry_text (rowid, command, body, detail) VALUES (?, ?, ?, '')",
+                (last + number, command, body),
             )

@@ -2,7 +2,7 @@
 
 import pytest
 
-from providers.native.index.redaction import find_secrets, redact
+from obelisk_session_evidence.providers.native.index.redaction import find_secrets, redact
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -37,7 +37,11 @@ GOOGLE_KEY = "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
         ('password = "correct-horse-battery"', "correct-horse-battery", "secret-keyword"),
         ("export DB_PASSWORD=s3cr3tValue42", "s3cr3tValue42", "secret-keyword"),
         (f"maps key {GOOGLE_KEY}", GOOGLE_KEY, "google-api-key"),
-        ("curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwx0123' https://api", "abcdefghijklmnopqrstuvwx0123", "bearer-token"),
+        (
+            "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwx0123' https://api",
+            "abcdefghijklmnopqrstuvwx0123",
+            "bearer-token",
+        ),
     ],
 )
 def test_redact_removes_the_secret(text, secret, kind):

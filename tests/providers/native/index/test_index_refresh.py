@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import IndexUnavailable
-from providers.native.index.refresh import pending_changes, refresh_index, refresh_locked
-from providers.native.index.store import connect, index_file, writer_lock
+from obelisk_session_evidence.contracts.errors import IndexUnavailable
+from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_index, refresh_locked
+from obelisk_session_evidence.providers.native.index.store import connect, index_file, writer_lock
 
 
 def _roots(tmp_path: Path) -> dict:
@@ -131,8 +131,8 @@ def test_refresh_index_grown_file_with_changed_earlier_bytes_is_reread(fresh_ind
 def test_prefix_digest_hashed_while_reading_covers_every_byte_before_the_cursor(
     fresh_index, transcript, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr("providers.native.parsers._reading.MAX_RECORD_BYTES", 4096)
-    monkeypatch.setattr("providers.native.parsers._reading._LINE_CHUNK", 1000)
+    monkeypatch.setattr("obelisk_session_evidence.providers.native.parsers._reading.MAX_RECORD_BYTES", 4096)
+    monkeypatch.setattr("obelisk_session_evidence.providers.native.parsers._reading._LINE_CHUNK", 1000)
     path = transcript().user("before").user("x" * 10_000).user("after").write()
     with open(path, "ab") as handle:
         handle.write(b'{"type": "user", "half-written')
@@ -188,7 +188,9 @@ def test_refresh_index_counts_a_failed_file_and_reports_incomplete(fresh_index, 
 def test_refresh_index_unlistable_root_is_incomplete_and_keeps_rows(fresh_index, transcript, tmp_path):
     transcript().user("kept").write()
     refresh_locked(fresh_index, _roots(tmp_path))
-    report = refresh_locked(fresh_index, {"claude": [tmp_path / "claude", tmp_path / "claude" / "-work-repo" / "s1.jsonl"]})
+    report = refresh_locked(
+        fresh_index, {"claude": [tmp_path / "claude", tmp_path / "claude" / "-work-repo" / "s1.jsonl"]}
+    )
     assert (report.unreadable_roots, report.freshness) == (1, "incomplete")
     assert _texts(fresh_index) == ["kept"]
 

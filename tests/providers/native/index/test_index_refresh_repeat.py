@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.index import refresh
-from providers.native.index.refresh import pending_changes, refresh_locked
-from providers.native.index.revision import write_meta
+from obelisk_session_evidence.providers.native.index import refresh
+from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
+from obelisk_session_evidence.providers.native.index.revision import write_meta
 
 
 def _roots(tmp_path: Path) -> dict:
@@ -21,11 +21,11 @@ def _without_cursor_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(refresh, "_known_files", fail)
 
 
-def _report_fields(report) -> dict:  # noqa: ANN001
+def _report_fields(report) -> dict:
     return report.model_dump(exclude={"seconds"})
 
 
-def _by_reading(connection, roots, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN202
+def _by_reading(connection, roots, monkeypatch: pytest.MonkeyPatch):
     with monkeypatch.context() as patched:
         patched.setattr(refresh, "_same_scan_as_last", lambda *_: None)
         return refresh_locked(connection, roots)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.index.repository import (
+from obelisk_session_evidence.providers.native.index.repository import (
     RepositoryBinding,
     RepositoryResolver,
     binds,
@@ -28,10 +28,13 @@ def _git(folder: Path, *arguments: str) -> str:
     """Run git in `folder` as a fixed test identity, with no user or system config; its output."""
     environment = {
         **{name: value for name, value in os.environ.items() if not name.startswith("GIT_")},
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-    }  # fmt: skip
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     done = subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=environment)
     return done.stdout.decode().strip()
 
@@ -130,11 +133,16 @@ def test_resolver_binds_a_clone_outside_every_root_by_root_commit(tmp_path):
     _git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "elsewhere" / "clone"))
     binding = repository_binding([str(origin)])
     checkout_root, identity = RepositoryResolver().resolve(str(tmp_path / "elsewhere" / "clone"))
-    assert binds(binding, cwd=str(tmp_path / "elsewhere" / "clone"), checkout_root=checkout_root, identity=identity, url=None)
+    assert binds(
+        binding, cwd=str(tmp_path / "elsewhere" / "clone"), checkout_root=checkout_root, identity=identity, url=None
+    )
 
 
 BINDING = RepositoryBinding(
-    roots=("/w/repo",), identities=("rootcommits:aa",), url_keys=("github.com/o/r",), checkouts=("/w/repo",),
+    roots=("/w/repo",),
+    identities=("rootcommits:aa",),
+    url_keys=("github.com/o/r",),
+    checkouts=("/w/repo",),
     remotes_known=True,
 )
 
@@ -185,15 +193,22 @@ def test_repository_sql_agrees_with_binds_on_every_combination():
         "url": [None, "github.com/o/r", "github.com/evil/x"],
     }
     connection = sqlite3.connect(":memory:")
-    connection.execute("CREATE TABLE sessions (id INTEGER PRIMARY KEY, cwd, checkout_root, repository_identity, repository_url_key)")
+    connection.execute(
+        "CREATE TABLE sessions (id INTEGER PRIMARY KEY, cwd, checkout_root, repository_identity, repository_url_key)"
+    )
     rows = list(itertools.product(*values.values()))
-    connection.executemany("INSERT INTO sessions (cwd, checkout_root, repository_identity, repository_url_key) VALUES (?, ?, ?, ?)", rows)
+    connection.executemany(
+        "INSERT INTO sessions (cwd, checkout_root, repository_identity, repository_url_key) VALUES (?, ?, ?, ?)", rows
+    )
     for binding in (BINDING, SUBFOLDER_ROOT, UNKNOWN_REMOTES):
         params: dict[str, object] = {}
         predicate = repository_sql(binding, params)
-        selected = {row_id for (row_id,) in connection.execute(f"SELECT id FROM sessions AS s WHERE {predicate}", params)}
+        selected = {
+            row_id for (row_id,) in connection.execute(f"SELECT id FROM sessions AS s WHERE {predicate}", params)
+        }
         expected = {
-            number for number, row in enumerate(rows, start=1)
-            if binds(binding, **dict(zip(("cwd", "checkout_root", "identity", "url"), row)))
-        }  # fmt: skip
+            number
+            for number, row in enumerate(rows, start=1)
+            if binds(binding, **dict(zip(("cwd", "checkout_root", "identity", "url"), row, strict=False)))
+        }
         assert selected == expected

@@ -6,11 +6,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from providers.native.index.cursor import decode_resume, encode_resume
-from providers.native.index.refresh import refresh_locked
-from providers.native.parsers import parse_session_file
-from providers.native.parsers.outcome import ResumeState
-from providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
+from obelisk_session_evidence.providers.native.index.cursor import decode_resume, encode_resume
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.parsers.outcome import ResumeState
+from obelisk_session_evidence.providers.native.records import MessageRecord, SessionRecord, ToolCallRecord
 from tests.providers.native.conftest import real_files
 
 
@@ -49,7 +49,7 @@ def test_resume_state_of_real_sessions_round_trips(path: Path) -> None:
         json.dumps({"session": None}),  # the JSON text earlier versions stored
     ],
 )
-def test_decode_resume_rejects_what_it_did_not_write(stored) -> None:  # noqa: ANN001
+def test_decode_resume_rejects_what_it_did_not_write(stored) -> None:
     assert decode_resume(stored) is None
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from providers.native.index.deferred_indexes import DEFERRED_KEY
-from providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.deferred_indexes import DEFERRED_KEY
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 
 
 def _counts(connection) -> tuple[int, int, int, int]:
@@ -77,7 +77,7 @@ def test_a_first_build_that_died_midway_has_its_call_indexes_made_by_the_next_re
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr("providers.native.index.refresh._refresh_unit", dies)
+        patched.setattr("obelisk_session_evidence.providers.native.index.refresh._refresh_unit", dies)
         with pytest.raises(KeyboardInterrupt):
             refresh_locked(fresh_index, roots)
     assert _call_indexes(fresh_index) == []

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from providers.native.index.cursor import file_signature
-from providers.native.index.scan import scan_root
-from providers.native.parsers import default_roots, iter_session_paths
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
+from obelisk_session_evidence.providers.native.index.cursor import file_signature
+from obelisk_session_evidence.providers.native.index.scan import scan_root
+from obelisk_session_evidence.providers.native.parsers import default_roots, iter_session_paths
 
 REAL_CORPUS = Path(os.environ.get("NATIVE_REAL_CORPUS", str(SHARED_REAL_CORPUS)))
 REAL_ROOTS = [

@@ -2,10 +2,15 @@
 
 import pytest
 
-from providers.native.index.refresh import refresh_index, refresh_locked
-from providers.native.index.repository import RepositoryBinding
-from providers.native.index.status import index_freshness, index_status, scope_freshness, stored_freshness
-from providers.native.index.store import index_file
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
+from obelisk_session_evidence.providers.native.index.status import (
+    index_freshness,
+    index_status,
+    scope_freshness,
+    stored_freshness,
+)
+from obelisk_session_evidence.providers.native.index.store import index_file
 
 
 def _roots(tmp_path):
@@ -73,7 +78,9 @@ def _damaged(session) -> None:
         ("/work/alpha/src", "incomplete"),  # this repository's own damaged file counts
     ],
 )
-def test_scope_freshness_counts_damage_only_where_this_scope_can_live(fresh_index, tmp_path, transcript, cwd, freshness):
+def test_scope_freshness_counts_damage_only_where_this_scope_can_live(
+    fresh_index, tmp_path, transcript, cwd, freshness
+):
     """Issue 13 item 8: one damaged file in another scope leaves this one fresh."""
     transcript("ok", "/work/alpha").user("fine").write()
     _damaged(transcript("damaged", cwd).user("before the tear"))
@@ -93,7 +100,10 @@ def test_scope_freshness_counts_a_file_whose_sessions_are_unknown(fresh_index, t
 def test_scope_freshness_counts_a_vanished_file_of_this_repository_only(fresh_index, tmp_path, transcript):
     """A file indexed once, then turned into a dangling link, keeps its sessions: their place decides."""
     transcript("ok", "/work/alpha").user("fine").write()
-    mine, theirs = transcript("mine", "/work/alpha").user("x").write(), transcript("theirs", "/work/beta").user("y").write()
+    mine, theirs = (
+        transcript("mine", "/work/alpha").user("x").write(),
+        transcript("theirs", "/work/beta").user("y").write(),
+    )
     refresh_locked(fresh_index, _roots(tmp_path))
     for path in (theirs, mine):
         path.unlink()

@@ -5,9 +5,17 @@ import stat
 
 import pytest
 
-from contracts.errors import IndexUnavailable
-from providers.native.index.schema import MIGRATIONS, apply_migrations, pending_migrations
-from providers.native.index.store import atomic, connect, index_errors, index_file, quote_identifier, size_on_disk, writer_lock
+from obelisk_session_evidence.contracts.errors import IndexUnavailable
+from obelisk_session_evidence.providers.native.index.schema import MIGRATIONS, apply_migrations, pending_migrations
+from obelisk_session_evidence.providers.native.index.store import (
+    atomic,
+    connect,
+    index_errors,
+    index_file,
+    quote_identifier,
+    size_on_disk,
+    writer_lock,
+)
 
 
 def test_connect_records_every_migration_once(tmp_path):
@@ -37,20 +45,18 @@ def test_connect_uses_wal_and_private_files(tmp_path):
 
 
 def test_atomic_rolls_back_everything_on_error(fresh_index):
-    with pytest.raises(RuntimeError):
-        with atomic(fresh_index):
-            fresh_index.execute("INSERT INTO meta (key, value) VALUES ('a', '1')")
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError), atomic(fresh_index):
+        fresh_index.execute("INSERT INTO meta (key, value) VALUES ('a', '1')")
+        raise RuntimeError("stop")
     assert fresh_index.execute("SELECT count(*) FROM meta").fetchone() == (0,)
 
 
 def test_atomic_nested_rolls_back_only_the_inner_block(fresh_index):
     with atomic(fresh_index):
         fresh_index.execute("INSERT INTO meta (key, value) VALUES ('outer', '1')")
-        with pytest.raises(RuntimeError):
-            with atomic(fresh_index):
-                fresh_index.execute("INSERT INTO meta (key, value) VALUES ('inner', '1')")
-                raise RuntimeError("stop")
+        with pytest.raises(RuntimeError), atomic(fresh_index):
+            fresh_index.execute("INSERT INTO meta (key, value) VALUES ('inner', '1')")
+            raise RuntimeError("stop")
     assert fresh_index.execute("SELECT key FROM meta").fetchall() == [("outer",)]
 
 
@@ -71,9 +77,8 @@ def test_quote_identifier(name, quoted):
     ],
 )
 def test_index_errors_maps_foreign_errors_without_their_message(error, detail):
-    with pytest.raises(IndexUnavailable) as raised:
-        with index_errors():
-            raise error
+    with pytest.raises(IndexUnavailable) as raised, index_errors():
+        raise error
     assert raised.value.detail == detail
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
     assert str(error) not in str(raised.value)
@@ -90,8 +95,7 @@ def test_connect_on_a_corrupt_file_is_index_unavailable(tmp_path):
 
 def test_writer_lock_admits_one_writer_at_a_time(tmp_path):
     path = index_file(tmp_path / "index")
-    with writer_lock(path, wait_s=0) as first:
-        with writer_lock(path, wait_s=0.1) as second:
-            assert (first, second) == (True, False)
+    with writer_lock(path, wait_s=0) as first, writer_lock(path, wait_s=0.1) as second:
+        assert (first, second) == (True, False)
     with writer_lock(path, wait_s=0) as again:
         assert again

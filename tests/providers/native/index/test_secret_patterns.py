@@ -10,16 +10,48 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providers.native.index import secret_filters
-from providers.native.index.secret_patterns import PATTERNS_FILE, build_patterns, load_patterns, patterns_text
+from obelisk_session_evidence.providers.native.index import secret_filters
+from obelisk_session_evidence.providers.native.index.secret_patterns import (
+    PATTERNS_FILE,
+    build_patterns,
+    load_patterns,
+    patterns_text,
+)
 from tests.providers.native.conftest import real_files, requires_real_corpus
 
-FILTERS = ("is_sequential_string", "is_potential_uuid", "is_templated_secret",
-           "is_prefixed_with_dollar_sign", "is_not_alphanumeric_string", "is_indirect_reference")  # fmt: skip
-EDGE_VALUES = ["", "$", "{", "}", "{}", "<>", "${", "${x}", "$x", "a", "abcdef", "ABCDEF0123", "0123456789",
-               "9876", "XYZ=/", "*****", "123e4567-e89b-12d3-a456-426614174000", "s3cr3t-Value!",
-               "k = get_secret_key()", "v = request.headers['apikey']", "x" * 1001 + " = f(y)",
-               "pw := os.getenv('PW')", "\u00e9\u00e8"]  # fmt: skip
+FILTERS = (
+    "is_sequential_string",
+    "is_potential_uuid",
+    "is_templated_secret",
+    "is_prefixed_with_dollar_sign",
+    "is_not_alphanumeric_string",
+    "is_indirect_reference",
+)
+EDGE_VALUES = [
+    "",
+    "$",
+    "{",
+    "}",
+    "{}",
+    "<>",
+    "${",
+    "${x}",
+    "$x",
+    "a",
+    "abcdef",
+    "ABCDEF0123",
+    "0123456789",
+    "9876",
+    "XYZ=/",
+    "*****",
+    "123e4567-e89b-12d3-a456-426614174000",
+    "s3cr3t-Value!",
+    "k = get_secret_key()",
+    "v = request.headers['apikey']",
+    "x" * 1001 + " = f(y)",
+    "pw := os.getenv('PW')",
+    "\u00e9\u00e8",
+]
 secret_like = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60)
 from_alphabets = st.text(alphabet="ABCDEFabcdef0123456789+/=-{}<>$[]()'\"=:. _", max_size=40)
 
@@ -32,8 +64,8 @@ def test_a_fresh_build_from_detect_secrets_equals_the_committed_file():
 
 def test_the_compiled_patterns_equal_detect_secrets_compiled_patterns():
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
     from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
 
     theirs = {
         (pattern.pattern, pattern.flags)
@@ -73,8 +105,14 @@ JWT_CASES = [
     f"{_jwt_part({'alg': 'HS256'})}.{_jwt_part({'sub': '12'})}.abc",
     f"{_jwt_part({'alg': 'HS256'})}.bm90IGpzb24.sig",
     f"{_jwt_part({'a': 'é'})}.{_jwt_part([1])}",
-    "eyJhbGciOi.e30.x", "a.b.c", "abcde.e30", "", ".", "é.e30", "eyJ9.e30.Zm9v",
-]  # fmt: skip
+    "eyJhbGciOi.e30.x",
+    "a.b.c",
+    "abcde.e30",
+    "",
+    ".",
+    "é.e30",
+    "eyJ9.e30.Zm9v",
+]
 
 
 @pytest.mark.parametrize("token", JWT_CASES)
@@ -83,8 +121,13 @@ def test_restated_jwt_check_agrees_with_detect_secrets(token):
 
 
 @settings(max_examples=300, deadline=None)
-@given(parts=st.lists(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=é", max_size=24),
-                      min_size=1, max_size=4))  # fmt: skip
+@given(
+    parts=st.lists(
+        st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=é", max_size=24),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_restated_jwt_check_agrees_on_generated_tokens(parts):
     token = ".".join(parts)
     assert secret_filters.is_formally_valid_jwt(token) == JwtTokenDetector.is_formally_valid(token)
@@ -92,7 +135,11 @@ def test_restated_jwt_check_agrees_on_generated_tokens(parts):
 
 @requires_real_corpus
 def test_restated_filters_agree_on_real_corpus_lines():
-    lines = [line[:300] for path in real_files("*/**/*.jsonl")[:40] for line in path.read_text(errors="replace").splitlines()[:50]]
+    lines = [
+        line[:300]
+        for path in real_files("*/**/*.jsonl")[:40]
+        for line in path.read_text(errors="replace").splitlines()[:50]
+    ]
     assert len(lines) > 500
     for line in lines:
         for name in FILTERS:

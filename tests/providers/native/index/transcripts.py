@@ -26,16 +26,21 @@ class ClaudeTranscript:
         return self
 
     def assistant(self, text: str) -> "ClaudeTranscript":
-        self._record("assistant", {"id": self._id("msg"), "role": "assistant", "content": [{"type": "text", "text": text}]})
+        self._record(
+            "assistant", {"id": self._id("msg"), "role": "assistant", "content": [{"type": "text", "text": text}]}
+        )
         return self
 
     def call(self, name: str, arguments: dict, output: str, *, is_error: bool = False) -> "ClaudeTranscript":
         call_id = self._id("toolu")
         self._record(
             "assistant",
-            {"id": self._id("msg"), "role": "assistant",
-             "content": [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]},
-        )  # fmt: skip
+            {
+                "id": self._id("msg"),
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}],
+            },
+        )
         self.result(call_id, output, is_error=is_error)
         return self
 
@@ -43,9 +48,12 @@ class ClaudeTranscript:
         call_id = self._id("toolu")
         self._record(
             "assistant",
-            {"id": self._id("msg"), "role": "assistant",
-             "content": [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]},
-        )  # fmt: skip
+            {
+                "id": self._id("msg"),
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}],
+            },
+        )
         return call_id
 
     def result(self, call_id: str, output: str, *, is_error: bool = False) -> "ClaudeTranscript":
@@ -69,11 +77,16 @@ class ClaudeTranscript:
     def _record(self, kind: str, message: dict) -> None:
         self.minute += 1
         record = {
-            "type": kind, "uuid": self._id("uuid"), "parentUuid": None, "isSidechain": False,
-            "sessionId": self.session_id, "cwd": self.cwd, "version": "2.1.0",
+            "type": kind,
+            "uuid": self._id("uuid"),
+            "parentUuid": None,
+            "isSidechain": False,
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "version": "2.1.0",
             "timestamp": f"2026-03-01T{10 + self.minute // 60:02d}:{self.minute % 60:02d}:00.000Z",
             "message": message,
-        }  # fmt: skip
+        }
         self.lines.append(json.dumps(record))
 
     def _id(self, prefix: str) -> str:
