@@ -33,6 +33,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
 )
 from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.replay import ReplayReport
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
@@ -55,6 +56,7 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_ui_v0": UiFacts,
     "obelisk_session_evidence_serve_v0": ServeOutcome,
     "obelisk_session_evidence_error_v0": ErrorEnvelope,
+    "replay_report_v0": ReplayReport,
 }
 
 

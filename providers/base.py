@@ -1,11 +1,27 @@
 """The one provider protocol. The native index and the Obelisk adapter both implement it."""
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from obelisk_session_evidence.contracts.errors import ProviderUnavailable
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
 from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """History strictly before one indexed tool call: rows of other sessions observed before
+    `epoch`, and rows of the call's own session indexed before the call. `replay` asks for it
+    (never a situation: it is the index's own keys); `own_session_only` keeps the call's session
+    alone (RFC §10 arm 1: what the current context already holds)."""
+
+    epoch: float
+    session_key: int
+    """The index's row of the call's session."""
+    call_key: int
+    """The index's row of the call itself."""
+    own_session_only: bool = False
 
 
 @runtime_checkable
@@ -23,6 +39,15 @@ class EvidenceProvider(Protocol):
     def index_revision(self) -> str | None:
         """The index revision the next lookup would answer from, read without a lookup; None
         when it cannot be known that way (a batch then never skips an item on it)."""
+        ...
+
+
+@runtime_checkable
+class ReplayableProvider(EvidenceProvider, Protocol):
+    """A provider that can answer as of an earlier moment of its own index (`replay`)."""
+
+    def as_of(self, cut: AsOf) -> EvidenceProvider:
+        """The same provider answering from history strictly before `cut` only, without refreshing."""
         ...
 
 

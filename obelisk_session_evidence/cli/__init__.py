@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "ui": "obelisk_session_evidence.cli.ui:ui",
     "serve": "obelisk_session_evidence.cli.serve:serve",
     "qualify": "obelisk_session_evidence.cli.qualify:qualify",
+    "replay": "obelisk_session_evidence.cli.replay:replay",
     "situation": "obelisk_session_evidence.cli.situation:situation",
 }
 """Command name -> `module:attribute` of its click command."""

@@ -18,8 +18,11 @@ Freshness is per scope (`status.scope_freshness`): a failed or damaged file that
 sessions of other repositories does not make this enablement's answers `incomplete`.
 """
 
+import copy
+import dataclasses
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -35,16 +38,24 @@ from obelisk_session_evidence.contracts.evidence import (
 )
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, ProviderAnswer
+from obelisk_session_evidence.providers.base import AsOf
 from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
-from obelisk_session_evidence.providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
+from obelisk_session_evidence.providers.native.index.query import (
+    ScopeFilter,
+    SearchResult,
+    SearchRow,
+    plan_search,
+    search,
+)
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
 from obelisk_session_evidence.providers.native.index.results import select_items
 from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
 from obelisk_session_evidence.providers.native.index.status import last_refreshed_at, scope_freshness
 from obelisk_session_evidence.providers.native.index.store import connect, index_errors, index_file, writer_lock
+from obelisk_session_evidence.providers.native.index.timeline import TimedCall, Timeline, timed_calls, timeline
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 
 PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
@@ -75,6 +86,14 @@ class NativeIndexProvider:
         self._roots = enablement_roots(enablement, home=home)
         self._binding: RepositoryBinding | None = None
         self._calls: PriorCallBuilder | None = None
+        self._as_of: AsOf | None = None
+
+    def as_of(self, cut: AsOf) -> "NativeIndexProvider":
+        """This provider answering from history strictly before `cut` (replay): it never refreshes,
+        reads freshness as stored, ranks recency from the cut's time, and rejects a row after it."""
+        view = copy.copy(self)
+        view._as_of = cut
+        return view
 
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
@@ -84,9 +103,48 @@ class NativeIndexProvider:
             connection = connect(self._index_path)
             try:
                 binding = self._repository_binding(connection)
-                scope = scope_filter(self._roots, binding)
-                freshness = self._refresh_if_due(connection, binding)
+                scope = dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of)
+                if self._as_of is None:
+                    freshness = self._refresh_if_due(connection, binding)
+                else:  # a replay reads the index as its one refresh left it
+                    freshness = scope_freshness(connection, self._roots, binding)
                 return self._answer(connection, request, scope, binding, freshness)
+            finally:
+                connection.close()
+
+    def refresh(self) -> Freshness:
+        """Refresh the enablement's roots now, whole (waiting for another writer), and return
+        this scope's freshness: `replay`'s one refresh before it reads the index as of each call."""
+        from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+
+        with index_errors():
+            report = refresh_index(self._index_path, self._roots, wait_s=None)
+            if report.freshness == "stale":
+                return "stale"
+            connection = connect(self._index_path)
+            try:
+                return scope_freshness(connection, self._roots, self._repository_binding(connection))
+            finally:
+                connection.close()
+
+    def timeline(self) -> Timeline:
+        """The scope's dated tool calls, oldest first (keys only; `timed_calls` reads them)."""
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                return timeline(connection, scope_filter(self._roots, self._repository_binding(connection)))
+            finally:
+                connection.close()
+
+    def timed_calls(self, keys: Timeline) -> Iterator[TimedCall]:
+        """Each call of `keys` as a prior call with the cut just before it, in order."""
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                binding = self._repository_binding(connection)
+                if self._calls is None:
+                    self._calls = PriorCallBuilder(binding)
+                yield from timed_calls(connection, keys.call_keys, self._calls)
             finally:
                 connection.close()
 
@@ -156,10 +214,13 @@ class NativeIndexProvider:
             evidence_types=list(dict.fromkeys(request.evidence_types)),
             limit=max(MIN_CANDIDATES, CANDIDATES_PER_ITEM * limits.max_items),
             front=max(1, limits.max_items // CALL_FRONT_SHARE),
-            now=time.time(),
+            now=time.time() if self._as_of is None else self._as_of.epoch,
         )
-        if any(not row_in_scope(row, scope, binding) for row in (*found.rows, *found.calls, *found.changes)):
+        returned = (*found.rows, *found.calls, *found.changes)
+        if any(not row_in_scope(row, scope, binding) for row in returned):
             raise ScopeViolation("a returned row lies outside the enablement's scope")
+        if self._as_of is not None and not all(_before(row, self._as_of) for row in returned):
+            raise ScopeViolation("a returned row lies after the as-of cut")
         selection = select_items(
             found.rows,
             limits,
@@ -202,3 +263,10 @@ def _check_bounds(request: HistoricalEvidenceRequest) -> None:
         problem = describe_validation_error(error)
     if problem is not None:  # raised outside the handler: no foreign exception is chained
         raise UnsupportedOption(f"request fails validation at {problem}")
+
+
+def _before(row: SearchRow, cut: AsOf) -> bool:
+    """The Python twin of `scoped_sql.as_of_sql`."""
+    if row.session_row == cut.session_key:
+        return row.entry_id < cut.call_key
+    return not cut.own_session_only and row.observed_epoch is not None and row.observed_epoch < cut.epoch

@@ -57,8 +57,12 @@ class PriorCallBuilder:
         for row in rows:
             if row.kind == "tool_call" and len(chosen) < MAX_PRIOR_CALLS:
                 chosen.setdefault((row.source, row.uid), row)
-        files = _call_files(connection, [row.entry_id for row in chosen.values()])
-        return [self._call(row, files.get(row.entry_id, ())) for row in chosen.values()]
+        return self.build_each(connection, list(chosen.values()))
+
+    def build_each(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
+        """One prior call per tool-call row, in order, uncapped (the caller bounds `rows`)."""
+        files = _call_files(connection, [row.entry_id for row in rows])
+        return [self._call(row, files.get(row.entry_id, ())) for row in rows]
 
     def repository_cwd(self, cwd: str | None, *, identity: str | None) -> str | None:
         """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""

@@ -23,12 +23,14 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
+from obelisk_session_evidence.providers.base import AsOf
 from obelisk_session_evidence.providers.native.index.scoped_sql import (
     JOINS,
     TEXT,
     BuiltQuery,
     Candidate,
     ScopeFilter,
+    as_of_sql,
     candidates,
     newest_sql,
     scope_clauses,
@@ -51,7 +53,7 @@ looks at the newest 32 in-scope sessions that ran the program, at most 800 runs'
 def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> BuiltQuery:
     """Which of the sessions `session_rows` are in scope (the same agent and repository predicates as every search)."""
     params: dict[str, object] = {"ids": json.dumps(list(session_rows))}
-    where = scope_clauses(scope, None, params)
+    where = scope_clauses(scope, None, params, rows=False)
     sql = (
         # CROSS JOIN keeps the ids the outer loop: the scope (its sole-owner probe too) is tested for
         # these sessions only, not for every session of the agent's sources.
@@ -70,8 +72,11 @@ def lane_sessions_sql(lane: str, *, window: int, offset: int) -> BuiltQuery:
     return BuiltQuery(sql, {"lane": lane, "window": window, "offset": offset})
 
 
-def lane_runs_sql(lane: str, session_rows: Sequence[int], subjects: Sequence[str], *, take: int) -> BuiltQuery:
-    """The newest `take` runs of `:value` in these sessions; with `subjects`, only runs naming one of them."""
+def lane_runs_sql(
+    lane: str, session_rows: Sequence[int], subjects: Sequence[str], *, take: int, as_of: AsOf | None = None
+) -> BuiltQuery:
+    """The newest `take` runs of `:value` in these sessions (before `as_of`, when given); with
+    `subjects`, only runs naming one of them."""
     if lane not in ("command_key", "program"):
         raise ValueError("a call lane is command_key or program")
     params: dict[str, object] = {"sessions": json.dumps(list(session_rows)), "take": take}
@@ -79,6 +84,8 @@ def lane_runs_sql(lane: str, session_rows: Sequence[int], subjects: Sequence[str
         f"SELECT entry_id, observed_epoch FROM {quote_identifier('call_details')} WHERE {lane} = :value"
         " AND session_row IN (SELECT value FROM json_each(:sessions))"
     )
+    if as_of is not None:
+        runs += " AND " + as_of_sql(as_of, params, session="session_row", row="entry_id", epoch="observed_epoch")
     if not subjects:
         return BuiltQuery(f"{runs}\nORDER BY observed_epoch DESC LIMIT :take", params)
     tests = []
@@ -116,7 +123,9 @@ def call_lane(
         _check_sessions(connection, scope, met, sessions)
         inside = [row for row in met if sessions[row]]
         for start in range(0, len(inside), CALL_LANE_ROWS):
-            runs = lane_runs_sql(lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS)
+            runs = lane_runs_sql(
+                lane, inside[start : start + CALL_LANE_ROWS], subjects, take=CALL_LANE_ROWS, as_of=scope.as_of
+            )
             chosen += connection.execute(runs.sql, {**runs.params, "value": value}).fetchall()
             groups -= 1
             if len(chosen) >= CALL_LANE_ROWS or groups == 0:
@@ -217,9 +226,11 @@ def change_lane(
             found.append(Candidate(entry_id, (source, kind, uid)))
             if len(found) >= EDIT_LANE_ROWS:
                 return found, True
+    params: dict[str, object] = {"since": since, "window": CHANGE_WINDOW}
     (later,) = connection.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier('call_details')} WHERE observed_epoch > ? LIMIT ?)",
-        (since, CHANGE_WINDOW),
+        f"SELECT count(*) FROM (SELECT 1 FROM {quote_identifier('call_details')}"
+        f" WHERE observed_epoch > :since{_before_cut(scope, params)} LIMIT :window)",
+        params,
     ).fetchone()
     return found, read >= EDIT_SCAN or later >= CHANGE_WINDOW
 
@@ -235,7 +246,7 @@ def change_candidates_sql(since: float, scope: ScopeFilter, evidence_types: Sequ
     params.update({f"program_{i}": name for i, name in enumerate(CHANGER_PROGRAMS)})
     window = (
         f"SELECT entry_id, program, command_key, observed_epoch FROM {quote_identifier('call_details')}"
-        " WHERE observed_epoch > :since ORDER BY observed_epoch DESC LIMIT :window"
+        f" WHERE observed_epoch > :since{_before_cut(scope, params)} ORDER BY observed_epoch DESC LIMIT :window"
     )
     sql = (
         # CROSS JOIN keeps the walk by time the outer loop (SQLite never reorders it).
@@ -245,3 +256,11 @@ def change_candidates_sql(since: float, scope: ScopeFilter, evidence_types: Sequ
         f"  AND {where}\nORDER BY c.observed_epoch DESC, e.id DESC LIMIT :scan"
     )
     return BuiltQuery(sql, params)
+
+
+def _before_cut(scope: ScopeFilter, params: dict[str, object]) -> str:
+    """The as-of cut over `call_details`' columns, as an AND clause; empty without a cut (the walk
+    by time must not spend its window on calls after the cut)."""
+    if scope.as_of is None:
+        return ""
+    return " AND " + as_of_sql(scope.as_of, params, session="session_row", row="entry_id", epoch="observed_epoch")

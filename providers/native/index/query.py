@@ -140,6 +140,10 @@ class SearchRow:
     session_files: tuple[str, ...]
     """Every file the index holds this row's session from (its own file among them), for the
     re-check that the session is the agent's alone (`scoped_sql.elsewhere_sql`)."""
+    session_row: int = 0
+    """The index's row of the row's session (replay's as-of re-check)."""
+    observed_epoch: float | None = None
+    """When the row was observed, as a Unix time (replay's as-of re-check)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,13 +305,13 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
         return {}
     sql = (
         f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail, (SELECT json_group_array(twin_file.path)"
-        f" {SESSION_FILES}) FROM json_each(:ids) AS m\n"
+        f" {SESSION_FILES}), e.session_row, e.observed_epoch FROM json_each(:ids) AS m\n"
         f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
         f"JOIN {TEXT} AS t ON t.rowid = e.id"
     )
     rows = (
-        SearchRow(*values, tuple(json.loads(paths)))
-        for *values, paths in connection.execute(sql, {"ids": json.dumps(list(ids))})
+        SearchRow(*values, tuple(json.loads(paths)), session_row, epoch)
+        for *values, paths, session_row, epoch in connection.execute(sql, {"ids": json.dumps(list(ids))})
     )
     return {row.entry_id: row for row in rows}
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from obelisk_session_evidence.providers.base import AsOf
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, repository_sql
 from obelisk_session_evidence.providers.native.index.store import quote_identifier
 
@@ -56,6 +57,8 @@ class ScopeFilter:
     """Checkouts holding a root as a subfolder: they bind only under that root."""
     remotes_known: bool = False
     """The roots' remotes are known, so a recorded remote outside `url_keys` excludes a session."""
+    as_of: AsOf | None = None
+    """Replay's cut: only rows before it (`as_of_sql`); None for the whole index."""
 
     @property
     def binding(self) -> RepositoryBinding:
@@ -98,9 +101,12 @@ def candidates(connection: sqlite3.Connection, query: BuiltQuery) -> list[Candid
     return [Candidate(i, (source, kind, uid)) for i, source, kind, uid in connection.execute(query.sql, query.params)]
 
 
-def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object]) -> str:
+def scope_clauses(
+    scope: ScopeFilter, evidence_types: Sequence[str] | None, params: dict[str, object], *, rows: bool = True
+) -> str:
     """The evidence-type (unless None), agent, repository and sole-owner predicates (ANDed), adding
-    their parameters; they read the session `s` and its file `f`."""
+    their parameters; they read the session `s` and its file `f`, and with `rows` the entry `e`
+    (the as-of cut, when the scope has one)."""
     clauses = (
         []
         if evidence_types is None
@@ -108,6 +114,8 @@ def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, para
             f"e.evidence_type IN ({_placeholders('evidence_type', evidence_types, params)})" if evidence_types else "0"
         ]
     )
+    if rows and scope.as_of is not None:
+        clauses.append(as_of_sql(scope.as_of, params, session="e.session_row", row="e.id", epoch="e.observed_epoch"))
     # The sole-owner probe last, after the cheaper predicates.
     clauses += [
         agent_sql("f", scope, params),
@@ -115,6 +123,17 @@ def scope_clauses(scope: ScopeFilter, evidence_types: Sequence[str] | None, para
         f"NOT {elsewhere_sql(scope, params)}",
     ]
     return "\n  AND ".join(clauses)
+
+
+def as_of_sql(cut: AsOf, params: dict[str, object], *, session: str, row: str, epoch: str) -> str:
+    """Rows strictly before the cut, by the given columns: the call's own session up to the call
+    (by index row: a session's rows are indexed in file order), other sessions by time (an
+    undated row of another session is left out: it cannot be placed before the call)."""
+    params.update(asof_epoch=cut.epoch, asof_session=cut.session_key, asof_call=cut.call_key)
+    own = f"({session} = :asof_session AND {row} < :asof_call)"
+    if cut.own_session_only:
+        return own
+    return f"({own} OR ({session} != :asof_session AND {epoch} < :asof_epoch))"
 
 
 def agent_sql(file: str, scope: ScopeFilter, params: dict[str, object]) -> str:
