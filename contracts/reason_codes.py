@@ -87,6 +87,15 @@ DeltaReasonCode = Literal[
 ]
 """A semantic delta's reason: LoopX's exact-id rules, then the four history removals."""
 
+HistoryRuleCode = Literal[
+    "route_repeats_prior_failure",
+    "route_repeats_prior_attempt",
+    "blocker_already_evidenced",
+    "hypothesis_already_tried",
+]
+"""The history rule (`stages/compare_route.py`) by which our acceptance differs from the one
+LoopX's exact-id rules give the same step: history only removes outcomes, never adds one."""
+
 ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combined"]
 """The dimensions a comparison scores (novelty 0–100 each)."""
 
@@ -168,6 +177,7 @@ FAMILIES: Final = {
     "provider_fault": ProviderFaultCode,
     "retrieval": RetrievalCode,
     "semantic_delta": DeltaReasonCode,
+    "history_rule": HistoryRuleCode,
     "comparison_dimension": ComparisonDimension,
     "threshold": ThresholdName,
     "provider_health": ProviderHealthCode,

@@ -12,24 +12,36 @@ project as follows:
   names the thread that is asking (LoopX's meaning): it identifies the agent through LoopX's
   thread-agent bindings, its earlier history counts, and only its records from the invocation
   onward are excluded (`providers/invoking_session.py`). Anything else is refused;
-- the answer: `completed` with a leading content-free verdict item (`verdict_item`: verdict, the
-  semantic delta's reason code, matched and returned item counts, index freshness, what the
-  invoking-turn rule excluded) and then the capped private items (opaque refs, a summary naming
-  only the evidence type, date and index freshness, the snippet as transient content); or
+- the answer: `completed` with a leading verdict item and then the capped private items
+  (opaque refs, a summary naming only the evidence type, date and index freshness, the snippet as
+  transient content); or
   `unavailable` with a stable reason code LoopX shows: not admitted, not resolvable, a provider
   fault, or an empty answer from a stale or incomplete index (absence there is never "no history").
+
+The verdict item is the one item that is not history. Its `resource_ref` is `replan-decision:`
+and the receipt's digest; its `content` a `replan_recall_verdict_v0` document (verdict, the
+semantic delta's outcomes and reason code, what LoopX's exact-id rules accept for the same step
+and, where that differs, the history rule that differs, the receipt's digest, counts); its
+`summary` the same codes in words. It takes one of the `max_results` slots and counts in LoopX's
+`result_count`: LoopX allows no more items than it asked for on any path (the extension
+protocol's envelope check, and `collect_context_recall` for an in-process provider), and gives
+the verdict no other field (a completed answer may not carry a reason code).
 """
 
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
 from obelisk_session_evidence.compose import decide, provider_factory_for
 from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
 from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.json_input import load_contract, read_at_most
+from obelisk_session_evidence.contracts.reason_codes import HistoryRuleCode, codes_of
+from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
@@ -57,6 +69,8 @@ MAX_RECALL_ITEMS: Final = 8
 """LoopX's extension cap (`MAX_EXTENSION_CONTEXT_ITEMS`); the in-process provider keeps it too."""
 MAX_SITUATION_BYTES: Final = 1_000_000
 VERDICT_REF_PREFIX: Final = "replan-decision:"
+"""The verdict item's ref: this prefix and the receipt's digest."""
+HISTORY_RULE_CODES: Final = frozenset(codes_of(HistoryRuleCode))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,32 +195,73 @@ def recall(
     if not result.items and result.freshness != "fresh":
         return unavailable(f"index_{result.freshness}", search_performed=True, decision=decision)
     exclusion = reporting.exclusion
-    verdict = verdict_item(decision, exclusion, returned=len(evidence))
+    verdict = verdict_item(decision, bound, exclusion, returned=len(evidence))
     return Recall("completed", None, True, bool(evidence), (verdict, *evidence), decision, exclusion)
 
 
 def verdict_item(
-    decision: ReplanEvidenceDecision, exclusion: InvokingSessionExclusion, *, returned: int
+    decision: ReplanEvidenceDecision,
+    situation: ReplanSituation,
+    exclusion: InvokingSessionExclusion,
+    *,
+    returned: int,
 ) -> RecalledItem:
-    """The leading, content-free item that carries the decision to LoopX (whose response
-    protocol has no field for it): codes and counts only."""
+    """The leading item that carries the decision to LoopX (whose protocols carry items only):
+    its content a `replan_recall_verdict_v0` document, its summary the same codes in words."""
+    verdict = recall_verdict(decision, situation, exclusion, returned=returned)
+    parts = [
+        f"verdict {verdict.verdict}",
+        f"delta {verdict.reason_code or 'none'}",
+        f"accepted {str(verdict.accepted).lower()}",
+        f"loopx accepted {str(verdict.loopx_accepted).lower()}"
+        + (f" (differs by {verdict.divergence_code})" if verdict.divergence_code else ""),
+        f"matched {verdict.matched_items} of {verdict.retrieved_items} items",
+        f"returned {returned}",
+        f"index {verdict.index_freshness}",
+        f"invoking turn excluded {verdict.invoking_turn_excluded}",
+    ]
+    return RecalledItem(
+        resource_ref=VERDICT_REF_PREFIX + verdict.receipt_digest,
+        summary="; ".join(parts),
+        content=verdict.model_dump_json(),
+    )
+
+
+def recall_verdict(
+    decision: ReplanEvidenceDecision,
+    situation: ReplanSituation,
+    exclusion: InvokingSessionExclusion,
+    *,
+    returned: int,
+) -> RecallVerdict:
+    """The content-free verdict document of one retrieved decision."""
     receipt = decision.receipt
     assert receipt is not None  # a retrieved decision has its receipt
-    parts = [
-        f"verdict {decision.comparison.verdict}",
-        f"delta {decision.semantic_delta.reason_code or 'none'}",
-        f"accepted {str(decision.semantic_delta.accepted).lower()}",
-        f"matched {decision.comparison.matched_items} of {receipt.result_count} items",
-        f"returned {returned}",
-        f"index {receipt.freshness}",
-        f"invoking turn excluded {exclusion.excluded}"
-        + (f" ({exclusion.undated} undated)" if exclusion.undated else ""),
-    ]
-    summary = "; ".join(parts)
-    return RecalledItem(
-        resource_ref=VERDICT_REF_PREFIX + receipt.result_digest,
-        summary=summary,
-        content=f"{summary}; receipt {receipt.request_id}",
+    delta = decision.semantic_delta
+    loopx_accepted = exact_id_delta(situation.obligation, situation.proposed.observation).accepted
+    divergence = None
+    if loopx_accepted != delta.accepted:
+        # History only removes outcomes, so only a history rule's code can name the difference.
+        divergence = delta.reason_code if delta.reason_code in HISTORY_RULE_CODES else None
+        assert divergence is not None, "acceptance differs without a history rule"
+    return RecallVerdict(
+        verdict=decision.comparison.verdict,
+        obligation_id=delta.obligation_id,
+        observation_fingerprint=delta.observation_fingerprint,
+        accepted=delta.accepted,
+        outcomes=list(delta.outcomes),
+        satisfying_outcomes=list(delta.satisfying_outcomes),
+        reason_code=delta.reason_code,
+        loopx_accepted=loopx_accepted,
+        divergence_code=divergence,
+        receipt_digest=canonical_digest(receipt.model_dump(mode="json")),
+        request_id=receipt.request_id,
+        index_freshness=receipt.freshness,
+        retrieved_items=receipt.result_count,
+        matched_items=decision.comparison.matched_items,
+        history_items=returned,
+        invoking_turn_excluded=exclusion.excluded,
+        invoking_turn_undated=exclusion.undated,
     )
 
 

@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import obelisk_session_evidence.loopx as adapters
 from fixtures.situations import observation, situation
-from tests.conformance.conftest import REPOSITORY
+from obelisk_session_evidence.contracts.schemas import json_schema
+from tests.conformance.conftest import REPOSITORY, WORKER, loopx_obligation
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 pytestmark = pytest.mark.conformance
@@ -75,9 +77,10 @@ class LoopxHome:
             )
         )
 
-    def run(self, *args: str, expect: int = 0) -> str:
+    def run(self, *args: str, expect: int = 0, stdin: str | None = None) -> str:
         completed = subprocess.run(
             list(args),
+            input=stdin,
             capture_output=True,
             text=True,
             env=self.environment,
@@ -164,6 +167,12 @@ class LoopxHome:
         ]
         (runs / "index.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
 
+    def loopx_delta(self, obligation: dict[str, Any], progress_observation: dict[str, Any]) -> dict[str, Any]:
+        """LoopX's own `semantic_delta_from_writeback` for one step (its Node runtime, this home)."""
+        cases = [{"obligation": loopx_obligation(obligation), "progress_observation": progress_observation}]
+        report = json.loads(self.run(sys.executable, str(WORKER), stdin=json.dumps({"cases": cases})))
+        return report["results"][0]
+
     def stop_loopx_runtime(self) -> None:
         """Stop the TypeScript runtime daemon LoopX started under this home's TMPDIR."""
         self.run(
@@ -244,13 +253,25 @@ def test_free_text_with_host_session_scope_counts_that_threads_history(ready):
 
 
 def test_a_spooled_situation_reference_carries_the_full_route(ready):
-    document = situation(scope={"agent_id": AGENT, "project_id": GOAL, "repository_id": REPO_ID})
-    (ready.root / "situation.json").write_text(json.dumps(document))
+    spooled = situation(scope={"agent_id": AGENT, "project_id": GOAL, "repository_id": REPO_ID})
+    (ready.root / "situation.json").write_text(json.dumps(spooled))
     reference = ready.ours("situation", "spool", "--situation", str(ready.root / "situation.json")).strip()
     assert reference.startswith("replan-situation:sha256:")
     payload = ready.recall("goal", reference)
     assert (payload["status"], payload["result_count"]) == ("completed", 2)
     assert _verdict(payload).startswith("verdict repeats_prior_failure; delta route_repeats_prior_failure")
+    # The verdict's content, as LoopX hands it to its in-process caller, is the typed document:
+    # LoopX's exact-id rules accept the new probe family; history removes it, and says by which rule.
+    document = json.loads(payload["results"][0]["content"])
+    jsonschema.validate(document, json_schema("replan_recall_verdict_v0"))
+    assert (document["accepted"], document["loopx_accepted"], document["divergence_code"]) == (
+        False,
+        True,
+        "route_repeats_prior_failure",
+    )
+    assert CONTENT_CANARY not in payload["results"][0]["content"]
+    # ... and LoopX's own semantic delta for the same step agrees with `loopx_accepted`.
+    assert ready.loopx_delta(spooled["obligation"], spooled["proposed"]["observation"])["accepted"] is True
 
 
 def test_prepare_evidence_looks_up_the_open_obligation_loopx_holds(ready):
