@@ -164,6 +164,8 @@ ProtocolRefusalCode = Literal[
     "query_summary_invalid",
     "observed_at_invalid",
     "max_results_invalid",
+    "goal_id_invalid",
+    "agent_id_invalid",
 ]
 """Why the LoopX extension refused a request that breaks the advisory provider protocol."""
 

@@ -101,6 +101,33 @@ def test_response_for_free_text_with_an_unknown_asker_is_refused(encoder, tmp_pa
     assert (response["status"], response["reason_code"]) == ("unavailable", "asking_agent_unknown")
 
 
+def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_it(encoder, tmp_path):
+    """Issue 30 §4: a LoopX that sends goal_id/agent_id is answered, and they win over the
+    invocation's (here an unknown asker, as under LoopX's chat server)."""
+    paths = StatePaths(tmp_path)
+    history = backend(paths=paths, history=lambda request: [EARLIER_SESSION_FAILURE])
+    response = extension.response_for(
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id=FIXTURE_AGENT),
+        asking=Asker(None, None),
+        **history,
+    )
+    assert (response["status"], response["reason_code"]) == ("completed", None)
+    other = extension.response_for(
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id="agent-not-enabled"), asking=ASKING, **history
+    )
+    assert (other["status"], other["reason_code"]) == ("unavailable", "not_enabled")
+    unsaid = extension.response_for(
+        _request(scope_ref="goal", goal_id=None, agent_id=None), asking=Asker(None, None), **history
+    )
+    assert (unsaid["status"], unsaid["reason_code"]) == ("unavailable", "asking_agent_unknown")
+
+
+def test_requested_asker_completes_the_request_from_the_invocation():
+    invoked = Asker("goal-a", "agent-a", registry="/r.json", runtime_root="/rt")
+    assert extension.requested_asker({"agent_id": "agent-b"}, invoked) == Asker("goal-a", "agent-b", "/r.json", "/rt")
+    assert extension.requested_asker({"goal_id": None}, invoked) is invoked
+
+
 def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
     paths = StatePaths(tmp_path)
     write_private(paths.config_file, b"{not json")
@@ -117,6 +144,8 @@ def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
         (json.dumps(_request(operation="sync")).encode(), "request_schema_invalid"),
         (json.dumps(_request(max_results=True)).encode(), "max_results_invalid"),
         (json.dumps(_request(scope_ref=" ")).encode(), "scope_ref_invalid"),
+        (json.dumps(_request(agent_id="an agent with spaces")).encode(), "agent_id_invalid"),
+        (json.dumps(_request(goal_id=7)).encode(), "goal_id_invalid"),
     ],
 )
 def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin, reason_code):
