@@ -68,6 +68,8 @@ SCOPES_WITHOUT_HOST_SESSION: Final = frozenset({"goal", "replan-history"})
 MAX_RECALL_ITEMS: Final = 8
 """LoopX's extension cap (`MAX_EXTENSION_CONTEXT_ITEMS`); the in-process provider keeps it too."""
 MAX_SITUATION_BYTES: Final = 1_000_000
+MAX_SUMMARY_CHARS: Final = 220
+"""LoopX cuts a public item summary at 220 characters (`public_safe_compact_text`)."""
 VERDICT_REF_PREFIX: Final = "replan-decision:"
 """The verdict item's ref: this prefix and the receipt's digest."""
 HISTORY_RULE_CODES: Final = frozenset(codes_of(HistoryRuleCode))
@@ -209,21 +211,27 @@ def verdict_item(
     """The leading item that carries the decision to LoopX (whose protocols carry items only):
     its content a `replan_recall_verdict_v0` document, its summary the same codes in words."""
     verdict = recall_verdict(decision, situation, exclusion, returned=returned)
-    parts = [
-        f"verdict {verdict.verdict}",
-        f"delta {verdict.reason_code or 'none'}",
-        f"accepted {str(verdict.accepted).lower()}",
-        f"loopx accepted {str(verdict.loopx_accepted).lower()}"
-        + (f" (differs by {verdict.divergence_code})" if verdict.divergence_code else ""),
-        f"matched {verdict.matched_items} of {verdict.retrieved_items} items",
-        f"returned {returned}",
-        f"index {verdict.index_freshness}",
-        f"invoking turn excluded {verdict.invoking_turn_excluded}",
-    ]
     return RecalledItem(
         resource_ref=VERDICT_REF_PREFIX + verdict.receipt_digest,
-        summary="; ".join(parts),
+        summary=verdict_summary(verdict),
         content=verdict.model_dump_json(),
+    )
+
+
+def verdict_summary(verdict: RecallVerdict) -> str:
+    """The verdict's codes in words, within LoopX's public summary bound (`MAX_SUMMARY_CHARS`).
+    Where LoopX's acceptance differs, the delta's code is the history rule that differs."""
+    return "; ".join(
+        [
+            f"verdict {verdict.verdict}",
+            f"delta {verdict.reason_code or 'none'}",
+            f"accepted {str(verdict.accepted).lower()}",
+            f"loopx accepted {str(verdict.loopx_accepted).lower()}",
+            f"matched {verdict.matched_items} of {verdict.retrieved_items} items",
+            f"returned {verdict.history_items}",
+            f"index {verdict.index_freshness}",
+            f"invoking turn excluded {verdict.invoking_turn_excluded}",
+        ]
     )
 
 

@@ -6,13 +6,17 @@ import pytest
 from fixtures.situations import situation
 from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.contracts.limits import HARD_CAPS
+from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.schemas import json_schema
 from obelisk_session_evidence.loopx.recall import (
     MAX_RECALL_ITEMS,
+    MAX_SUMMARY_CHARS,
     bounded_max_results,
     invoking_session_of,
     recall,
     spooled_situation,
+    verdict_summary,
 )
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spool_document
@@ -89,9 +93,33 @@ def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx
         "invoking_turn_undated": 0,
     }
     assert verdict_item.resource_ref == "replan-decision:" + document["receipt_digest"]
-    assert "loopx accepted true (differs by route_repeats_prior_failure)" in verdict_item.summary
+    assert "delta route_repeats_prior_failure; accepted false; loopx accepted true;" in verdict_item.summary
     assert FAILED_RUN not in verdict_item.content and "pytest" not in verdict_item.content
     assert history_item.content == FAILED_RUN
+
+
+def test_recall_verdict_summary_fits_loopx_public_summary_bound_at_its_longest():
+    max_items = HARD_CAPS["max_items"]
+    longest = RecallVerdict(
+        verdict="repeats_prior_failure",
+        obligation_id="replan-0123456789abcdef",
+        observation_fingerprint="0123456789abcdef",
+        accepted=False,
+        outcomes=[],
+        satisfying_outcomes=[],
+        reason_code="no_followup_vision_path_inconsistent",
+        loopx_accepted=False,
+        divergence_code=None,
+        receipt_digest="sha256:" + "0" * 64,
+        request_id="req-0",
+        index_freshness="incomplete",
+        retrieved_items=max_items,
+        matched_items=max_items,
+        history_items=MAX_RECALL_ITEMS,
+        invoking_turn_excluded=99_999,
+        invoking_turn_undated=0,
+    )
+    assert len(verdict_summary(longest)) <= MAX_SUMMARY_CHARS
 
 
 def test_recall_verdict_has_no_divergence_when_loopx_and_history_agree(encoder):
