@@ -63,6 +63,14 @@ def test_free_text_with_goal_scope_answers_with_thepublic_verdict(ready):
     assert any(CONTENT_CANARY in result["content"] for result in payload["results"][1:])
 
 
+def test_free_text_that_is_a_command_line_is_judged_as_that_command(ready):
+    payload = ready.recall("goal", ROUTE)
+    verdict = public_verdict(payload)
+    assert verdict.startswith("verdict repeats_prior_failure;"), verdict
+    # The item after the verdict is the earlier failure of that very command.
+    assert CONTENT_CANARY in payload["results"][1]["content"] and "FAILED" in payload["results"][1]["content"]
+
+
 def test_free_text_with_host_session_scope_counts_that_threads_history(ready):
     payload = ready.recall("host-session:claude:s-current", "make lint")
     assert (payload["status"], payload["reason_code"]) == ("completed", None)

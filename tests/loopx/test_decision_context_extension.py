@@ -13,6 +13,7 @@ from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
+    ROUTE,
     backend,
     current_turn_failure,
 )
@@ -99,6 +100,19 @@ def test_response_for_free_text_with_an_unknown_asker_is_refused(encoder, tmp_pa
     backend(paths=paths, history=lambda request: [EARLIER_SESSION_FAILURE])
     response = extension.response_for(_request(scope_ref="goal"), paths=paths, asking=Asker(None, None))
     assert (response["status"], response["reason_code"]) == ("unavailable", "asking_agent_unknown")
+
+
+def test_response_for_a_free_text_command_line_is_judged_as_that_command(encoder, tmp_path):
+    """Issue 30 §3: the query is the command that failed before; the verdict says so."""
+    response = extension.response_for(
+        _request(scope_ref="goal", query=ROUTE),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=lambda request: [EARLIER_SESSION_FAILURE]),
+    )
+    verdict, evidence = response["items"]
+    assert verdict["summary"].startswith("verdict repeats_prior_failure;"), verdict["summary"]
+    assert json.loads(verdict["content"])["matched_items"] == 1
+    assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
 
 
 def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_it(encoder, tmp_path):
