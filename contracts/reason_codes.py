@@ -146,10 +146,12 @@ RecallCode = Literal[
     "index_stale",
     "index_incomplete",
     "index_unknown",
+    "no_unresolved_failures",
     AdmissionCode,
     RetrievalCode,
 ]
-"""Why a LoopX recall came back unavailable."""
+"""Why a LoopX recall came back unavailable (`no_unresolved_failures`: why a routeless lookup
+came back completed and empty)."""
 
 ProtocolRefusalCode = Literal[
     "arguments_unsupported",

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from obelisk_session_evidence.contracts.base import ContractModel, Digest, Fingerprint, Freshness, OpaqueId
+from obelisk_session_evidence.contracts.base import ContractModel, Digest, Fingerprint, Freshness, OpaqueId, Trigger
 from obelisk_session_evidence.contracts.decision import Verdict
 from obelisk_session_evidence.contracts.outcomes import OutcomeId
 from obelisk_session_evidence.contracts.reason_codes import DeltaReasonCode, HistoryRuleCode
@@ -25,6 +25,9 @@ class RecallVerdict(ContractModel):
     """This contract's schema id."""
     verdict: Verdict
     """The route comparison's verdict against this agent's earlier sessions."""
+    trigger: Trigger | None
+    """The trigger that admitted the lookup (`resume_or_handoff_gap` for `prepare-evidence`
+    without an open obligation, whose route is the scope's recent unresolved failures)."""
     obligation_id: OpaqueId
     """The obligation the semantic delta is bound to (a lookup id when LoopX holds none)."""
     observation_fingerprint: Fingerprint

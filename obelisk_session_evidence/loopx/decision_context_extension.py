@@ -41,13 +41,7 @@ from obelisk_session_evidence.contracts.json_input import read_at_most
 from obelisk_session_evidence.contracts.reason_codes import ProtocolRefusalCode
 from obelisk_session_evidence.loopx.asking import Asker, asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
-from obelisk_session_evidence.loopx.recall import (
-    Recall,
-    bounded_max_results,
-    recall,
-    situation_for,
-    unavailable,
-)
+from obelisk_session_evidence.loopx.recall import Recall, answer, bounded_max_results
 from obelisk_session_evidence.providers.factory import ProviderFactory
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
@@ -96,16 +90,12 @@ def response_for(
     :param asking: who LoopX asks for (default: read from LoopX's invocation, `asking.py`).
     """
     fields = _validated(request)
-    situation, invoking_session, error = situation_for(
-        paths, scope_ref=fields["scope_ref"], query=fields["query"], asking=requested_asker(fields, asking)
-    )
-    if situation is None:
-        return render_response(unavailable(error or "situation_ref_required"))
-    outcome = recall(
-        situation,
-        invoking_session=invoking_session,
+    outcome = answer(
+        paths,
+        scope_ref=fields["scope_ref"],
+        query=fields["query"],
         max_results=bounded_max_results(fields["max_results"]),
-        paths=paths,
+        asking=requested_asker(fields, asking),
         provider_factory=provider_factory,
     )
     return render_response(outcome)

@@ -20,8 +20,10 @@ this order, and only one way:
 
 Words are runs of letters, digits and `._/-` (2-64 characters, at most `MAX_QUERY_WORDS`,
 de-duplicated); quotes, operators and punctuation are dropped, and the provider escapes every
-term as data. LoopX's fixed `prepare-evidence` query (`current decision evidence`) asks nothing
-specific and is no route at all. The query itself stays in the private situation.
+term as data. LoopX's fixed `prepare-evidence` query (`current decision evidence`) names no
+step: it stands for resuming where the agent left off, and the lookup gives it the scope's most
+recent unresolved failures as commands (`scoped_lookup.resume_route`). The query itself stays in
+the private situation.
 """
 
 import re
@@ -47,6 +49,8 @@ MAX_QUERY_WORDS: Final = 12
 WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{1,63}")
 LOOPX_PREPARE_QUERY: Final = "current decision evidence"
 """The query `prepare-evidence` always sends (`assemble_profile_decision_evidence`)."""
+RESUME: Final = "resume"
+"""The action kind of the route LoopX's `prepare-evidence` stands for: resume what failed last."""
 ENVIRONMENT_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 PYTHON: Final = re.compile(r"^(?:python(?:\d(?:\.\d+)?)?|pypy\d?)$")
 SCRIPT_SUFFIXES: Final = (".sh", ".bash", ".zsh")
@@ -100,10 +104,13 @@ def query_words(query: str) -> list[str]:
 
 
 def query_route(query: str) -> RouteProposal:
-    """The route a free-text query stands for (see the module docstring); empty for LoopX's
-    fixed `prepare-evidence` query."""
+    """The route a free-text query stands for (see the module docstring); for LoopX's fixed
+    `prepare-evidence` query an empty `resume` route, which the lookup fills with the scope's
+    most recent unresolved failures."""
     text = " ".join(query.split())
-    if _is_prepare_query(text) or not text:
+    if _is_prepare_query(text):
+        return RouteProposal(action_kind=RESUME)
+    if not text:
         return RouteProposal(action_kind="lookup")
     if is_command_line(text):
         return RouteProposal(action_kind="shell", commands=[text[:MAX_COMMAND_CHARS]])

@@ -45,9 +45,11 @@ from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
+from obelisk_session_evidence.loopx.query_route import RESUME, query_route
 from obelisk_session_evidence.loopx.scoped_lookup import (
     asking_enablement,
     obligation_lookup,
+    resume_route,
     scoped_situation,
 )
 from obelisk_session_evidence.providers.base import EvidenceProvider
@@ -125,11 +127,18 @@ def invoking_session_of(scope_ref: str) -> tuple[str | None, str | None]:
 
 
 def situation_for(
-    paths: StatePaths, *, scope_ref: str, query: str, asking: Asker | None = None
+    paths: StatePaths,
+    *,
+    scope_ref: str,
+    query: str,
+    asking: Asker | None = None,
+    provider_factory: ProviderFactory | None = None,
 ) -> tuple[ReplanSituation | None, str | None, str | None]:
     """`(situation, invoking session, None)` for what LoopX sent, else `(None, None, reason)`.
 
     :param asking: who LoopX is asking for (default: read from LoopX's invocation, `asking.py`).
+    :param provider_factory: the backends, asked for the scope's recent unresolved failures when
+        the query names no step (default: the real ones).
     """
     invoking_session, scope_error = invoking_session_of(scope_ref)
     if scope_error is not None:
@@ -147,8 +156,41 @@ def situation_for(
     enablement, error = _enablement_for(paths, asking)
     if enablement is None:
         return None, None, error
+    route = query_route(query)
+    if route.action_kind == RESUME:  # `prepare-evidence` names no step: resume what failed last
+        resume, reason = resume_route(enablement, provider_factory_for(paths, provider_factory))
+        if resume is None and reason is not None:
+            return None, invoking_session, reason
+        route = resume or route
     lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
-    return obligation_lookup(**lookup) or scoped_situation(**lookup), invoking_session, None
+    return obligation_lookup(**lookup, route=route) or scoped_situation(**lookup, route=route), invoking_session, None
+
+
+def answer(
+    paths: StatePaths,
+    *,
+    scope_ref: str,
+    query: str,
+    max_results: int,
+    asking: Asker | None = None,
+    provider_factory: ProviderFactory | None = None,
+) -> Recall:
+    """What LoopX's query and scope come to: the recall of their situation, an empty completed
+    answer when a routeless lookup finds no unresolved failure in a fresh index, or why not."""
+    situation, invoking_session, error = situation_for(
+        paths, scope_ref=scope_ref, query=query, asking=asking, provider_factory=provider_factory
+    )
+    if situation is None:
+        if error == "no_unresolved_failures":
+            return Recall("completed", None, True, False, (), None)
+        return unavailable(error or "situation_ref_required")
+    return recall(
+        situation,
+        invoking_session=invoking_session,
+        max_results=max_results,
+        paths=paths,
+        provider_factory=provider_factory,
+    )
 
 
 def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | None, str | None]:
@@ -254,6 +296,7 @@ def recall_verdict(
         assert divergence is not None, "acceptance differs without a history rule"
     return RecallVerdict(
         verdict=decision.comparison.verdict,
+        trigger=decision.trigger,
         obligation_id=delta.obligation_id,
         observation_fingerprint=delta.observation_fingerprint,
         accepted=delta.accepted,

@@ -28,10 +28,13 @@ import hashlib
 from pathlib import Path
 
 from obelisk_session_evidence.contracts.config import Enablement
-from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation
+from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
-from obelisk_session_evidence.loopx.query_route import query_route
+from obelisk_session_evidence.loopx.query_route import RESUME
+from obelisk_session_evidence.providers.factory import ProviderFactory
+from obelisk_session_evidence.providers.recent_failures import ListsRecentFailures
 
 
 def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Enablement | None, str | None]:
@@ -50,7 +53,7 @@ def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Ena
 
 
 def obligation_lookup(
-    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+    *, enablement: Enablement, asking: Asker, query: str, route: RouteProposal, invoking_session: str | None
 ) -> ReplanSituation | None:
     """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
     (or cannot be read here: the lookup then stands on its own)."""
@@ -61,7 +64,7 @@ def obligation_lookup(
             goal_id=asking.goal_id,
             agent_id=enablement.agent_id,
             enablement=enablement,
-            route=query_route(query),
+            route=route,
             registry=Path(asking.registry) if asking.registry else None,
             runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
         )
@@ -73,9 +76,11 @@ def obligation_lookup(
 
 
 def scoped_situation(
-    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+    *, enablement: Enablement, asking: Asker, query: str, route: RouteProposal, invoking_session: str | None
 ) -> ReplanSituation:
-    """The typed situation of one free-text lookup."""
+    """The typed situation of one free-text lookup; a resume route (the scope's recent
+    unresolved failures, for a query that names no step) makes it a `resume_or_handoff_gap`."""
+    resuming = route.action_kind == RESUME
     digest = hashlib.sha256("\0".join([asking.goal_id or "", enablement.agent_id, query]).encode()).hexdigest()[:16]
     return ReplanSituation.model_validate(
         {
@@ -89,15 +94,31 @@ def scoped_situation(
             "obligation": {"obligation_id": f"lookup-{digest}"},
             "proposed": {
                 "observation": {"result_class": "advanced", "work_item_id": f"lookup-{digest}"},
-                "route": query_route(query).model_dump(exclude_defaults=True),
+                "route": route.model_dump(exclude_defaults=True),
             },
             "coverage": {
                 "hypotheses_exhausted": False,
                 "prior_session_coverage": "unknown",
-                "work_identified": False,
-                "decision_evidence_missing": False,
+                "work_identified": resuming,
+                "decision_evidence_missing": resuming,
             },
-            "operator_request": {"requested": True},
+            "operator_request": {"requested": not resuming},
             "invoking_session": invoking_session,
         }
     )
+
+
+def resume_route(enablement: Enablement, factory: ProviderFactory) -> tuple[RouteProposal | None, str | None]:
+    """For LoopX's `prepare-evidence`, which names no step: `(route, None)` over the scope's most recent unresolved
+    failures; `(None, code)` when there are none (`no_unresolved_failures` from a fresh index,
+    else the index's freshness) or the provider cannot say (`(None, None)`: no such capability)."""
+    try:
+        provider = factory(enablement, enablement.provider)
+        if not isinstance(provider, ListsRecentFailures):
+            return None, None
+        failures = provider.recent_failures()
+    except EvidenceError as error:
+        return None, error.reason_code
+    if failures.commands:
+        return RouteProposal(action_kind=RESUME, commands=list(failures.commands)), None
+    return None, "no_unresolved_failures" if failures.freshness == "fresh" else f"index_{failures.freshness}"

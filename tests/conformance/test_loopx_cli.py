@@ -116,18 +116,28 @@ def test_prepare_evidence_looks_up_the_open_obligation_loopx_holds(ready):
             "--decision-id",
             "decision-1",
         )
-        assert CONTENT_CANARY not in json.dumps(payload["assembly"])
+        public = json.dumps(payload["assembly"])
+        # Canaries: the history's content and the failed command the lookup resumed stay private.
+        assert CONTENT_CANARY not in public and "pytest" not in public and "test_auth" not in public
         return payload["assembly"]["context_retrieval_receipt"]
 
-    # LoopX's fixed query asks nothing specific: with no open obligation there is nothing to find.
+    # Without an open obligation: the scope's most recent unresolved failure (ROUTE; `make lint`
+    # ended well) and its history, under resume_or_handoff_gap.
     receipt = prepare()
-    assert (receipt["status"], receipt["reason_code"]) == ("unavailable", "no_query_terms")
+    assert (receipt["status"], receipt["reason_code"], receipt["read_performed"]) == ("completed", None, True)
+    verdict, *history = receipt["results"]
+    assert verdict["summary"].startswith("verdict repeats_prior_failure;"), verdict["summary"]
+    assert history and all(item["summary"].startswith("prior_failure from an earlier session") for item in history)
+    # With LoopX's open obligation: its obligation and progress window, the same history.
     baseline = observation("unchanged")
     ready.loopx_runs(baseline, baseline, baseline)
     receipt = prepare()
     assert (receipt["status"], receipt["reason_code"]) == ("completed", None)
-    verdict = receipt["results"][0]["summary"]
-    assert verdict.startswith("verdict novel; delta unchanged_never_advances; accepted false"), verdict
+    verdict, *history = receipt["results"]
+    assert verdict["summary"].startswith(
+        "verdict repeats_prior_failure; delta unchanged_never_advances; accepted false"
+    )
+    assert history and receipt["result_count"] == 1 + len(history)
 
 
 def test_a_disabled_extension_is_never_called(ready):

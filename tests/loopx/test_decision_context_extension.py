@@ -6,6 +6,7 @@ import pytest
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, situation
 from obelisk_session_evidence.loopx import decision_context_extension as extension
 from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.providers.recent_failures import RecentFailures
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import spool_document
@@ -113,6 +114,47 @@ def test_response_for_a_free_text_command_line_is_judged_as_that_command(encoder
     assert verdict["summary"].startswith("verdict repeats_prior_failure;"), verdict["summary"]
     assert json.loads(verdict["content"])["matched_items"] == 1
     assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
+
+
+def test_prepare_evidence_without_an_obligation_brings_the_scopes_recent_unresolved_failures(encoder, tmp_path):
+    """Issue 30 §2: LoopX's fixed query names no step; the lookup resumes what failed last."""
+    asked = []
+
+    def history(request):
+        asked.append(request)
+        return [EARLIER_SESSION_FAILURE]
+
+    response = extension.response_for(
+        _request(scope_ref="goal", query="current decision evidence"),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=history, recent=RecentFailures((ROUTE,), "fresh")),
+    )
+    assert (response["status"], response["reason_code"]) == ("completed", None)
+    verdict, evidence = response["items"]
+    document = json.loads(verdict["content"])
+    assert (document["trigger"], document["verdict"], document["history_items"]) == (
+        "resume_or_handoff_gap",
+        "repeats_prior_failure",
+        1,
+    )
+    assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
+    (request,) = asked
+    assert ROUTE in request.query_terms and request.trigger == "resume_or_handoff_gap"
+
+
+@pytest.mark.parametrize(
+    ("freshness", "status", "reason_code"),
+    [("fresh", "completed", None), ("stale", "unavailable", "index_stale")],
+)
+def test_prepare_evidence_without_unresolved_failures_is_empty_only_from_a_fresh_index(
+    encoder, tmp_path, freshness, status, reason_code
+):
+    response = extension.response_for(
+        _request(scope_ref="goal", query="current decision evidence"),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=lambda request: [], recent=RecentFailures((), freshness)),
+    )
+    assert (response["status"], response["reason_code"], response["items"]) == (status, reason_code, [])
 
 
 def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_it(encoder, tmp_path):

@@ -66,5 +66,5 @@ def test_other_text_is_compared_as_a_hypothesis(query, hypothesis):
 
 
 def test_loopx_prepare_query_and_empty_text_are_no_route():
-    assert query_route("current decision evidence") == RouteProposal(action_kind="lookup")
+    assert query_route("current decision evidence") == RouteProposal(action_kind="resume")
     assert query_route("  ") == RouteProposal(action_kind="lookup")

@@ -75,6 +75,7 @@ def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx
     assert document == {
         "schema_version": "replan_recall_verdict_v0",
         "verdict": "repeats_prior_failure",
+        "trigger": "replan_repetition",
         "obligation_id": outcome.decision.obligation_id,
         "observation_fingerprint": outcome.decision.semantic_delta.observation_fingerprint,
         "accepted": False,
@@ -102,6 +103,7 @@ def test_recall_verdict_summary_fits_loopx_public_summary_bound_at_its_longest()
     max_items = HARD_CAPS["max_items"]
     longest = RecallVerdict(
         verdict="repeats_prior_failure",
+        trigger="operator_requested_history",
         obligation_id="replan-0123456789abcdef",
         observation_fingerprint="0123456789abcdef",
         accepted=False,
