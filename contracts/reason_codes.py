@@ -123,6 +123,10 @@ IndexHealthCode = Literal[
 StatusCode = Literal["healthy", "not_enabled", "config_invalid", ProviderHealthCode, IndexHealthCode]
 """`status`: healthy, or the first reason a scope is not."""
 
+DoctorCode = Literal[StatusCode, "loopx_not_installed", "loopx_version_unsupported"]
+"""The LoopX extension's `--doctor`: healthy, a scope's status, or the LoopX beside it is absent
+or outside the supported range."""
+
 ConfigLoadCode = Literal["config_loaded", "config_absent", "config_invalid"]
 """How reading `config.json` went (the admission policy's)."""
 
@@ -187,6 +191,7 @@ FAMILIES: Final = {
     "provider_health": ProviderHealthCode,
     "index_health": IndexHealthCode,
     "status": StatusCode,
+    "doctor": DoctorCode,
     "config_load": ConfigLoadCode,
     "lifecycle_outcome": LifecycleOutcomeCode,
     "batch_item": BatchItemCode,
