@@ -7,7 +7,7 @@ project as follows:
 - the situation: bound to the in-process provider; or named by the `query` as a spooled situation
   reference `replan-situation:sha256:<64 hex>` (`situation spool`); or, for any other query, a
   scoped lookup built from what LoopX says about the asker and the owner's enablement
-  (`scoped_lookup.py`: how free text becomes bounded, escaped words);
+  (`scoped_lookup.py`; `query_route.py`: how free text becomes a command, files or words);
 - `scope_ref`: `goal` and `replan-history` name no host session; `host-session:<source>:<id>`
   names the thread that is asking (LoopX's meaning): it identifies the agent through LoopX's
   thread-agent bindings, its earlier history counts, and only its records from the invocation
