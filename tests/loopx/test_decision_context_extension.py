@@ -140,6 +140,9 @@ def test_prepare_evidence_without_an_obligation_brings_the_scopes_recent_unresol
     assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
     (request,) = asked
     assert ROUTE in request.query_terms and request.trigger == "resume_or_handoff_gap"
+    # The resumed command is private: neither the verdict nor a summary carries it.
+    public = json.dumps([verdict, evidence["summary"]])
+    assert "pytest" not in public and "test_auth" not in public
 
 
 @pytest.mark.parametrize(
