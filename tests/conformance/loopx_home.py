@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -212,15 +213,21 @@ class LoopxHome:
             server.wait(timeout=30)
 
     def stop_loopx_runtime(self) -> None:
-        """Stop the TypeScript runtime daemon LoopX started under this home's TMPDIR."""
-        self.run(
-            sys.executable,
-            "-c",
-            (
-                "from loopx.control_plane.effect_runtime import restart_effect_runtime;"
-                "restart_effect_runtime(timeout=10.0, wait_for_exit=True)"
-            ),
-        )
+        """Stop the TypeScript runtime daemons LoopX started under this home's TMPDIR. LoopX keys a
+        daemon by the interpreter path that started it: `loopx` runs as `python3` (its script's
+        line), the extension and the worker as this `python`, so each is stopped."""
+        loopx_script = shutil.which("loopx", path=self.environment["PATH"])
+        assert loopx_script is not None
+        loopx_python = Path(loopx_script).read_text(encoding="utf-8").splitlines()[0].removeprefix("#!").strip()
+        for interpreter in dict.fromkeys([sys.executable, loopx_python]):
+            self.run(
+                interpreter,
+                "-c",
+                (
+                    "from loopx.control_plane.effect_runtime import restart_effect_runtime;"
+                    "restart_effect_runtime(timeout=10.0, wait_for_exit=True)"
+                ),
+            )
 
 
 def public_verdict(payload: dict[str, Any]) -> str:
