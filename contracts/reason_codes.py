@@ -87,6 +87,15 @@ DeltaReasonCode = Literal[
 ]
 """A semantic delta's reason: LoopX's exact-id rules, then the four history removals."""
 
+HistoryRuleCode = Literal[
+    "route_repeats_prior_failure",
+    "route_repeats_prior_attempt",
+    "blocker_already_evidenced",
+    "hypothesis_already_tried",
+]
+"""The history rule (`stages/compare_route.py`) by which our acceptance differs from the one
+LoopX's exact-id rules give the same step: history only removes outcomes, never adds one."""
+
 ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combined"]
 """The dimensions a comparison scores (novelty 0–100 each)."""
 
@@ -114,6 +123,10 @@ IndexHealthCode = Literal[
 StatusCode = Literal["healthy", "not_enabled", "config_invalid", ProviderHealthCode, IndexHealthCode]
 """`status`: healthy, or the first reason a scope is not."""
 
+DoctorCode = Literal[StatusCode, "loopx_not_installed", "loopx_version_unsupported"]
+"""The LoopX extension's `--doctor`: healthy, a scope's status, or the LoopX beside it is absent
+or outside the supported range."""
+
 ConfigLoadCode = Literal["config_loaded", "config_absent", "config_invalid"]
 """How reading `config.json` went (the admission policy's)."""
 
@@ -137,10 +150,12 @@ RecallCode = Literal[
     "index_stale",
     "index_incomplete",
     "index_unknown",
+    "no_unresolved_failures",
     AdmissionCode,
     RetrievalCode,
 ]
-"""Why a LoopX recall came back unavailable."""
+"""Why a LoopX recall came back unavailable (`no_unresolved_failures`: why a routeless lookup
+came back completed and empty)."""
 
 ProtocolRefusalCode = Literal[
     "arguments_unsupported",
@@ -155,6 +170,8 @@ ProtocolRefusalCode = Literal[
     "query_summary_invalid",
     "observed_at_invalid",
     "max_results_invalid",
+    "goal_id_invalid",
+    "agent_id_invalid",
 ]
 """Why the LoopX extension refused a request that breaks the advisory provider protocol."""
 
@@ -168,11 +185,13 @@ FAMILIES: Final = {
     "provider_fault": ProviderFaultCode,
     "retrieval": RetrievalCode,
     "semantic_delta": DeltaReasonCode,
+    "history_rule": HistoryRuleCode,
     "comparison_dimension": ComparisonDimension,
     "threshold": ThresholdName,
     "provider_health": ProviderHealthCode,
     "index_health": IndexHealthCode,
     "status": StatusCode,
+    "doctor": DoctorCode,
     "config_load": ConfigLoadCode,
     "lifecycle_outcome": LifecycleOutcomeCode,
     "batch_item": BatchItemCode,

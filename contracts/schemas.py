@@ -33,6 +33,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
 )
 from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.replay import ReplayReport
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 
@@ -42,6 +43,7 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "historical_evidence_result_v0": HistoricalEvidenceResult,
     "historical_evidence_receipt_v0": HistoricalEvidenceReceipt,
     "replan_evidence_decision_v0": ReplanEvidenceDecision,
+    "replan_recall_verdict_v0": RecallVerdict,
     "obelisk_session_evidence_config_v0": EnablementConfig,
     "obelisk_session_evidence_enable_v0": EnableOutcome,
     "obelisk_session_evidence_status_v0": LifecycleStatus,

@@ -21,10 +21,10 @@ from obelisk_session_evidence.contracts.base import PROVIDER_ID
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.loopx.recall import (
     Recall,
+    answer,
     bounded_max_results,
     invoking_session_of,
     recall,
-    situation_for,
     unavailable,
 )
 from obelisk_session_evidence.providers.factory import ProviderFactory
@@ -121,15 +121,19 @@ class SessionEvidenceContextProvider:
         )
 
     def _recall(self, *, scope_ref: str, query: str, max_results: int) -> Recall:
-        if self._situation is not None:
-            situation = self._situation
-            invoking_session, error = invoking_session_of(scope_ref)
-        else:
-            situation, invoking_session, error = situation_for(self._paths, scope_ref=scope_ref, query=query)
-        if situation is None or error is not None:
-            return unavailable(error or "situation_ref_required")
+        if self._situation is None:
+            return answer(
+                self._paths,
+                scope_ref=scope_ref,
+                query=query,
+                max_results=max_results,
+                provider_factory=self._provider_factory,
+            )
+        invoking_session, error = invoking_session_of(scope_ref)
+        if error is not None:
+            return unavailable(error)
         return recall(
-            situation,
+            self._situation,
             invoking_session=invoking_session,
             max_results=max_results,
             paths=self._paths,

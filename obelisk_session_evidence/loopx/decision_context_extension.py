@@ -13,9 +13,11 @@ extension_provider.py`):
 
 LoopX rejects any other response field, an item field set other than those four, more items
 than it asked for (at most 8), a completed answer with a reason code, and an unavailable one
-with items or without one. The request names neither the goal nor the agent (`asking.py` says
-where they are read from); `recall.py` says how the request maps onto a typed situation, and
-how the verdict travels as the leading item of a completed answer.
+with items or without one. LoopX 2.1.1's request names neither the goal nor the agent
+(`asking.py` says where they are read from then); a request that carries `goal_id` and/or
+`agent_id` (as a later LoopX may, and its chat server already knows both) is read first, and
+any other field is still refused. `recall.py` says how the request maps onto a typed situation,
+and how the verdict travels as the leading item of a completed answer.
 
 Exit codes follow the LoopX habit: 0 with `ok: true` for every answer, including typed
 `unavailable` ones (the host fails open on them); 2 with `ok: false` for a request that breaks
@@ -28,22 +30,18 @@ beside this module (see the README).
 """
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from obelisk_session_evidence.contracts.base import OPAQUE_ID_PATTERN
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.contracts.json_input import read_at_most
 from obelisk_session_evidence.contracts.reason_codes import ProtocolRefusalCode
-from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.loopx.asking import Asker, asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
-from obelisk_session_evidence.loopx.recall import (
-    Recall,
-    bounded_max_results,
-    recall,
-    situation_for,
-    unavailable,
-)
+from obelisk_session_evidence.loopx.recall import Recall, answer, bounded_max_results
 from obelisk_session_evidence.providers.factory import ProviderFactory
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
@@ -63,6 +61,10 @@ REQUEST_FIELDS: Final = frozenset(
         "observed_at",
     }
 )
+ASKER_FIELDS: Final = frozenset({"goal_id", "agent_id"})
+"""Optional: a LoopX that names the asker in the request (its chat server's body carries both)
+is preferred to reading LoopX's invocation (`asking.py`); null means not said."""
+ASKER_ID: Final = re.compile(OPAQUE_ID_PATTERN)
 MAX_REQUEST_BYTES: Final = 1_000_000
 """LoopX's own request cap (`MAX_EXTENSION_REQUEST_BYTES`)."""
 
@@ -88,19 +90,27 @@ def response_for(
     :param asking: who LoopX asks for (default: read from LoopX's invocation, `asking.py`).
     """
     fields = _validated(request)
-    situation, invoking_session, error = situation_for(
-        paths, scope_ref=fields["scope_ref"], query=fields["query"], asking=asking
-    )
-    if situation is None:
-        return render_response(unavailable(error or "situation_ref_required"))
-    outcome = recall(
-        situation,
-        invoking_session=invoking_session,
+    outcome = answer(
+        paths,
+        scope_ref=fields["scope_ref"],
+        query=fields["query"],
         max_results=bounded_max_results(fields["max_results"]),
-        paths=paths,
+        asking=requested_asker(fields, asking),
         provider_factory=provider_factory,
     )
     return render_response(outcome)
+
+
+def requested_asker(fields: dict[str, Any], asking: Asker | None) -> Asker | None:
+    """The asker the request names, completed from LoopX's invocation (which also gives the
+    registry and runtime root); `asking` unchanged when the request names neither id."""
+    goal_id, agent_id = fields.get("goal_id"), fields.get("agent_id")
+    if goal_id is None and agent_id is None:
+        return asking
+    invoked = asking if asking is not None else asker()[0]
+    if invoked is None:  # LoopX's own two sources disagree: the request alone names the asker
+        return Asker(goal_id, agent_id)
+    return Asker(goal_id or invoked.goal_id, agent_id or invoked.agent_id, invoked.registry, invoked.runtime_root)
 
 
 def render_response(outcome: Recall) -> dict[str, Any]:
@@ -150,8 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _validated(request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise RequestInvalid("request_not_object")
-    if set(request) != REQUEST_FIELDS:
+    if not REQUEST_FIELDS <= set(request) <= REQUEST_FIELDS | ASKER_FIELDS:
         raise RequestInvalid("request_fields_invalid")
+    for name in ASKER_FIELDS & set(request):
+        value = request[name]
+        if value is not None and (not isinstance(value, str) or ASKER_ID.fullmatch(value) is None):
+            raise RequestInvalid(f"{name}_invalid")  # type: ignore[arg-type]  # a declared code
     if request["schema_version"] != REQUEST_SCHEMA or request["operation"] != "retrieve":
         raise RequestInvalid("request_schema_invalid")
     for name in ("namespace", "scope_ref", "query", "query_summary", "observed_at"):

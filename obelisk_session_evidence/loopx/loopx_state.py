@@ -1,10 +1,13 @@
-"""A `replan_situation_v0` from LoopX's own state, read through LoopX's Python API.
+"""A `replan_situation_v0` from LoopX's own state: LoopX's public history, LoopX's obligation rule.
 
-- the obligation: `loopx.status.autonomous_replan_obligation_from_runs` over the goal's run
-  history (`loopx.history.collect_history`, scoped to the agent), exactly as LoopX derives it;
-  its id, triggers (kind, baseline, window) and baseline are kept, nothing else;
-- the recent typed observations: every run of the agent whose `progress_observation` LoopX
-  normalises (`progress_observation_from_run`), with the run's `generated_at`;
+- the runs: the agent's newest runs on the goal, from LoopX's public `loopx --format json
+  history --goal-id G --agent-id A` (the `loopx` on PATH: the LoopX that is asking);
+- the obligation: `loopx.status.autonomous_replan_obligation_from_runs` over those runs, exactly
+  as LoopX derives it (the one private import left here: docs/loopx.md says why); its id,
+  triggers (kind, baseline, window) and baseline are kept, nothing else;
+- the recent typed observations: every run's `progress_observation`, normalised as LoopX
+  normalises it (`TypedProgressObservation`, which the conformance suite holds equal to LoopX's
+  fingerprint), with the run's `generated_at`; a malformed one is skipped, as LoopX skips it;
 - the proposed observation: given by the caller, else the agent's newest typed observation
   (the step it would repeat if it carried on as before: the case Replan guards against);
 - the scope: the asking agent's enablement, which holds the project and repository identity.
@@ -18,18 +21,22 @@ PATH) derives the obligation.
 """
 
 import json
+import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from obelisk_session_evidence.contracts.config import Enablement
-from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput
 from obelisk_session_evidence.contracts.json_input import load_contract
-from obelisk_session_evidence.contracts.observations import TypedProgressObservation
+from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
 from obelisk_session_evidence.contracts.situation import ReplanSituation, RouteProposal
 
 MAX_RUNS = 64
 """LoopX runs read per situation (the contract keeps at most 64 recent observations)."""
+HISTORY_TIMEOUT_S = 30
+"""Most seconds `loopx history` may take (LoopX gives its extension 30 s in all)."""
 
 
 def loopx_situation(
@@ -57,7 +64,7 @@ def loopx_situation(
     if proposed is None:
         if not observations:
             raise InvalidInput("proposed-observation: LoopX holds no typed observation to propose")
-        newest = max(observations, key=lambda o: o["generated_at"])
+        newest = observations[-1]  # oldest first
         proposed = load_contract(
             TypedProgressObservation,
             json.dumps({key: value for key, value in newest.items() if key != "generated_at"}).encode(),
@@ -92,21 +99,34 @@ def loopx_situation(
 def _agent_runs(
     goal_id: str, agent_id: str, *, registry: Path | None, runtime_root: Path | None
 ) -> list[dict[str, Any]]:
+    """The agent's newest runs on the goal, from LoopX's public `loopx history` (JSON)."""
+    executable = shutil.which("loopx")
+    if executable is None:
+        raise InvalidInput("LoopX's CLI (loopx) is not on PATH")
+    command = [
+        executable,
+        "--format",
+        "json",
+        *(["--registry", str(registry)] if registry else []),
+        *(["--runtime-root", str(runtime_root)] if runtime_root else []),
+        "history",
+        "--goal-id",
+        goal_id,
+        "--agent-id",
+        agent_id,
+        "--limit",
+        str(MAX_RUNS),
+    ]
     try:
-        from loopx.history import collect_history
-        from loopx.paths import default_registry_path, effective_runtime_root
-    except ImportError:
-        raise InvalidInput("LoopX is not installed in this environment") from None
-    registry_path = registry or default_registry_path()
-    history = collect_history(
-        registry_path=registry_path,
-        runtime_root=effective_runtime_root(registry_path, runtime_root),
-        goal_id=goal_id,
-        limit=MAX_RUNS,
-        scoped_agent_id=agent_id,
-    )
-    goals = [goal for goal in history["goals"] if goal["id"] == goal_id]
-    return list(goals[0]["latest_runs"]) if goals else []
+        completed = subprocess.run(command, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False)
+        history = json.loads(completed.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        raise InvalidInput("LoopX's run history could not be read") from None
+    if completed.returncode != 0 or not isinstance(history, dict) or history.get("ok") is not True:
+        raise InvalidInput("LoopX's run history could not be read")
+    goals = [goal for goal in history.get("goals") or [] if isinstance(goal, dict) and goal.get("id") == goal_id]
+    runs = goals[0].get("latest_runs") if goals else None
+    return [run for run in runs if isinstance(run, dict)] if isinstance(runs, list) else []
 
 
 def _open_obligation(runs: list[dict[str, Any]], agent_id: str) -> dict[str, Any] | None:
@@ -117,14 +137,20 @@ def _open_obligation(runs: list[dict[str, Any]], agent_id: str) -> dict[str, Any
 
 
 def _recent_observations(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    from loopx.control_plane.work_items.progress_observation import progress_observation_from_run
-
-    observations = []
+    """Each run's typed observation, normalised as LoopX does (`TypedProgressObservation`, held
+    equal to LoopX's by the conformance suite); a malformed one is skipped, as LoopX skips it."""
+    observations: list[RecentObservation] = []
     for run in runs:
-        observation = progress_observation_from_run(run)
-        if observation is not None and run.get("generated_at"):
-            observations.append({**observation, "generated_at": run["generated_at"]})
-    return sorted(observations, key=lambda o: o["generated_at"])
+        raw = run.get("progress_observation")
+        if not isinstance(raw, dict) or not run.get("generated_at"):
+            continue
+        try:
+            recent = load_contract(RecentObservation, json.dumps({**raw, "generated_at": run["generated_at"]}).encode())
+        except EvidenceError:
+            continue
+        observations.append(recent)
+    observations.sort(key=lambda o: o.generated_at)
+    return [o.model_dump(mode="json", exclude_none=True) for o in observations]
 
 
 def _obligation(obligation: dict[str, Any]) -> dict[str, Any]:

@@ -7,35 +7,49 @@ project as follows:
 - the situation: bound to the in-process provider; or named by the `query` as a spooled situation
   reference `replan-situation:sha256:<64 hex>` (`situation spool`); or, for any other query, a
   scoped lookup built from what LoopX says about the asker and the owner's enablement
-  (`scoped_lookup.py`: how free text becomes bounded, escaped words);
+  (`scoped_lookup.py`; `query_route.py`: how free text becomes a command, files or words);
 - `scope_ref`: `goal` and `replan-history` name no host session; `host-session:<source>:<id>`
   names the thread that is asking (LoopX's meaning): it identifies the agent through LoopX's
   thread-agent bindings, its earlier history counts, and only its records from the invocation
   onward are excluded (`providers/invoking_session.py`). Anything else is refused;
-- the answer: `completed` with a leading content-free verdict item (`verdict_item`: verdict, the
-  semantic delta's reason code, matched and returned item counts, index freshness, what the
-  invoking-turn rule excluded) and then the capped private items (opaque refs, a summary naming
-  only the evidence type, date and index freshness, the snippet as transient content); or
+- the answer: `completed` with a leading verdict item and then the capped private items
+  (opaque refs, a summary naming only the evidence type, date and index freshness, the snippet as
+  transient content); or
   `unavailable` with a stable reason code LoopX shows: not admitted, not resolvable, a provider
   fault, or an empty answer from a stale or incomplete index (absence there is never "no history").
+
+The verdict item is the one item that is not history. Its `resource_ref` is `replan-decision:`
+and the receipt's digest; its `content` a `replan_recall_verdict_v0` document (verdict, the
+semantic delta's outcomes and reason code, what LoopX's exact-id rules accept for the same step
+and, where that differs, the history rule that differs, the receipt's digest, counts); its
+`summary` the same codes in words. It takes one of the `max_results` slots and counts in LoopX's
+`result_count`: LoopX allows no more items than it asked for on any path (the extension
+protocol's envelope check, and `collect_context_recall` for an in-process provider), and gives
+the verdict no other field (a completed answer may not carry a reason code).
 """
 
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
 from obelisk_session_evidence.compose import decide, provider_factory_for
 from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
 from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
+from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.json_input import load_contract, read_at_most
+from obelisk_session_evidence.contracts.reason_codes import HistoryRuleCode, codes_of
+from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
+from obelisk_session_evidence.loopx.query_route import RESUME, query_route
 from obelisk_session_evidence.loopx.scoped_lookup import (
     asking_enablement,
     obligation_lookup,
+    resume_route,
     scoped_situation,
 )
 from obelisk_session_evidence.providers.base import EvidenceProvider
@@ -56,7 +70,11 @@ SCOPES_WITHOUT_HOST_SESSION: Final = frozenset({"goal", "replan-history"})
 MAX_RECALL_ITEMS: Final = 8
 """LoopX's extension cap (`MAX_EXTENSION_CONTEXT_ITEMS`); the in-process provider keeps it too."""
 MAX_SITUATION_BYTES: Final = 1_000_000
+MAX_SUMMARY_CHARS: Final = 220
+"""LoopX cuts a public item summary at 220 characters (`public_safe_compact_text`)."""
 VERDICT_REF_PREFIX: Final = "replan-decision:"
+"""The verdict item's ref: this prefix and the receipt's digest."""
+HISTORY_RULE_CODES: Final = frozenset(codes_of(HistoryRuleCode))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +127,18 @@ def invoking_session_of(scope_ref: str) -> tuple[str | None, str | None]:
 
 
 def situation_for(
-    paths: StatePaths, *, scope_ref: str, query: str, asking: Asker | None = None
+    paths: StatePaths,
+    *,
+    scope_ref: str,
+    query: str,
+    asking: Asker | None = None,
+    provider_factory: ProviderFactory | None = None,
 ) -> tuple[ReplanSituation | None, str | None, str | None]:
     """`(situation, invoking session, None)` for what LoopX sent, else `(None, None, reason)`.
 
     :param asking: who LoopX is asking for (default: read from LoopX's invocation, `asking.py`).
+    :param provider_factory: the backends, asked for the scope's recent unresolved failures when
+        the query names no step (default: the real ones).
     """
     invoking_session, scope_error = invoking_session_of(scope_ref)
     if scope_error is not None:
@@ -131,8 +156,41 @@ def situation_for(
     enablement, error = _enablement_for(paths, asking)
     if enablement is None:
         return None, None, error
+    route = query_route(query)
+    if route.action_kind == RESUME:  # `prepare-evidence` names no step: resume what failed last
+        resume, reason = resume_route(enablement, provider_factory_for(paths, provider_factory))
+        if resume is None and reason is not None:
+            return None, invoking_session, reason
+        route = resume or route
     lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
-    return obligation_lookup(**lookup) or scoped_situation(**lookup), invoking_session, None
+    return obligation_lookup(**lookup, route=route) or scoped_situation(**lookup, route=route), invoking_session, None
+
+
+def answer(
+    paths: StatePaths,
+    *,
+    scope_ref: str,
+    query: str,
+    max_results: int,
+    asking: Asker | None = None,
+    provider_factory: ProviderFactory | None = None,
+) -> Recall:
+    """What LoopX's query and scope come to: the recall of their situation, an empty completed
+    answer when a routeless lookup finds no unresolved failure in a fresh index, or why not."""
+    situation, invoking_session, error = situation_for(
+        paths, scope_ref=scope_ref, query=query, asking=asking, provider_factory=provider_factory
+    )
+    if situation is None:
+        if error == "no_unresolved_failures":
+            return Recall("completed", None, True, False, (), None)
+        return unavailable(error or "situation_ref_required")
+    return recall(
+        situation,
+        invoking_session=invoking_session,
+        max_results=max_results,
+        paths=paths,
+        provider_factory=provider_factory,
+    )
 
 
 def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | None, str | None]:
@@ -181,32 +239,80 @@ def recall(
     if not result.items and result.freshness != "fresh":
         return unavailable(f"index_{result.freshness}", search_performed=True, decision=decision)
     exclusion = reporting.exclusion
-    verdict = verdict_item(decision, exclusion, returned=len(evidence))
+    verdict = verdict_item(decision, bound, exclusion, returned=len(evidence))
     return Recall("completed", None, True, bool(evidence), (verdict, *evidence), decision, exclusion)
 
 
 def verdict_item(
-    decision: ReplanEvidenceDecision, exclusion: InvokingSessionExclusion, *, returned: int
+    decision: ReplanEvidenceDecision,
+    situation: ReplanSituation,
+    exclusion: InvokingSessionExclusion,
+    *,
+    returned: int,
 ) -> RecalledItem:
-    """The leading, content-free item that carries the decision to LoopX (whose response
-    protocol has no field for it): codes and counts only."""
+    """The leading item that carries the decision to LoopX (whose protocols carry items only):
+    its content a `replan_recall_verdict_v0` document, its summary the same codes in words."""
+    verdict = recall_verdict(decision, situation, exclusion, returned=returned)
+    return RecalledItem(
+        resource_ref=VERDICT_REF_PREFIX + verdict.receipt_digest,
+        summary=verdict_summary(verdict),
+        content=verdict.model_dump_json(),
+    )
+
+
+def verdict_summary(verdict: RecallVerdict) -> str:
+    """The verdict's codes in words, within LoopX's public summary bound (`MAX_SUMMARY_CHARS`).
+    Where LoopX's acceptance differs, the delta's code is the history rule that differs."""
+    return "; ".join(
+        [
+            f"verdict {verdict.verdict}",
+            f"delta {verdict.reason_code or 'none'}",
+            f"accepted {str(verdict.accepted).lower()}",
+            f"loopx accepted {str(verdict.loopx_accepted).lower()}",
+            f"matched {verdict.matched_items} of {verdict.retrieved_items} items",
+            f"returned {verdict.history_items}",
+            f"index {verdict.index_freshness}",
+            f"invoking turn excluded {verdict.invoking_turn_excluded}",
+        ]
+    )
+
+
+def recall_verdict(
+    decision: ReplanEvidenceDecision,
+    situation: ReplanSituation,
+    exclusion: InvokingSessionExclusion,
+    *,
+    returned: int,
+) -> RecallVerdict:
+    """The content-free verdict document of one retrieved decision."""
     receipt = decision.receipt
     assert receipt is not None  # a retrieved decision has its receipt
-    parts = [
-        f"verdict {decision.comparison.verdict}",
-        f"delta {decision.semantic_delta.reason_code or 'none'}",
-        f"accepted {str(decision.semantic_delta.accepted).lower()}",
-        f"matched {decision.comparison.matched_items} of {receipt.result_count} items",
-        f"returned {returned}",
-        f"index {receipt.freshness}",
-        f"invoking turn excluded {exclusion.excluded}"
-        + (f" ({exclusion.undated} undated)" if exclusion.undated else ""),
-    ]
-    summary = "; ".join(parts)
-    return RecalledItem(
-        resource_ref=VERDICT_REF_PREFIX + receipt.result_digest,
-        summary=summary,
-        content=f"{summary}; receipt {receipt.request_id}",
+    delta = decision.semantic_delta
+    loopx_accepted = exact_id_delta(situation.obligation, situation.proposed.observation).accepted
+    divergence = None
+    if loopx_accepted != delta.accepted:
+        # History only removes outcomes, so only a history rule's code can name the difference.
+        divergence = delta.reason_code if delta.reason_code in HISTORY_RULE_CODES else None
+        assert divergence is not None, "acceptance differs without a history rule"
+    return RecallVerdict(
+        verdict=decision.comparison.verdict,
+        trigger=decision.trigger,
+        obligation_id=delta.obligation_id,
+        observation_fingerprint=delta.observation_fingerprint,
+        accepted=delta.accepted,
+        outcomes=list(delta.outcomes),
+        satisfying_outcomes=list(delta.satisfying_outcomes),
+        reason_code=delta.reason_code,
+        loopx_accepted=loopx_accepted,
+        divergence_code=divergence,
+        receipt_digest=canonical_digest(receipt.model_dump(mode="json")),
+        request_id=receipt.request_id,
+        index_freshness=receipt.freshness,
+        retrieved_items=receipt.result_count,
+        matched_items=decision.comparison.matched_items,
+        history_items=returned,
+        invoking_turn_excluded=exclusion.excluded,
+        invoking_turn_undated=exclusion.undated,
     )
 
 

@@ -13,48 +13,28 @@ Such a query becomes a typed `replan_situation_v0`:
   lookup id digested from (goal, agent, query), as the obligation id and the proposed
   observation's work item, with no triggers. The operator request is set either way, since an
   agent or operator asked explicitly;
-- route: the query's words become the route hypothesis, and only they. A word is a run of
-  letters, digits and `._/-` (2-64 characters, at most `MAX_QUERY_WORDS`, de-duplicated);
-  everything else (quotes, operators, punctuation) is dropped, and the provider escapes each
-  word as data (`providers/native/index/fts.quote_fts_string`). LoopX's fixed `prepare-evidence`
-  query asks nothing specific and contributes no words. The query text itself never leaves the
-  private situation;
+- route: what the query stands for, a command, files or hypothesis text (`query_route.py`,
+  with examples). The query text itself never leaves the private situation;
 - the invoking session: the `host-session` scope, whose earlier history counts
   (`providers/invoking_session.py`).
 
-What the verdict cannot see here: there are no commands or files, so compare-route judges the
-query's words against prior attempts (hypothesis dimension only). Without an open obligation the
+What the verdict cannot see here: a query is one command, or files, or words, never the whole
+route a `situation spool` or `from-loopx` reference carries. Without an open obligation the
 semantic delta judges a proposal without evidence ids (`evidence_required` unless history says
-otherwise), and `prepare-evidence` has no search terms at all (`no_query_terms`). A
-`situation spool` or `from-loopx` reference carries the full route.
+otherwise).
 """
 
 import hashlib
-import re
 from pathlib import Path
-from typing import Final
 
 from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.errors import EvidenceError
 from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
-
-MAX_QUERY_WORDS: Final = 12
-WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{1,63}")
-LOOPX_PREPARE_QUERY: Final = "current decision evidence"
-"""The query `prepare-evidence` always sends (`assemble_profile_decision_evidence`)."""
-
-
-def query_words(query: str) -> list[str]:
-    """The bounded words of a free-text query, in order (none for LoopX's fixed query)."""
-    if " ".join(query.split()) == LOOPX_PREPARE_QUERY:
-        return []
-    words: list[str] = []
-    for token in query.split():
-        match = WORD.fullmatch(token.strip(".,;:!?()[]{}\"'`"))
-        if match is not None and match.group(0) not in words:
-            words.append(match.group(0))
-    return words[:MAX_QUERY_WORDS]
+from obelisk_session_evidence.loopx.query_route import RESUME
+from obelisk_session_evidence.providers.factory import ProviderFactory
+from obelisk_session_evidence.providers.recent_failures import ListsRecentFailures
 
 
 def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Enablement | None, str | None]:
@@ -73,19 +53,18 @@ def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Ena
 
 
 def obligation_lookup(
-    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+    *, enablement: Enablement, asking: Asker, query: str, route: RouteProposal, invoking_session: str | None
 ) -> ReplanSituation | None:
     """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
     (or cannot be read here: the lookup then stands on its own)."""
     if asking.goal_id is None:
         return None
-    words = query_words(query)
     try:
         situation = loopx_situation(
             goal_id=asking.goal_id,
             agent_id=enablement.agent_id,
             enablement=enablement,
-            route=RouteProposal(action_kind="lookup", hypothesis=" ".join(words) or None),
+            route=route,
             registry=Path(asking.registry) if asking.registry else None,
             runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
         )
@@ -97,11 +76,12 @@ def obligation_lookup(
 
 
 def scoped_situation(
-    *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
+    *, enablement: Enablement, asking: Asker, query: str, route: RouteProposal, invoking_session: str | None
 ) -> ReplanSituation:
-    """The typed situation of one free-text lookup."""
+    """The typed situation of one free-text lookup; a resume route (the scope's recent
+    unresolved failures, for a query that names no step) makes it a `resume_or_handoff_gap`."""
+    resuming = route.action_kind == RESUME
     digest = hashlib.sha256("\0".join([asking.goal_id or "", enablement.agent_id, query]).encode()).hexdigest()[:16]
-    words = query_words(query)
     return ReplanSituation.model_validate(
         {
             "schema_version": "replan_situation_v0",
@@ -114,15 +94,31 @@ def scoped_situation(
             "obligation": {"obligation_id": f"lookup-{digest}"},
             "proposed": {
                 "observation": {"result_class": "advanced", "work_item_id": f"lookup-{digest}"},
-                "route": {"action_kind": "lookup", **({"hypothesis": " ".join(words)} if words else {})},
+                "route": route.model_dump(exclude_defaults=True),
             },
             "coverage": {
                 "hypotheses_exhausted": False,
                 "prior_session_coverage": "unknown",
-                "work_identified": False,
-                "decision_evidence_missing": False,
+                "work_identified": resuming,
+                "decision_evidence_missing": resuming,
             },
-            "operator_request": {"requested": True},
+            "operator_request": {"requested": not resuming},
             "invoking_session": invoking_session,
         }
     )
+
+
+def resume_route(enablement: Enablement, factory: ProviderFactory) -> tuple[RouteProposal | None, str | None]:
+    """For LoopX's `prepare-evidence`, which names no step: `(route, None)` over the scope's most recent unresolved
+    failures; `(None, code)` when there are none (`no_unresolved_failures` from a fresh index,
+    else the index's freshness) or the provider cannot say (`(None, None)`: no such capability)."""
+    try:
+        provider = factory(enablement, enablement.provider)
+        if not isinstance(provider, ListsRecentFailures):
+            return None, None
+        failures = provider.recent_failures()
+    except EvidenceError as error:
+        return None, error.reason_code
+    if failures.commands:
+        return RouteProposal(action_kind=RESUME, commands=list(failures.commands)), None
+    return None, "no_unresolved_failures" if failures.freshness == "fresh" else f"index_{failures.freshness}"

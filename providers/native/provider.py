@@ -49,6 +49,7 @@ from obelisk_session_evidence.providers.native.index.query import (
     plan_search,
     search,
 )
+from obelisk_session_evidence.providers.native.index.recent_failures import recent_failure_commands
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
 from obelisk_session_evidence.providers.native.index.results import select_items
 from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision
@@ -56,6 +57,7 @@ from obelisk_session_evidence.providers.native.index.scope import enablement_roo
 from obelisk_session_evidence.providers.native.index.status import last_refreshed_at, scope_freshness
 from obelisk_session_evidence.providers.native.index.store import connect, index_errors, index_file, writer_lock
 from obelisk_session_evidence.providers.native.index.timeline import TimedCall, Timeline, timed_calls, timeline
+from obelisk_session_evidence.providers.recent_failures import RecentFailures
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 
 PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
@@ -145,6 +147,19 @@ class NativeIndexProvider:
                 if self._calls is None:
                     self._calls = PriorCallBuilder(binding)
                 yield from timed_calls(connection, keys.call_keys, self._calls)
+            finally:
+                connection.close()
+
+    def recent_failures(self) -> RecentFailures:
+        """The scope's newest unresolved failed commands (`index/recent_failures.py`), after the
+        same refresh a lookup does; a `ProviderError` when the index cannot be read."""
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                binding = self._repository_binding(connection)
+                freshness = self._refresh_if_due(connection, binding)
+                commands = recent_failure_commands(connection, scope_filter(self._roots, binding))
+                return RecentFailures(tuple(commands), freshness)
             finally:
                 connection.close()
 

@@ -22,11 +22,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from fixtures.conformance_cases import ConformanceCase, conformance_cases
+
+if TYPE_CHECKING:
+    from tests.conformance.loopx_home import LoopxHome
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("loopx_worker.py")
@@ -167,6 +170,29 @@ def loopx_answers(loopx_tools: Path, generated_cases: list[ConformanceCase]) -> 
         seconds=seconds,
         node_version=str((report.get("runtime") or {}).get("node_version")),
     )
+
+
+@pytest.fixture
+def home(tmp_path: Path, loopx_tools: Path) -> "Iterator[LoopxHome]":
+    """An isolated LoopX owner with sessions to index; LoopX's runtime daemon stopped after."""
+    from tests.conformance.loopx_home import LoopxHome
+
+    owner = LoopxHome(tmp_path, loopx_tools)
+    yield owner
+    owner.stop_loopx_runtime()
+
+
+@pytest.fixture
+def ready(home: "LoopxHome") -> "LoopxHome":
+    """`home` with history indexed and the extension installed, enabled and doctor-verified."""
+    from tests.conformance.loopx_home import EXTENSION_ID
+
+    home.history()
+    assert home.install()["doctor"]["status"] == "ready"
+    assert home.loopx("extension", "enable", EXTENSION_ID, "--execute")["enabled"] is True
+    doctor = home.loopx("extension", "doctor", EXTENSION_ID, "--execute")
+    assert (doctor["status"], doctor["verified"]) == ("ready", True)
+    return home
 
 
 def record_timing(name: str, value: float) -> None:

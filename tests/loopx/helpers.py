@@ -9,6 +9,7 @@ from obelisk_session_evidence.contracts.evidence import EvidenceItem, Historical
 from obelisk_session_evidence.contracts.snippets import tool_snippet
 from obelisk_session_evidence.providers.base import HandlerProvider
 from obelisk_session_evidence.providers.native.index.results import session_ref as native_session_ref
+from obelisk_session_evidence.providers.recent_failures import RecentFailures
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import write_private
 from tests.stages.helpers import enabled_policy, result_for
@@ -46,20 +47,36 @@ def current_turn_failure(message: int = 3) -> EvidenceItem:
 EARLIER_SESSION_FAILURE = failure_in("session:" + "ab" * 32, message=2)
 
 
+class ListingProvider(HandlerProvider):
+    """A stand-in provider that can also list its scope's recent unresolved failures."""
+
+    def __init__(self, handler: Callable[..., Any], recent: RecentFailures) -> None:
+        super().__init__(handler)
+        self._recent = recent
+
+    def recent_failures(self) -> RecentFailures:
+        return self._recent
+
+
 def backend(
     history: History,
     *,
     enabled: bool = True,
     freshness: str = "fresh",
     paths: StatePaths | None = None,
+    recent: RecentFailures | None = None,
 ) -> dict[str, Any]:
-    """The state (the fixture scope enabled, unless not) and a provider answering `history`: the
-    keyword arguments the adapters take instead of the owner's real backends."""
+    """The state (the fixture scope enabled, unless not) and a provider answering `history`
+    (and listing `recent` failures, when given): the keyword arguments the adapters take
+    instead of the owner's real backends."""
     paths = paths or state_paths()
     if enabled:
         write_private(paths.config_file, enabled_policy().config.model_dump_json().encode())
 
     def build(enablement: Enablement, kind: str) -> HandlerProvider:
-        return HandlerProvider(lambda request: result_for(request, history(request), freshness=freshness))
+        def handler(request: HistoricalEvidenceRequest) -> Any:
+            return result_for(request, history(request), freshness=freshness)
+
+        return HandlerProvider(handler) if recent is None else ListingProvider(handler, recent)
 
     return {"paths": paths, "provider_factory": build}

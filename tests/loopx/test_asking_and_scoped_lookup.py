@@ -7,11 +7,7 @@ from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.loopx.asking import Asker, asker, invocation_asker
 from obelisk_session_evidence.loopx.recall import situation_for
-from obelisk_session_evidence.loopx.scoped_lookup import (
-    MAX_QUERY_WORDS,
-    asking_enablement,
-    query_words,
-)
+from obelisk_session_evidence.loopx.scoped_lookup import asking_enablement
 from obelisk_session_evidence.state.paths import StatePaths
 from tests.loopx.helpers import CURRENT_SESSION, backend
 from tests.stages.helpers import enabled_policy
@@ -49,14 +45,6 @@ def test_asker_prefers_the_invocation_and_refuses_disagreement(environ, expected
 def test_asker_falls_back_to_loopx_host_turn_environment():
     environ = {"LOOPX_GOAL_ID": "goal-b", "LOOPX_AGENT_ID": "agent-b"}
     assert asker(parent_argv=["bash"], environ=environ) == (Asker("goal-b", "agent-b"), None)
-
-
-def test_query_words_are_bounded_and_stripped_of_syntax():
-    words = query_words('why did "pytest tests/test_auth.py" fail? OR NEAR(x) ' + "w" * 70 + " a")
-    assert words == ["why", "did", "pytest", "tests/test_auth.py", "fail", "OR"]
-    assert len(query_words(" ".join(f"word{i}" for i in range(40)))) == MAX_QUERY_WORDS
-    # LoopX's fixed prepare-evidence query asks nothing specific.
-    assert query_words("current  decision evidence") == []
 
 
 def _enablement(agent: str, project: str) -> Enablement:

@@ -6,6 +6,7 @@ import pytest
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, situation
 from obelisk_session_evidence.loopx import decision_context_extension as extension
 from obelisk_session_evidence.loopx.asking import Asker
+from obelisk_session_evidence.providers.recent_failures import RecentFailures
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import spool_document
@@ -13,6 +14,7 @@ from tests.loopx.helpers import (
     CURRENT_SESSION,
     CURRENT_SESSION_FAILURE,
     EARLIER_SESSION_FAILURE,
+    ROUTE,
     backend,
     current_turn_failure,
 )
@@ -101,6 +103,90 @@ def test_response_for_free_text_with_an_unknown_asker_is_refused(encoder, tmp_pa
     assert (response["status"], response["reason_code"]) == ("unavailable", "asking_agent_unknown")
 
 
+def test_response_for_a_free_text_command_line_is_judged_as_that_command(encoder, tmp_path):
+    """Issue 30 §3: the query is the command that failed before; the verdict says so."""
+    response = extension.response_for(
+        _request(scope_ref="goal", query=ROUTE),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=lambda request: [EARLIER_SESSION_FAILURE]),
+    )
+    verdict, evidence = response["items"]
+    assert verdict["summary"].startswith("verdict repeats_prior_failure;"), verdict["summary"]
+    assert json.loads(verdict["content"])["matched_items"] == 1
+    assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
+
+
+def test_prepare_evidence_without_an_obligation_brings_the_scopes_recent_unresolved_failures(encoder, tmp_path):
+    """Issue 30 §2: LoopX's fixed query names no step; the lookup resumes what failed last."""
+    asked = []
+
+    def history(request):
+        asked.append(request)
+        return [EARLIER_SESSION_FAILURE]
+
+    response = extension.response_for(
+        _request(scope_ref="goal", query="current decision evidence"),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=history, recent=RecentFailures((ROUTE,), "fresh")),
+    )
+    assert (response["status"], response["reason_code"]) == ("completed", None)
+    verdict, evidence = response["items"]
+    document = json.loads(verdict["content"])
+    assert (document["trigger"], document["verdict"], document["history_items"]) == (
+        "resume_or_handoff_gap",
+        "repeats_prior_failure",
+        1,
+    )
+    assert evidence["resource_ref"] == EARLIER_SESSION_FAILURE.message_ref
+    (request,) = asked
+    assert ROUTE in request.query_terms and request.trigger == "resume_or_handoff_gap"
+    # The resumed command is private: neither the verdict nor a summary carries it.
+    public = json.dumps([verdict, evidence["summary"]])
+    assert "pytest" not in public and "test_auth" not in public
+
+
+@pytest.mark.parametrize(
+    ("freshness", "status", "reason_code"),
+    [("fresh", "completed", None), ("stale", "unavailable", "index_stale")],
+)
+def test_prepare_evidence_without_unresolved_failures_is_empty_only_from_a_fresh_index(
+    encoder, tmp_path, freshness, status, reason_code
+):
+    response = extension.response_for(
+        _request(scope_ref="goal", query="current decision evidence"),
+        asking=ASKING,
+        **backend(paths=StatePaths(tmp_path), history=lambda request: [], recent=RecentFailures((), freshness)),
+    )
+    assert (response["status"], response["reason_code"], response["items"]) == (status, reason_code, [])
+
+
+def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_it(encoder, tmp_path):
+    """Issue 30 §4: a LoopX that sends goal_id/agent_id is answered, and they win over the
+    invocation's (here an unknown asker, as under LoopX's chat server)."""
+    paths = StatePaths(tmp_path)
+    history = backend(paths=paths, history=lambda request: [EARLIER_SESSION_FAILURE])
+    response = extension.response_for(
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id=FIXTURE_AGENT),
+        asking=Asker(None, None),
+        **history,
+    )
+    assert (response["status"], response["reason_code"]) == ("completed", None)
+    other = extension.response_for(
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id="agent-not-enabled"), asking=ASKING, **history
+    )
+    assert (other["status"], other["reason_code"]) == ("unavailable", "not_enabled")
+    unsaid = extension.response_for(
+        _request(scope_ref="goal", goal_id=None, agent_id=None), asking=Asker(None, None), **history
+    )
+    assert (unsaid["status"], unsaid["reason_code"]) == ("unavailable", "asking_agent_unknown")
+
+
+def test_requested_asker_completes_the_request_from_the_invocation():
+    invoked = Asker("goal-a", "agent-a", registry="/r.json", runtime_root="/rt")
+    assert extension.requested_asker({"agent_id": "agent-b"}, invoked) == Asker("goal-a", "agent-b", "/r.json", "/rt")
+    assert extension.requested_asker({"goal_id": None}, invoked) is invoked
+
+
 def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
     paths = StatePaths(tmp_path)
     write_private(paths.config_file, b"{not json")
@@ -117,6 +203,8 @@ def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
         (json.dumps(_request(operation="sync")).encode(), "request_schema_invalid"),
         (json.dumps(_request(max_results=True)).encode(), "max_results_invalid"),
         (json.dumps(_request(scope_ref=" ")).encode(), "scope_ref_invalid"),
+        (json.dumps(_request(agent_id="an agent with spaces")).encode(), "agent_id_invalid"),
+        (json.dumps(_request(goal_id=7)).encode(), "goal_id_invalid"),
     ],
 )
 def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin, reason_code):

@@ -3,7 +3,7 @@
 from click.testing import CliRunner
 
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.loopx.doctor import doctor_report
+from obelisk_session_evidence.loopx.doctor import doctor_report, installed_loopx, loopx_supported
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import write_private
 from tests.providers.native.index.transcripts import ClaudeTranscript
@@ -48,3 +48,13 @@ def test_doctor_follows_status_from_absent_to_ready(tmp_path):
     assert doctor_report(paths)[0] is True
     write_private(paths.config_file, b"[]")
     assert doctor_report(paths) == (False, "config_invalid")
+
+
+def test_doctor_checks_the_loopx_beside_it_against_the_supported_range(tmp_path):
+    """Issue 30 §4: the installed (pinned) LoopX passes; none, or one outside the range, does not."""
+    paths = state_paths()
+    assert installed_loopx() == "2.1.1" and loopx_supported("2.1.1")
+    assert doctor_report(paths, loopx_version=lambda: None) == (False, "loopx_not_installed")
+    for unsupported in ("2.1.0", "2.2.0", "3.0", "dev"):
+        assert doctor_report(paths, loopx_version=lambda v=unsupported: v) == (False, "loopx_version_unsupported")
+    assert doctor_report(paths, loopx_version=lambda: "2.1.9") == (False, "not_enabled")  # in range: on to status

@@ -1,15 +1,22 @@
 import json
 
+import jsonschema
 import pytest
 
 from fixtures.situations import situation
+from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.contracts.limits import HARD_CAPS
+from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
+from obelisk_session_evidence.contracts.schemas import json_schema
 from obelisk_session_evidence.loopx.recall import (
     MAX_RECALL_ITEMS,
+    MAX_SUMMARY_CHARS,
     bounded_max_results,
     invoking_session_of,
     recall,
     spooled_situation,
+    verdict_summary,
 )
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spool_document
@@ -47,9 +54,87 @@ def test_recall_the_invoking_turn_never_counts_but_the_sessions_history_does(enc
     assert (this_turn.exclusion.from_invocation, this_turn.read_performed) == (1, False)
     (verdict,) = this_turn.items
     assert verdict.summary == (
-        "verdict novel; delta semantic_advance; accepted true; matched 0 of 0 items; returned 0; "
-        "index fresh; invoking turn excluded 1"
+        "verdict novel; delta semantic_advance; accepted true; loopx accepted true; matched 0 of 0 items; "
+        "returned 0; index fresh; invoking turn excluded 1"
     )
+
+
+def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx_differs(encoder):
+    """Issue 30 §1: the verdict's content is `replan_recall_verdict_v0`; LoopX's exact-id rules
+    accept the new probe family, history removes it, and the document says by which rule."""
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=3,
+        **backend(lambda request: [EARLIER_SESSION_FAILURE]),
+    )
+    verdict_item, history_item = outcome.items
+    document = json.loads(verdict_item.content)
+    jsonschema.validate(document, json_schema("replan_recall_verdict_v0"))
+    receipt = outcome.decision.receipt
+    assert document == {
+        "schema_version": "replan_recall_verdict_v0",
+        "verdict": "repeats_prior_failure",
+        "trigger": "replan_repetition",
+        "obligation_id": outcome.decision.obligation_id,
+        "observation_fingerprint": outcome.decision.semantic_delta.observation_fingerprint,
+        "accepted": False,
+        "outcomes": [],
+        "satisfying_outcomes": [],
+        "reason_code": "route_repeats_prior_failure",
+        "loopx_accepted": True,
+        "divergence_code": "route_repeats_prior_failure",
+        "receipt_digest": canonical_digest(receipt.model_dump(mode="json")),
+        "request_id": receipt.request_id,
+        "index_freshness": "fresh",
+        "retrieved_items": 1,
+        "matched_items": 1,
+        "history_items": 1,
+        "invoking_turn_excluded": 0,
+        "invoking_turn_undated": 0,
+    }
+    assert verdict_item.resource_ref == "replan-decision:" + document["receipt_digest"]
+    assert "delta route_repeats_prior_failure; accepted false; loopx accepted true;" in verdict_item.summary
+    assert FAILED_RUN not in verdict_item.content and "pytest" not in verdict_item.content
+    assert history_item.content == FAILED_RUN
+
+
+def test_recall_verdict_summary_fits_loopx_public_summary_bound_at_its_longest():
+    max_items = HARD_CAPS["max_items"]
+    longest = RecallVerdict(
+        verdict="repeats_prior_failure",
+        trigger="operator_requested_history",
+        obligation_id="replan-0123456789abcdef",
+        observation_fingerprint="0123456789abcdef",
+        accepted=False,
+        outcomes=[],
+        satisfying_outcomes=[],
+        reason_code="no_followup_vision_path_inconsistent",
+        loopx_accepted=False,
+        divergence_code=None,
+        receipt_digest="sha256:" + "0" * 64,
+        request_id="req-0",
+        index_freshness="incomplete",
+        retrieved_items=max_items,
+        matched_items=max_items,
+        history_items=MAX_RECALL_ITEMS,
+        invoking_turn_excluded=99_999,
+        invoking_turn_undated=0,
+    )
+    assert len(verdict_summary(longest)) <= MAX_SUMMARY_CHARS
+
+
+def test_recall_verdict_has_no_divergence_when_loopx_and_history_agree(encoder):
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=3,
+        **backend(lambda request: []),
+    )
+    (verdict_item,) = outcome.items
+    document = json.loads(verdict_item.content)
+    assert (document["accepted"], document["loopx_accepted"], document["divergence_code"]) == (True, True, None)
+    assert document["outcomes"] == ["new_probe_family"] and document["history_items"] == 0
 
 
 def test_recall_situation_may_name_the_invoking_session_itself(encoder):
