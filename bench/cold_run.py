@@ -38,6 +38,7 @@ from typing import Final
 
 from bench._processes import BARE_INTERPRETER, STACK_FLOOR
 from bench._report import ROOT
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS
 
 TARGETS: Final = {"admitted": 8.0, "not_admitted": 5.0}
 """Issue 17: a cold `run` process at most this many times the bare interpreter (pair by pair)."""
@@ -112,7 +113,7 @@ def build_demo_state(home: Path) -> dict[str, Path]:
     ).stdout
     roots = dict(line.split("=", 1) for line in histories.split())
     roots = {name: shlex.split(value)[0] for name, value in roots.items()}
-    sources = ("claude", "codex", "kimi", "pi", "dsh")
+    sources = SOURCE_KINDS
     cli = [sys.executable, "-m", "obelisk_session_evidence"]
     subprocess.run(
         [

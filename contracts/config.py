@@ -1,15 +1,14 @@
 """The enablement configuration: which agent, project and repository may be read, and how."""
 
 from collections.abc import Sequence
-from typing import Annotated, Final, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import AwareDatetime, Field, StringConstraints, model_validator
 
 from obelisk_session_evidence.contracts.base import TRIGGERS, ContractModel, OpaqueId, Trigger
 from obelisk_session_evidence.contracts.reason_codes import ConfigLoadCode
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS, SourceKind
 
-SourceKind = Literal["claude", "codex", "kimi", "pi", "dsh"]
-SOURCE_KINDS: Final[tuple[SourceKind, ...]] = ("claude", "codex", "kimi", "pi", "dsh")
 ProviderKind = Literal["native", "obelisk"]
 AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/", max_length=4096)]
 
@@ -29,7 +28,7 @@ class Enablement(ContractModel):
     """Checkouts (and worktree parents) of the repository, matched as path prefixes."""
     historical_repo_roots: Annotated[list[AbsolutePath], Field(max_length=64)] = []
     """The subset of `repo_roots` declared historical: worktrees that no longer exist."""
-    sources: Annotated[list[SourceKind], Field(min_length=1, max_length=5)] = list(SOURCE_KINDS)
+    sources: Annotated[list[SourceKind], Field(min_length=1, max_length=len(SOURCE_KINDS))] = list(SOURCE_KINDS)
     """The session sources bound to this agent."""
     source_roots: dict[SourceKind, AbsolutePath] = {}
     """Non-default session folders per source."""

@@ -8,6 +8,7 @@ from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, OpaqueId
 from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
 from obelisk_session_evidence.contracts.outcomes import OutcomeId
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS
 
 MAX_ROUTE_COMMANDS: Final = 32
 MAX_ROUTE_FILES: Final = 64
@@ -21,7 +22,7 @@ CommandText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_COMM
 FilePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 RouteText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 RevisionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
-HOST_SESSION_PATTERN: Final = r"^host-session:(claude|codex|kimi|pi|dsh):[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
+HOST_SESSION_PATTERN: Final = rf"^host-session:({'|'.join(SOURCE_KINDS)}):[A-Za-z0-9][A-Za-z0-9._:/-]{{0,127}}$"
 """LoopX's normalised host-session scope: `host-session:<source>:<session id>`."""
 HostSessionRef = Annotated[str, StringConstraints(pattern=HOST_SESSION_PATTERN)]
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from obelisk_session_evidence.contracts.sources import SOURCES, source_named
+
 LOOPX_COMMAND: Final = "decision-context"
 GOAL_VARIABLE: Final = "LOOPX_GOAL_ID"
 AGENT_VARIABLE: Final = "LOOPX_AGENT_ID"
@@ -96,6 +98,10 @@ def _process_arguments(pid: int) -> list[str]:
 def bound_agents(source: str, session_id: str, *, registry: str | None = None) -> frozenset[str] | None:
     """The agents LoopX binds this host thread to (in the registry LoopX would use), or None
     when LoopX's state cannot be read here."""
+    kind = source_named(source)
+    if kind is None:
+        return frozenset()
+    prefix = SOURCES[kind].host_surface_prefix
     try:
         from loopx.control_plane.projects.registry_codec import load_registry
         from loopx.paths import default_registry_path
@@ -109,7 +115,7 @@ def bound_agents(source: str, session_id: str, *, registry: str | None = None) -
     return frozenset(
         binding["agent_id"]
         for binding in bindings
-        if binding["thread_id"] == session_id and binding["host_surface"].startswith(source)
+        if binding["thread_id"] == session_id and binding["host_surface"].startswith(prefix)
     )
 
 

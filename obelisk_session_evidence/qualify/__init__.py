@@ -79,6 +79,8 @@ def qualify(
     `cases` defaults to every case for `seed`; tests pass a subset. `real_cases` run after
     calibration, with the chosen thresholds, as the real-transcript arm.
     """
+    # The histories' repository roots are enablement roots, which must be absolute.
+    out_dir, workdir = out_dir.absolute(), workdir.absolute() if workdir is not None else None
     cases = cases if cases is not None else qualification_cases(seed=seed)
     arm_results = run_arms(cases, backend=backend, encoder=encoder, workdir=workdir or out_dir / "native-histories")
     chosen = calibrated_thresholds(arm_results)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.sources import SOURCES
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import index_file
@@ -282,8 +283,8 @@ def render_real_section(result: RealSetResult) -> list[str]:
 
 
 def _agents(result: RealSetResult) -> str:
-    names = {"claude": "Claude Code", "codex": "Codex", "pi": "pi", "kimi": "Kimi", "dsh": "DSH"}
-    return ", ".join(sorted({names[r.case.group.source] for r in result.runs}))
+    used = {r.case.group.source for r in result.runs}
+    return ", ".join(sorted(spec.title for kind, spec in SOURCES.items() if kind in used))
 
 
 def real_results_json(result: RealSetResult) -> dict:

@@ -19,6 +19,7 @@ from obelisk_session_evidence.contracts.errors import ScopeViolation, Unsupporte
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.prior_calls import MAX_CALL_COMMAND_CHARS
+from obelisk_session_evidence.contracts.sources import SOURCES
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots
 from obelisk_session_evidence.providers.obelisk.template import TemplateLimits, TemplateValues
 
@@ -38,13 +39,7 @@ SUPPORTED_REQUEST_FIELDS: Final = frozenset(
 """Request fields this adapter understands; a set field outside it is refused."""
 SUPPORTED_OPTIONS: Final = frozenset[str]()
 """Provider options: none yet; any option is refused before a process starts."""
-OBELISK_SOURCE: Final[dict[SourceKind, str]] = {
-    "claude": "claude",
-    "codex": "codex",
-    "kimi": "kimi",
-    "pi": "pi",
-    "dsh": "deepseek",
-}
+OBELISK_SOURCE: Final[dict[SourceKind, str]] = {kind: spec.obelisk_name for kind, spec in SOURCES.items()}
 """LoopX source names to the names Obelisk writes in `message.source` (DSH is `deepseek`)."""
 SEARCHED_TYPES: Final = frozenset({"decision", "summary"})
 """Evidence types that need `search()`; tool calls come from `sql()`."""

@@ -118,6 +118,13 @@ def test_qualify_native_refuses_a_foreign_workdir(tmp_path: Path, encoder) -> No
     assert (tmp_path / "work" / "keep.txt").exists()
 
 
+def test_qualify_native_takes_a_relative_out_folder(tmp_path: Path, encoder, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    summary = qualify(Path("relative-out"), backend="native", encoder=encoder, cases=SAMPLE[:2])
+    assert summary.report_path == str(tmp_path / "relative-out" / "report.md")
+    assert (tmp_path / "relative-out" / "report.md").is_file()
+
+
 def test_cli_qualify_standin_smoke(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["qualify", "--out", str(tmp_path / "q"), "--backend", "standin", "--per-family", "1", "--format", "json"]

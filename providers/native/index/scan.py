@@ -23,10 +23,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, assert_never
 
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.index_status import RootState
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
@@ -94,17 +94,22 @@ def _units(root: str, source: SourceKind, listings: Listings, inside: _Inside) -
     while pending:
         folder = pending.pop()
         entries, inode = listings.entries(folder)
-        if source == "claude":
-            yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl") and inside(e))
-        elif source == "codex":
-            rollouts = (e for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
-            yield from (_file_unit(e) for e in rollouts if inside(e))
-        elif source == "kimi" and any(entry.name in _KIMI_MARKERS for entry in entries):
-            if (unit := _kimi_unit(folder, inode, entries, listings, inside)) is not None:
-                yield unit
-            continue  # a session folder is one unit: its agents' folders hold no further sessions
-        elif source == "dsh" and (chosen := _canonical_dsh_file(entries)) is not None and inside(chosen):
-            yield _file_unit(chosen)
+        match source:
+            case "claude":
+                yield from (_file_unit(e) for e in entries if e.name.endswith(".jsonl") and inside(e))
+            case "codex":
+                rollouts = (e for e in entries if e.name.startswith("rollout-") and e.name.endswith(".jsonl"))
+                yield from (_file_unit(e) for e in rollouts if inside(e))
+            case "kimi":
+                if any(entry.name in _KIMI_MARKERS for entry in entries):
+                    if (unit := _kimi_unit(folder, inode, entries, listings, inside)) is not None:
+                        yield unit
+                    continue  # a session folder is one unit: its agents' folders hold no further sessions
+            case "dsh":
+                if (chosen := _canonical_dsh_file(entries)) is not None and inside(chosen):
+                    yield _file_unit(chosen)
+            case _:
+                assert_never(source)
         pending.extend(entry.path for entry in entries if entry.is_folder)
 
 

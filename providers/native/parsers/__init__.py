@@ -6,9 +6,9 @@ The parsers load on a format's first parse: a lookup only names roots and reads 
 
 from importlib import import_module
 from pathlib import Path
-from typing import Final
+from typing import Final, assert_never
 
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS, SourceKind
 from obelisk_session_evidence.providers.native.parsers.discovery import (
     canonical_session_file,
     default_roots,
@@ -29,14 +29,26 @@ __all__ = [
     "parse_session_file",
 ]
 
-_PARSERS: Final[dict[SourceKind, tuple[str, str]]] = {
-    "claude": (f"{__name__}.claude", "parse_claude"),
-    "codex": (f"{__name__}.codex", "parse_codex"),
-    "kimi": (f"{__name__}.kimi", "parse_kimi"),
-    "pi": (f"{__name__}.pi", "parse_pi"),
-    "dsh": (f"{__name__}.dsh", "parse_dsh"),
-}
-"""Each format's parser: its module and function."""
+
+def _parser(source: SourceKind) -> tuple[str, str]:
+    """Each format's parser: its module and function."""
+    match source:
+        case "claude":
+            return f"{__name__}.claude", "parse_claude"
+        case "codex":
+            return f"{__name__}.codex", "parse_codex"
+        case "kimi":
+            return f"{__name__}.kimi", "parse_kimi"
+        case "pi":
+            return f"{__name__}.pi", "parse_pi"
+        case "dsh":
+            return f"{__name__}.dsh", "parse_dsh"
+        case _:
+            assert_never(source)
+
+
+_PARSERS: Final[dict[SourceKind, tuple[str, str]]] = {source: _parser(source) for source in SOURCE_KINDS}
+"""Built at import: a source without a parser fails here, before anything is read."""
 PARSER_MODULES: Final = tuple(module for module, _ in _PARSERS.values())
 """What a process that will parse can load ahead (a forkserver's preload)."""
 

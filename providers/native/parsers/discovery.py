@@ -5,57 +5,56 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, assert_never
 
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SOURCES, SourceKind, SourceSpec
 
 _SNIFF_BYTES: Final = 65536
 _DSH_SESSION_FILE: Final = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
-_HOME_MARKERS: Final[tuple[tuple[str, SourceKind], ...]] = (
-    (".claude", "claude"),
-    (".codex", "codex"),
-    (".kimi-code", "kimi"),
-    (".kimi", "kimi"),
-    (".dsh", "dsh"),
-    (".pi", "pi"),
-)
+_HOME_MARKERS: Final[dict[str, SourceKind]] = {
+    marker: kind for kind, spec in SOURCES.items() for marker in spec.home_markers
+}
+"""A folder name in a session's path that says which agent's home it is in (`.claude`, `.kimi-code`)."""
 
 
 def default_roots(home: Path) -> dict[SourceKind, Path]:
     """Each agent's sessions root under `home`, honouring the agents' own environment overrides."""
-    return {
-        "claude": home / ".claude" / "projects",
-        "codex": home / ".codex" / "sessions",
-        "kimi": Path(os.environ.get("KIMI_CODE_HOME") or home / ".kimi-code") / "sessions",
-        "pi": Path(os.environ.get("PI_CODING_AGENT_SESSION_DIR") or home / ".pi" / "agent" / "sessions"),
-        "dsh": home / ".dsh" / "sessions",
-    }
+    return {kind: default_root(spec, home) for kind, spec in SOURCES.items()}
+
+
+def default_root(spec: SourceSpec, home: Path) -> Path:
+    """One agent's sessions root: its data folder (or its own override of it), then its sessions folder."""
+    override = os.environ.get(spec.data_env) if spec.data_env else None
+    data = Path(override) if override else home.joinpath(*spec.data_folder)
+    return data.joinpath(*spec.sessions_folder)
 
 
 def iter_session_paths(root: Path, source: SourceKind) -> Iterator[Path]:
     """Every parseable unit under a sessions root, in sorted order (a file, or a Kimi directory)."""
     if not root.is_dir():
         return
-    if source == "claude":
-        yield from sorted(root.rglob("*.jsonl"))
-    elif source == "codex":
-        yield from sorted(root.rglob("rollout-*.jsonl"))
-    elif source == "pi":
-        yield from sorted(root.glob("*/*.jsonl"))
-    elif source == "kimi":
-        markers = {p.parent for name in ("state.json", "context.jsonl") for p in root.rglob(name)}
-        yield from sorted(markers)
-    else:
-        session_dirs = {p.parent for p in root.rglob("session*.jsonl*")}
-        yield from sorted(chosen for d in session_dirs if (chosen := canonical_session_file(d)) is not None)
+    match source:
+        case "claude":
+            yield from sorted(root.rglob("*.jsonl"))
+        case "codex":
+            yield from sorted(root.rglob("rollout-*.jsonl"))
+        case "pi":
+            yield from sorted(root.glob("*/*.jsonl"))
+        case "kimi":
+            markers = {p.parent for name in ("state.json", "context.jsonl") for p in root.rglob(name)}
+            yield from sorted(markers)
+        case "dsh":
+            session_dirs = {p.parent for p in root.rglob("session*.jsonl*")}
+            yield from sorted(chosen for d in session_dirs if (chosen := canonical_session_file(d)) is not None)
+        case _:
+            assert_never(source)
 
 
 def detect_source(path: Path) -> SourceKind | None:
     """Guess which agent wrote `path`: from its home folder if visible, else from its first line."""
     for part in reversed(path.parts):
-        for marker, source in _HOME_MARKERS:
-            if part == marker:
-                return source
+        if (source := _HOME_MARKERS.get(part)) is not None:
+            return source
     if path.is_dir():
         if (path / "state.json").is_file() or (path / "context.jsonl").is_file():
             return "kimi"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS
 from obelisk_session_evidence.providers.native.index.cursor import file_signature
 from obelisk_session_evidence.providers.native.index.scan import scan_root
 from obelisk_session_evidence.providers.native.parsers import default_roots, iter_session_paths
@@ -36,7 +37,7 @@ def test_scan_root_matches_iter_session_paths_on_the_real_corpus(source, folder)
     _same_units(REAL_CORPUS / folder, source)
 
 
-@pytest.mark.parametrize("source", ["claude", "codex", "kimi", "pi", "dsh"])
+@pytest.mark.parametrize("source", SOURCE_KINDS)
 def test_scan_root_matches_iter_session_paths_on_generated_histories(generated, source):
     _same_units(default_roots(generated.home)[source], source)
 
