@@ -81,6 +81,7 @@ DeltaReasonCode = Literal[
     "outcomes_not_required",
     "acceptance_hold_widened",
     "route_repeats_prior_failure",
+    "route_repeats_failure_after_change",
     "route_repeats_prior_attempt",
     "blocker_already_evidenced",
     "hypothesis_already_tried",

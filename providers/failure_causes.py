@@ -47,20 +47,64 @@ DISPLAY_FILTERS: Final = frozenset(
 )
 """Programs that, piped after a command, make the pipeline's status theirs."""
 MASKED_FAILURE: Final = re.compile(
-    r"\b[1-9]\d* (?:tests? )?(?:failed|failing)\b"
-    r"|^\s*(?:FAIL|FAILED)\b"
+    r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b"  # bun, mocha: ` 2 fail`
+    r"|^\s*Tests?:?\s+[1-9]\d* failed"  # jest, vitest
+    r"|^=+ .*\b[1-9]\d* failed\b"  # pytest's summary line
+    r"|^(?:FAIL|FAILED)\b"
     r"|\berror TS\d+"
     r"|^npm (?:ERR!|error) "
     r"|\bFound [1-9]\d* (?:errors?|diagnostics?)\b"
-    r"|\b[1-9]\d* errors? (?:found|generated)\b"
-    r"|^error(?:\[E\d+\])?: "
-    r"|^Traceback \(most recent call last\)"
-    r"|command not found"
-    r"|\b(?:exited|failed) with (?:exit )?code [1-9]"
+    r"|\b[1-9]\d* errors? generated\b"
+    r"|command not found|unrecognized subcommand|unexpected argument|[Uu]nknown option|No such file or directory"
+    r"|Cannot find module|ModuleNotFoundError|^fatal: "
+    r"|\bexited with code [1-9]|^error: script \""
     r"|\bELIFECYCLE\b",
     re.MULTILINE,
 )
 """A runner's own failure summary: what a masked pipeline's output shows when the command failed."""
+MASKED_SUCCESS: Final = re.compile(
+    r"^\s*0 fail|\b0 (?:failed|failures|errors)\b|\bFound 0 errors?\b|\bNo (?:errors|fixes applied|issues)\b"
+    r"|^\s*(?:Tests?:?\s+)?\d+ pass(?:ed)?\b(?!.*\bfail)|\ball (?:tests|checks) passed\b|^=+ .*\bpassed\b(?!.*failed)"
+    r"|\bSuccess(?:fully)?\b|\bsuccessfully\b|\bBuild succeeded\b|\bCompiled\b|\bFinished\b|\bDone\b",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A runner's own success summary in a masked pipeline's output."""
+READ_ONLY_PROGRAMS: Final = frozenset(
+    {
+        "cat",
+        "grep",
+        "egrep",
+        "rg",
+        "ls",
+        "find",
+        "head",
+        "tail",
+        "sed",
+        "awk",
+        "wc",
+        "echo",
+        "printf",
+        "git",
+        "ps",
+        "jq",
+        "od",
+        "xxd",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "env",
+        "which",
+        "type",
+        "diff",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "nl",
+    }
+)
+"""Programs whose masked pipeline is a reading, not a check: its exit status is the reading's."""
 _SEGMENTS: Final = re.compile(r"\|\|?|&&|;|\n")
 _ASSIGNMENT: Final = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=\S*\Z")
 _PATH: Final = re.compile(r"(?<![\w@:/.-])(?:\.{0,2}/)?(?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}\b")
@@ -141,8 +185,8 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     ),
     _rule(
         "test_failed",
-        r"\b[1-9]\d* (?:tests? )?(?:failed|failing|failures?)\b|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) "
-        r"|^\s*\d+\) test |Tests?: .*\bfailed|AssertionError|assert(?:ion)? failed",
+        r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b|^\s*Tests?:?\s+[1-9]\d* failed|^=+ .*\b[1-9]\d* failed\b"
+        r"|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) |^\s*\d+\) test |AssertionError|assert(?:ion)? failed",
         names_files=True,
     ),
     _rule("timeout", r"timed out|\bETIMEDOUT\b|deadline exceeded|Timeout of \d+ms exceeded"),
@@ -168,9 +212,12 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
         return "no_match" if exit_code == 1 and last_program(command) in SEARCH_PROGRAMS else "failed"
     if exit_code is None and is_error is None:
         return "unknown"
-    if _masked(command) and MASKED_FAILURE.search(text):
+    if not _masked(command):
+        return "succeeded"
+    if MASKED_FAILURE.search(text):
         return "failed"
-    return "succeeded"
+    # A filter's status says nothing of the command before it: only its own summary does.
+    return "succeeded" if MASKED_SUCCESS.search(text) or _reads_only(command) else "unknown"
 
 
 def failure_cause(command: str, *, exit_code: int | None, output: str) -> FailureCause:
@@ -199,6 +246,11 @@ def last_program(command: str) -> str:
 def first_program(command: str) -> str:
     """The program of the command's first segment."""
     return _program(_segments(command)[:1])
+
+
+def _reads_only(command: str) -> bool:
+    """Every segment of the command only reads (`cat f | head`, `git log | grep x`)."""
+    return all(_program([segment]) in READ_ONLY_PROGRAMS for segment in _segments(command))
 
 
 def _masked(command: str) -> bool:
