@@ -92,7 +92,7 @@ ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combi
 """The dimensions a comparison scores (novelty 0–100 each)."""
 
 ThresholdName = Literal[
-    "command_repeat", "hypothesis_repeat", "blocker_repeat", "changed_since_penalty", "min_text_words"
+    "command_repeat", "hypothesis_repeat", "blocker_repeat", "min_text_words"
 ]
 """The thresholds a comparison reports (`contracts.thresholds.RouteThresholds`)."""
 

@@ -70,39 +70,8 @@ MASKED_SUCCESS: Final = re.compile(
 )
 """A runner's own success summary in a masked pipeline's output."""
 READ_ONLY_PROGRAMS: Final = frozenset(
-    {
-        "cat",
-        "grep",
-        "egrep",
-        "rg",
-        "ls",
-        "find",
-        "head",
-        "tail",
-        "sed",
-        "awk",
-        "wc",
-        "echo",
-        "printf",
-        "git",
-        "ps",
-        "jq",
-        "od",
-        "xxd",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "env",
-        "which",
-        "type",
-        "diff",
-        "sort",
-        "uniq",
-        "cut",
-        "tr",
-        "nl",
-    }
+    {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
+    | {"xxd", "file", "stat", "du", "df", "which", "type", "diff", "sort", "uniq", "cut", "tr", "nl", "less"}
 )
 """Programs whose masked pipeline is a reading, not a check: its exit status is the reading's."""
 _SEGMENTS: Final = re.compile(r"\|\|?|&&|;|\n")
