@@ -91,9 +91,7 @@ DeltaReasonCode = Literal[
 ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combined"]
 """The dimensions a comparison scores (novelty 0–100 each)."""
 
-ThresholdName = Literal[
-    "command_repeat", "hypothesis_repeat", "blocker_repeat", "min_text_words"
-]
+ThresholdName = Literal["command_repeat", "hypothesis_repeat", "blocker_repeat", "min_text_words"]
 """The thresholds a comparison reports (`contracts.thresholds.RouteThresholds`)."""
 
 ProviderHealthCode = Literal["provider_available", "provider_probe_failed", "provider_status_unknown", ErrorCode]
