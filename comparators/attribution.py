@@ -101,11 +101,21 @@ class Attribution:
 
 
 def attribute(
-    shapes: Sequence[CommandShape], output: str, *, failed: bool | None, exit_code: int | None
+    shapes: Sequence[CommandShape],
+    output: str,
+    *,
+    failed: bool | None,
+    exit_code: int | None,
+    outcome_known: bool = False,
 ) -> Attribution:
-    """The attribution of a call with these shapes, this output and this recorded outcome."""
+    """The attribution of a call with these shapes, this output and this recorded outcome.
+
+    `outcome_known`: the provider already read a hidden failure from the output
+    (`providers.failure_causes.call_outcome`), so a success here is one, never re-read."""
     text = _bounded(output)
     masked = False
+    if failed is False and outcome_known:
+        return _SUCCEEDED
     if failed is not True:
         masked_index = _masked_failure(shapes, text)
         if masked_index is None:

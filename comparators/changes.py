@@ -208,8 +208,10 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
         return ()
     elif program not in FILE_CHANGERS or shape.targets[:1] in (("list",), ("show",)):
         return None  # `git stash list` only reads
-    # Paths outside the repository (`/tmp/…`) change nothing a repository command reads.
-    return tuple(path for path in shape.paths if not path.startswith(("/", "<")))
+    # Paths outside the repository (`/tmp/…`) change nothing a repository command reads: a command
+    # that named only such paths changed nothing here (not "files it does not name").
+    inside = tuple(path for path in shape.paths if not path.startswith(("/", "<")))
+    return None if shape.paths and not inside else inside
 
 
 def is_project_config(path: str) -> bool:

@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import Final, Literal
 
 from obelisk_session_evidence.comparators.attribution import attribute
-from obelisk_session_evidence.comparators.changes import changed_paths
+from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths
 from obelisk_session_evidence.comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
 from obelisk_session_evidence.comparators.paths import looks_like_path, mask_temp_paths, repository_path
 from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
-from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES, PriorToolCall
+from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES, FailureCause, PriorToolCall
 from obelisk_session_evidence.contracts.snippets import parse_tool_snippet
 
 StepResult = Literal["failed", "succeeded", "unknown"]
@@ -90,6 +90,12 @@ class PriorStep:
     checkout: str | None = None
     """The checkout (repository root or worktree) it ran in, when known: a change made in one
     worktree does not change what a command sees in another."""
+    cause: FailureCause | None = None
+    """Why it failed, when it failed and the provider typed it."""
+    installs: bool = False
+    """It installed or synced dependencies."""
+    background: bool = False
+    """It started something that keeps running (`cmd &`)."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -143,8 +149,7 @@ def _start_cwd(call: PriorToolCall) -> str | None:
 def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> PriorStep:
     tool = call.tool_name.lower()
     files = tuple(repository_path(path, roots=roots) for path in call.files)
-    failed = bool(call.is_error) or (call.exit_code is not None and call.exit_code != 0)
-    recorded = failed if (call.is_error is not None or call.exit_code is not None) else None
+    recorded = _recorded(call)
     if _is_file_tool(tool, call.command.split()):
         if not files and call.command.strip():
             files = (repository_path(call.command, roots=roots),)  # a file tool's command is its target
@@ -157,7 +162,7 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         files = tuple(dict.fromkeys((*files, *(path for shape in parsed.shapes for path in shape.paths))))
     step = _step(
         index=index,
-        evidence_type="prior_failure" if failed else ("file_history" if tool in EDIT_TOOLS else "tool_outcome"),
+        evidence_type="prior_failure" if recorded else ("file_history" if tool in EDIT_TOOLS else "tool_outcome"),
         parsed=parsed,
         recorded=recorded,
         exit_code=call.exit_code,
@@ -168,8 +173,20 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         revision_ref=call.revision_ref,
         truncated=call.command_truncated,
         roots=roots,
+        never_ran=call.outcome == "not_run",
+        outcome_known=call.outcome is not None,
     )
-    return replace(step, checkout=_checkout(call))
+    return replace(step, checkout=_checkout(call), cause=call.cause if step.result == "failed" else None)
+
+
+def _recorded(call: PriorToolCall) -> bool | None:
+    """Whether the call failed, as the provider's outcome says (a search with no match did not,
+    a pipeline whose filter hid a failure did); None when unknown or it never ran."""
+    if call.outcome is not None:
+        return {"failed": True, "succeeded": False, "no_match": False}.get(call.outcome)
+    if call.is_error is None and call.exit_code is None:
+        return None
+    return bool(call.is_error) or (call.exit_code is not None and call.exit_code != 0)
 
 
 def _cd_roots_of(items: list[EvidenceItem]) -> list[str]:
@@ -244,9 +261,11 @@ def _step(
     revision_ref: str | None,
     truncated: bool,
     roots: tuple[str, ...],
+    never_ran: bool = False,
+    outcome_known: bool = False,
 ) -> PriorStep:
     """A tool-call step: its outcome attributed to the simple command that failed."""
-    if NEVER_RAN.match(output):
+    if never_ran or NEVER_RAN.match(output):
         # The agent cancelled it before it started: no outcome, and nothing of it to repeat.
         return PriorStep(
             index=index,
@@ -262,7 +281,7 @@ def _step(
             fallback=parsed.fallback,
             truncated=truncated or parsed.truncated,
         )
-    attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code)
+    attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code, outcome_known=outcome_known)
     if attribution.failed:
         result: StepResult = "failed"
     elif recorded is False:
@@ -292,7 +311,14 @@ def _step(
         truncated=truncated or parsed.truncated,
         changed=changed or (),
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
+        installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
+        background=result != "failed"
+        and any(shape.next_op == "&" or shape.joined_by == "&" for shape in parsed.shapes),
     )
+
+
+def _installs(shape: CommandShape) -> bool:
+    return shape.program in TREE_CHANGERS or shape.program.startswith(("mix deps.", "brew install", "apt"))
 
 
 def _changed_by(shapes: Sequence[CommandShape], result: StepResult) -> tuple[str, ...] | None:

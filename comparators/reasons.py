@@ -27,6 +27,10 @@ REASONS: Final[dict[str, str]] = {
         "An acceptance-hold obligation accepts only a successor or a blocker; LoopX rejects it."
     ),
     "route_repeats_prior_failure": "The proposed route repeats a command that failed in an earlier session.",
+    "route_repeats_failure_after_change": (
+        "The proposed route re-runs a command that failed before, after a change to what made it fail: the same"
+        " probe on the same surface."
+    ),
     "route_repeats_prior_attempt": "The proposed route repeats a command already run in an earlier session.",
     "blocker_already_evidenced": "The claimed blocker is already evidenced in an earlier session.",
     "hypothesis_already_tried": "The proposed hypothesis was already tried in an earlier session.",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from obelisk_session_evidence.comparators.changes import relevant_change, sees_whole_tree
+from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched
 from obelisk_session_evidence.comparators.commands import (
     CommandShape,
     cd_roots,
@@ -65,8 +65,11 @@ class RouteMatch:
     """Lowest, over the route's commands, of each one's best match; None without commands."""
     repeats_failure: bool
     """Every command repeats history and at least one repeats an unresolved failure."""
+    repeats_failure_changed_since: bool
+    """Every command repeats history and a failure it repeats has a later change that touched its
+    cause (none stands): it may have been fixed, or not."""
     repeats_attempt: bool
-    """Every command repeats history, none an unresolved failure (it was already done)."""
+    """Every command repeats history, none a failure (it was already done)."""
     command_items: frozenset[int]
     """Ranks of prior steps a command matched at or above the threshold."""
     superseded: int
@@ -91,8 +94,19 @@ class RouteMatch:
 
 @dataclass(slots=True)
 class _UnitScore:
+    best: int = 0
+    """Best similarity to any prior run (the novelty score reads it)."""
     failure: int = 0
+    """Similarity of the latest comparable run when it failed and nothing since touched its cause."""
+    changed: int = 0
+    """Similarity of the latest comparable run when it failed and a later change touched its cause."""
     attempt: int = 0
+    """Similarity of the latest comparable run when it ran to an end without failing."""
+
+    @property
+    def repeats(self) -> bool:
+        """The unit has a comparable prior run."""
+        return bool(self.failure or self.changed or self.attempt)
 
 
 def route_match(
@@ -109,7 +123,7 @@ def route_match(
     units = [shape for command in parsed for shape in command.shapes][:MAX_ROUTE_UNITS]
     route_files = [repository_path(path, roots=route_roots) for path in route.files]
     route_edits = route_files if (route.action_kind or "") in EDIT_ACTION_KINDS else []
-    command = _command_match(units, steps, route_edits, thresholds=thresholds, revision=revision)
+    command = _command_match(units, steps, route_edits, thresholds=thresholds, revision=revision, roots=route_roots)
     hypothesis, hypothesis_items = _text_match(
         route.hypothesis,
         [s for s in steps if s.evidence_type in _HYPOTHESIS_SOURCES and not s.is_tool_call],
@@ -141,82 +155,123 @@ def _command_match(
     *,
     thresholds: RouteThresholds,
     revision: Revision | None,
+    roots: Sequence[str],
 ) -> dict[str, object]:
+    """Each unit against its latest comparable prior run: a failure stands until a change touches its cause."""
     threshold = thresholds.command_repeat
     scores = [_UnitScore() for _ in units]
     matched: set[int] = set()
     superseded: set[int] = set()
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call]
-    for unit, score in zip(units, scores, strict=False):
+    for unit, score in zip(units, scores, strict=True):
+        runs: list[tuple[PriorStep, int, int, bool]] = []
         for step in calls:
             similarity, position = _best_shape(unit, step)
-            if similarity == 0 or position is None:
+            if position is None:
                 continue
+            score.best = max(score.best, similarity)
+            ran = _ran_well(step, position)
+            if similarity < threshold or ran is None:
+                continue
+            runs.append((step, position, similarity, ran))
+        if not runs:
+            continue
+        step, position, similarity, ran = max(runs, key=lambda run: _moment(run[0]))
+        if ran:
+            resolved.update(other.index for other, _, _, well in runs if not well and other is not step)
             shape = step.shapes[position]
-            if _changed_since(step, shape, steps, route_edits, revision):
-                if sees_whole_tree(unit) or sees_whole_tree(shape):
-                    superseded.add(step.index)
-                    continue
-                similarity = max(0, similarity - thresholds.changed_since_penalty)
-                superseded.add(step.index)
-            failed = step.result == "failed" and position == step.failing
-            if not failed and shape.view and shape.view != unit.view:
-                continue  # it showed part of its output; another view of it is a new observation
-            if failed and _resolved_later(step, shape, calls, threshold):
-                resolved.add(step.index)
-                failed = False
-            if failed:
-                score.failure = max(score.failure, similarity)
-            else:
-                score.attempt = max(score.attempt, similarity)
-            if similarity >= threshold:
+            if not (shape.view and shape.view != unit.view):  # another view of a success is a new observation
+                score.attempt = similarity
                 matched.add(step.index)
+            continue
+        matched.add(step.index)
+        changes = _changes_after(step, steps, route_edits, revision)
+        if cause_touched(step.cause, step.shapes[position], step.output_paths, changes, roots=roots):
+            score.changed = similarity
+            superseded.add(step.index)
+        else:
+            score.failure = similarity
     if not units:
         return {
             "command_similarity": None,
             "repeats_failure": False,
+            "repeats_failure_changed_since": False,
             "repeats_attempt": False,
             "command_items": frozenset(),
             "superseded": 0,
             "resolved": 0,
         }
-    route_similarity = min(max(score.failure, score.attempt) for score in scores)
-    repeats = route_similarity >= threshold
-    repeats_failure = repeats and any(score.failure >= threshold for score in scores)
-    prefix = _failing_prefix(scores, threshold)
-    if not repeats and prefix is not None:
-        # The route re-runs a dead end before anything new: what follows never changes it.
-        repeats = repeats_failure = True
-        route_similarity = min(max(score.failure, score.attempt) for score in scores[: prefix + 1])
+    repeats = all(score.repeats for score in scores)
+    standing = _standing_prefix(scores) if not repeats else any(score.failure for score in scores)
+    changed = repeats and not standing and any(score.changed for score in scores)
     return {
-        "command_similarity": route_similarity,
-        "repeats_failure": repeats_failure,
-        "repeats_attempt": repeats and not repeats_failure,
-        "command_items": frozenset(matched) if repeats else frozenset(),
+        "command_similarity": min(score.best for score in scores),
+        "repeats_failure": standing,
+        "repeats_failure_changed_since": changed,
+        "repeats_attempt": repeats and not standing and not changed,
+        "command_items": frozenset(matched) if repeats or standing else frozenset(),
         "superseded": len(superseded),
         "resolved": len(resolved),
     }
 
 
-def _failing_prefix(scores: list[_UnitScore], threshold: int) -> int | None:
-    """The first unit that repeats a failure when every unit before it repeats history."""
-    for index, score in enumerate(scores):
-        if score.failure >= threshold:
-            return index
-        if score.attempt < threshold:
-            return None
+def _standing_prefix(scores: list[_UnitScore]) -> bool:
+    """The route re-runs a standing dead end before anything new: what follows never changes it."""
+    for score in scores:
+        if score.failure:
+            return True
+        if not score.repeats:
+            return False
+    return False
+
+
+def _ran_well(step: PriorStep, position: int) -> bool | None:
+    """Whether the shape at `position` ran without failing (True), failed (False), or never ran or
+    left no outcome (None)."""
+    if position in step.skipped:
+        return None
+    if step.result == "succeeded":
+        return True
+    if step.result == "failed" and step.failing is not None:
+        if position == step.failing:
+            return False
+        return True if position < step.failing else None
     return None
+
+
+def _moment(step: PriorStep) -> tuple[float, int]:
+    """Order of runs: by time when known (undated ones first), then newer rank first."""
+    return (step.observed_at.timestamp() if step.observed_at is not None else float("-inf"), -step.index)
+
+
+def _changes_after(
+    failure: PriorStep, steps: Sequence[PriorStep], route_edits: list[str], revision: Revision | None
+) -> list[Change]:
+    """What changed after `failure` in its checkout, as the cause rules read it; the route's own edits too."""
+    changes = [Change(tuple(route_edits), False, False, (), False)] if route_edits else []
+    for other in steps:
+        if other.index == failure.index or not (other.is_edit or other.installs or other.background):
+            continue
+        if _same_checkout(other, failure) and _happened_after(other, failure, revision):
+            changes.append(
+                Change(
+                    paths=other.changed,
+                    unnamed=other.is_edit and not other.changed,
+                    installs=other.installs,
+                    programs=tuple(shape.program for shape in other.shapes),
+                    background=other.background,
+                )
+            )
+    return changes
 
 
 def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
     """The best match of `unit` among the shapes `step` ran: (similarity, its index)."""
     best, best_index = 0, None
     for index, shape in enumerate(step.shapes):
-        if index in step.skipped or not same_place(unit, shape):
-            continue
-        if step.not_found and index == step.failing and unit.runner != shape.runner:
-            continue  # not found there; another environment is another route
+        if index in step.skipped or not same_place(unit, shape) or set(unit.runner) != set(shape.runner):
+            continue  # another place or environment (`VAR=1`, `uv run`, an activated venv) is another route
         similarity = command_similarity(unit, shape)
         if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits):
             similarity = 100
@@ -239,37 +294,6 @@ def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:
     return any(target == culprit or same_file(target, path) or target.startswith(path + "/") for target in targets)
 
 
-def _changed_since(
-    step: PriorStep,
-    shape: CommandShape,
-    steps: Sequence[PriorStep],
-    route_edits: list[str],
-    revision: Revision | None,
-) -> bool:
-    """True when something that can change the step's outcome happened after it ran.
-
-    The rule (`changes.relevant_change`): a command that sees the whole tree and names no files
-    (`pytest`, `mix test`, `npm run check`, `git commit`) is changed by any change in the
-    repository; a check that names files (`pytest tests/test_x.py`) by a change to them, to the
-    code they test, to a file its failure names, to the project's configuration, or to files
-    a command did not name (a formatter, an install); any other command only by a change to a
-    file it or its failure names."""
-    changed = list(route_edits)
-    unnamed = False
-    for other in steps:
-        if (
-            other.is_edit
-            and other.index != step.index
-            and _same_checkout(other, step)
-            and _happened_after(other, step, revision)
-        ):
-            changed.extend(other.changed)
-            unnamed = unnamed or not other.changed
-    if not changed and not unnamed:
-        return False
-    return relevant_change(shape, step.output_paths, changed, unnamed=unnamed)
-
-
 def _same_checkout(change: PriorStep, step: PriorStep) -> bool:
     """False when both checkouts are known and differ (an edit in another worktree)."""
     return change.checkout is None or step.checkout is None or change.checkout == step.checkout
@@ -281,21 +305,6 @@ def _happened_after(later: PriorStep, earlier: PriorStep, revision: Revision | N
     if revision is None or later.revision_ref is None or earlier.revision_ref is None:
         return False
     return later.revision_ref == revision.current and earlier.revision_ref != revision.current
-
-
-def _resolved_later(failure: PriorStep, shape: CommandShape, calls: Sequence[PriorStep], threshold: int) -> bool:
-    """True when the same command succeeded after the failure (both times known)."""
-    if failure.observed_at is None:
-        return False
-    for call in calls:
-        if (
-            call.result == "succeeded"
-            and call.observed_at is not None
-            and call.observed_at > failure.observed_at
-            and any(command_similarity(shape, other) >= threshold for other in call.shapes)
-        ):
-            return True
-    return False
 
 
 def _file_similarity(route_files: list[str], steps: Sequence[PriorStep]) -> int | None:

@@ -1,7 +1,7 @@
 """The enablement configuration: which agent, project and repository may be read, and how."""
 
 from collections.abc import Sequence
-from typing import Annotated, Literal, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import AwareDatetime, Field, StringConstraints, model_validator
 
@@ -11,6 +11,37 @@ from obelisk_session_evidence.contracts.sources import SOURCE_KINDS, SourceKind
 
 ProviderKind = Literal["native", "obelisk"]
 AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/", max_length=4096)]
+
+
+AUTOMATIC_TRIGGERS: Final[tuple[Trigger, ...]] = (
+    "replan_repetition",
+    "hypothesis_history_gap",
+    "resume_or_handoff_gap",
+)
+"""RFC §9 Stage 2: admitted only after measured evidence (a replay that met its targets) or when
+an operator names them."""
+STAGE_1_TRIGGERS: Final[tuple[Trigger, ...]] = ("operator_requested_history",)
+"""RFC §9 Stage 1: what `enable` admits when no trigger is named."""
+TriggerGrant = Literal["operator", "stage_1", "replay_qualified"]
+"""Why a scope admits its triggers: the operator named them (`--trigger`, or a configuration
+written before the gate existed), Stage 1 by default, or a replay of the scope's own history met
+its targets."""
+
+
+class ReplayQualification(ContractModel):
+    """The scope's last `replay` figures, as recorded for the promotion gate. Counts and rates only."""
+
+    measured_at: AwareDatetime
+    calls: int
+    """Shell calls replayed."""
+    dead_ends: int
+    alarms_right: float | None
+    """The verdict's true alarms ÷ judged alarms."""
+    dead_ends_caught: float | None
+    """Dead ends the verdict alarmed at ÷ dead ends."""
+    naive_alarms_right: float | None
+    """The naive rule's alarms right on the same calls."""
+    targets_met: bool
 
 
 class Enablement(ContractModel):
@@ -38,6 +69,10 @@ class Enablement(ContractModel):
     """The Obelisk binary, when not on PATH."""
     triggers: Annotated[list[Trigger], Field(min_length=1, max_length=4)] = list(TRIGGERS)
     """Triggers admitted for this scope; the others stay off."""
+    trigger_grant: TriggerGrant = "operator"
+    """Why these triggers are admitted (`TriggerGrant`)."""
+    replay: ReplayQualification | None = None
+    """The last replay of this scope's history, when one ran."""
     enabled_at: AwareDatetime
     """When the enablement was recorded."""
 

@@ -18,6 +18,7 @@ from obelisk_session_evidence.contracts.reason_codes import (
 Verdict = Literal[
     "novel",
     "repeats_prior_failure",
+    "repeats_prior_failure_changed_since",
     "repeats_prior_attempt",
     "novelty_unverified",
     "not_compared",

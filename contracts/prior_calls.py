@@ -7,7 +7,7 @@ receipt, a decision, Prefect's database or a log, and never cut by the prompt's 
 never reach a prompt).
 """
 
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
@@ -36,6 +36,49 @@ SHELL_TOOL_NAMES: Final[frozenset[str]] = frozenset(
 """Lower-cased tool names whose `command` is a shell command (other tools' is their input)."""
 MAX_CALL_FILES: Final = 64
 MAX_CALL_PATH_CHARS: Final = 1024
+MAX_CAUSE_SUBJECTS: Final = 16
+MAX_CAUSE_SUBJECT_CHARS: Final = 400
+
+CallOutcome = Literal["failed", "succeeded", "no_match", "not_run", "unknown"]
+"""What a call did: exited non-zero or flagged an error (`failed`, also a pipeline whose display
+filter hid a failure its output shows); ran and succeeded; a search that found nothing
+(`no_match`: an answer, not an error); rejected, cancelled or interrupted before it ran
+(`not_run`); or no outcome was recorded (`unknown`)."""
+FailureCauseKind = Literal[
+    "command_not_found",
+    "usage_error",
+    "module_not_found",
+    "wrong_architecture",
+    "git_ignored",
+    "git_rejected",
+    "nothing_to_commit",
+    "merge_conflict",
+    "hook_failed",
+    "no_tests_collected",
+    "permission_denied",
+    "connection_refused",
+    "compile_error",
+    "format_or_lint_refused",
+    "test_failed",
+    "timeout",
+    "path_not_found",
+    "is_a_directory",
+    "tool_error",
+    "unknown",
+]
+"""Why a call failed (`docs/failure-causes.md`): the catalogue `providers.failure_causes` types."""
+
+
+class FailureCause(ContractModel):
+    """Why a call failed, and what the cause names: a program, a module, paths, an option. Private."""
+
+    kind: FailureCauseKind
+    """The cause's type."""
+    subjects: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_CAUSE_SUBJECT_CHARS)]],
+        Field(max_length=MAX_CAUSE_SUBJECTS),
+    ] = []
+    """What it names, as the output wrote it (the missing program, the refused files, ...)."""
 
 
 class PriorToolCall(ContractModel):
@@ -73,6 +116,10 @@ class PriorToolCall(ContractModel):
     """A bounded excerpt of the call's output (its head and tail when long). Private."""
     output_truncated: bool = False
     """True when the output was longer than the excerpt."""
+    outcome: CallOutcome | None = None
+    """What the call did (`providers.failure_causes.call_outcome`); None when the provider did not say."""
+    cause: FailureCause | None = None
+    """Why it failed, for a `failed` call; None otherwise."""
 
 
 class ProviderAnswer(ContractModel):

@@ -81,6 +81,7 @@ DeltaReasonCode = Literal[
     "outcomes_not_required",
     "acceptance_hold_widened",
     "route_repeats_prior_failure",
+    "route_repeats_failure_after_change",
     "route_repeats_prior_attempt",
     "blocker_already_evidenced",
     "hypothesis_already_tried",
@@ -99,9 +100,7 @@ LoopX's exact-id rules give the same step: history only removes outcomes, never 
 ComparisonDimension = Literal["command", "file", "hypothesis", "blocker", "combined"]
 """The dimensions a comparison scores (novelty 0–100 each)."""
 
-ThresholdName = Literal[
-    "command_repeat", "hypothesis_repeat", "blocker_repeat", "changed_since_penalty", "min_text_words"
-]
+ThresholdName = Literal["command_repeat", "hypothesis_repeat", "blocker_repeat", "min_text_words"]
 """The thresholds a comparison reports (`contracts.thresholds.RouteThresholds`)."""
 
 ProviderHealthCode = Literal["provider_available", "provider_probe_failed", "provider_status_unknown", ErrorCode]

@@ -15,11 +15,8 @@ from typing import Annotated, Final, Literal
 from pydantic import AwareDatetime, Field
 
 from obelisk_session_evidence.contracts.base import ContractModel, Digest, Freshness, OpaqueId
+from obelisk_session_evidence.contracts.prior_calls import CallOutcome
 
-CallOutcome = Literal["failed", "succeeded", "no_match", "not_run", "unknown"]
-"""What a call did: exited non-zero or flagged an error (`failed`); ran and succeeded; a search
-that found nothing (`no_match`: an answer, not an error); rejected, cancelled or interrupted
-before it ran (`not_run`); or no outcome was recorded (`unknown`)."""
 EvidencePlace = Literal["within_session", "across_sessions"]
 """Where the history an alarm or a dead end rests on lies: the call's own session (RFC §10 arm 1,
 what LoopX's current context already holds) or only earlier sessions (what this provider adds)."""

@@ -30,11 +30,6 @@ class RouteThresholds(ContractModel):
     """A proposed hypothesis this similar to an earlier session's text was already tried."""
     blocker_repeat: Percent = 75
     """A claimed blocker this similar to an earlier session's text is already evidenced."""
-    changed_since_penalty: Percent = 50
-    """Points taken off a match whose files changed after it ran (weaker evidence).
-
-    A check (test, build, lint) re-run after such a change is not a repeat at all. With
-    `command_repeat` at 100 any penalty sets such a match aside; it matters at lower values."""
     min_text_words: Percent = 4
     """Hypotheses and blockers with fewer distinct content words are too vague to match."""
 

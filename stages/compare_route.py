@@ -1,9 +1,14 @@
 """compare-route: LoopX's exact-id rules first, then history may only remove a claimed outcome.
 
 Rules, in the order their reason codes win:
-1. Every proposed command repeats a prior call and one of them an unresolved failure: the
-   claimed route outcomes (new surface, hypothesis, probe, runnable successor) are removed,
-   `route_repeats_prior_failure`. Repeats of calls that ended well: `route_repeats_prior_attempt`.
+1. Every proposed command repeats a prior call (its latest comparable run) and one of them a
+   failure whose cause no later change touched: the claimed route outcomes (new surface,
+   hypothesis, probe, runnable successor) are removed, `route_repeats_prior_failure`. When a later
+   change touched the cause of every repeated failure, the route re-runs the same probe on the
+   same surface to see whether that change fixed it: only `new_surface` and `new_probe_family`
+   are removed (the change may be a new hypothesis or a runnable successor),
+   `route_repeats_failure_after_change`, verdict `repeats_prior_failure_changed_since`. Repeats
+   of calls that ended well: `route_repeats_prior_attempt`.
 2. A blocked observation whose blocker text history already holds loses a claimed
    `new_concrete_blocker`: `blocker_already_evidenced`.
 3. With a hypothesis-history gap, a proposed hypothesis whose text an earlier session already
@@ -20,7 +25,7 @@ of history never adds, keeps or explains an outcome.
 """
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from obelisk_session_evidence.comparators.exact_ids import delta_with, exact_id_delta
 from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelta, Verdict
@@ -30,6 +35,10 @@ from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+
+SAME_PROBE_OUTCOMES: Final[frozenset[OutcomeId]] = frozenset({"new_surface", "new_probe_family"})
+"""What a re-run of a failed route after a change to its cause cannot claim: it is the same probe
+on the same surface (whether the change fixed it is what it finds out)."""
 
 if TYPE_CHECKING:
     from obelisk_session_evidence.comparators.route_match import RouteMatch
@@ -99,6 +108,15 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
     removals: list[_Removal] = []
     if match.repeats_failure:
         removals.append(("route_repeats_prior_failure", ROUTE_OUTCOMES, "repeats_prior_failure", match.command_items))
+    elif match.repeats_failure_changed_since:
+        removals.append(
+            (
+                "route_repeats_failure_after_change",
+                SAME_PROBE_OUTCOMES,
+                "repeats_prior_failure_changed_since",
+                match.command_items,
+            )
+        )
     elif match.repeats_attempt:
         removals.append(("route_repeats_prior_attempt", ROUTE_OUTCOMES, "repeats_prior_attempt", match.command_items))
     if situation.proposed.observation.result_class == "blocked" and match.blocker_items:

@@ -101,9 +101,32 @@ def _enablement_rows(table: Table, enablement: Enablement) -> None:
     table.add_row("repo roots", "\n".join(roots) or "none")
     table.add_row("sources", ", ".join(enablement.sources))
     table.add_row("source roots", "\n".join(source_roots) or "defaults")
-    table.add_row("triggers", ", ".join(enablement.triggers))
+    table.add_row("triggers", f"{', '.join(enablement.triggers)} ({_GRANTS[enablement.trigger_grant]})")
+    table.add_row("last replay", _replay_line(enablement))
     table.add_row("backend", enablement.provider + (f" ({enablement.obelisk_bin})" if enablement.obelisk_bin else ""))
     table.add_row("enabled at", enablement.enabled_at.isoformat())
+
+
+_GRANTS = {
+    "operator": "named by the operator: admitted without qualification",
+    "stage_1": "Stage 1: automatic triggers wait for a replay that meets its targets",
+    "replay_qualified": "admitted by a replay of this scope's history",
+}
+
+
+def _replay_line(enablement: Enablement) -> str:
+    replay = enablement.replay
+    if replay is None:
+        return "never (obelisk-session-evidence replay --project-id ...)"
+
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    return (
+        f"{replay.measured_at.isoformat()}: {replay.calls} calls, {replay.dead_ends} dead ends; alarms right "
+        f"{shown(replay.alarms_right)} (naive {shown(replay.naive_alarms_right)}), dead ends caught "
+        f"{shown(replay.dead_ends_caught)}; targets {'met' if replay.targets_met else 'not met'}"
+    )
 
 
 def _scope_line(scope: AllowedScope) -> str:

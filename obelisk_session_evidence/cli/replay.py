@@ -53,6 +53,7 @@ def replay(
     Example: obelisk-session-evidence replay --project-id P --format json
     """
     from obelisk_session_evidence.cli.render_replay import render_replay, replay_progress
+    from obelisk_session_evidence.lifecycle.promotion import record_replay
     from obelisk_session_evidence.replay import PrivateCall, replay_history, replay_one_scope, scopes_to_replay
     from obelisk_session_evidence.state.private_files import check_regular_or_absent, write_private
 
@@ -75,6 +76,8 @@ def replay(
                     )
                 )
         report = replay_history(runs)
+        for run in runs:  # the promotion gate (RFC §9) reads what was measured
+            record_replay(paths, run.report, measured_at=report.generated_at)
         if private_out is not None and private is not None:
             write_private(private_out, _private_document(private))
         if plot is not None:

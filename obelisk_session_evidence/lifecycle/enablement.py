@@ -18,7 +18,7 @@ from typing import Final
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk_session_evidence.contracts.base import TRIGGERS, OpaqueId
-from obelisk_session_evidence.contracts.config import SOURCE_KINDS, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.config import SOURCE_KINDS, STAGE_1_TRIGGERS, Enablement, EnablementConfig
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.lifecycle import (
@@ -34,6 +34,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
 )
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
+from obelisk_session_evidence.lifecycle.trigger_gate import kept_qualification
 from obelisk_session_evidence.providers.health import index_health, provider_health
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
@@ -81,6 +82,8 @@ def enable(
     with _locked_config(paths) as current:
         enablements = list(current.enablements) if current else []
         position = next((i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None)
+        if position is not None:
+            candidate = kept_qualification(enablements[position], candidate)
         if position is not None and _settings(enablements[position]) == _settings(candidate):
             recorded, change = enablements[position], "unchanged"
         else:
@@ -91,6 +94,20 @@ def enable(
                 enablements[position] = candidate
             _save(paths, _config_of(enablements))
     return EnableOutcome(change=change, enablement=recorded, provider=probe(paths.index_dir, recorded))
+
+
+def update_enablement(
+    paths: StatePaths, scope_key: tuple[str, str, str], change: Callable[[Enablement], Enablement]
+) -> Enablement | None:
+    """Apply `change` to the enablement of `scope_key` under the writers' lock; None when it is gone."""
+    with _locked_config(paths) as current:
+        enablements = list(current.enablements) if current else []
+        position = next((i for i, e in enumerate(enablements) if e.scope_key == scope_key), None)
+        if position is None:
+            return None
+        enablements[position] = change(enablements[position])
+        _save(paths, _config_of(enablements))
+        return enablements[position]
 
 
 def disable(project_id: str, *, agent_id: str | None = None, paths: StatePaths) -> DisableOutcome:
@@ -225,7 +242,8 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
         "source_roots": _source_roots(request.source_roots, sources),
         "provider": request.provider,
         "obelisk_bin": str(Path(os.path.abspath(request.obelisk_bin))) if request.obelisk_bin else None,
-        "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(TRIGGERS),
+        "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(STAGE_1_TRIGGERS),
+        "trigger_grant": "operator" if request.triggers else "stage_1",
         "enabled_at": now,
     }
     try:

@@ -14,7 +14,6 @@ SEARCH_SPACE: Final[dict[str, tuple[int, ...]]] = {
     "command_repeat": tuple(range(50, 101, 5)),
     "hypothesis_repeat": tuple(range(50, 101, 5)),
     "blocker_repeat": tuple(range(50, 101, 5)),
-    "changed_since_penalty": tuple(range(0, 51, 10)),
     "min_text_words": (1, 2, 3, 4),
 }
 """The values each threshold may take, searched one threshold at a time in this order."""

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import get_args
 
+from obelisk_session_evidence.contracts.prior_calls import CallOutcome
 from obelisk_session_evidence.contracts.replay import (
-    CallOutcome,
     EvidencePlace,
     PlaceFigures,
     ReplayFigures,

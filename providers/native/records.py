@@ -16,6 +16,7 @@ from typing import Final, Literal
 
 from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.providers.failure_causes import call_outcome
 
 Role = Literal["user", "assistant"]
 SummaryKind = Literal["title", "compaction", "away", "summary"]
@@ -88,8 +89,12 @@ class ToolCallRecord:
 
     @property
     def failed(self) -> bool:
-        """True when the tool reported an error or the command exited nonzero."""
-        return bool(self.is_error) or (self.exit_code is not None and self.exit_code != 0)
+        """True when the call failed (`failure_causes.call_outcome`): not a call that never ran (rejected,
+        cancelled, aborted), nor a search that found nothing, nor one whose outcome is unknown."""
+        outcome = call_outcome(
+            self.command_text or "", exit_code=self.exit_code, is_error=self.is_error, output=self.output_excerpt or ""
+        )
+        return outcome == "failed"
 
     @property
     def evidence_type(self) -> EvidenceType:

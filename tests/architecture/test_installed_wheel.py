@@ -36,7 +36,7 @@ INSTALLED_COMMANDS: Final = (
     ("qualify",),
     ("index", "refresh"),
     ("enable",),
-    # ("replay",),  <- uncomment when the `replay` command lands
+    ("replay",),
 )
 """Commands whose `--help` the installed console script must print."""
 _TIMEOUT: Final = 300
@@ -172,6 +172,10 @@ def test_installed_run_decides_a_situation_from_indexed_history(installed: Insta
     decision = json.loads(decided.stdout)
     assert decision["admission"]["admitted"] is True
     assert decision["comparison"]["verdict"] == "repeats_prior_failure"
+    replayed = installed.run(installed.cli, "replay", "--format", "json")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["schema_version"] == "replay_report_v0" and report["total"]["calls"] > 0
 
 
 @pytest.mark.skipif(not REAL_CORPUS.is_dir(), reason=f"real corpus not present at {REAL_CORPUS}")

@@ -135,13 +135,13 @@ def test_route_match_whole_suite_check_superseded_by_any_later_edit() -> None:
     assert not match(items, commands=["make test"]).repeats_failure
 
 
-def test_route_match_other_revision_with_changed_files_is_weaker_evidence() -> None:
+def test_route_match_other_revision_with_changed_files_is_a_failure_changed_since() -> None:
     items = [
         call("python scripts/migrate.py --dry-run", revision="abc1234", minute=None),
         edit("scripts/migrate.py", revision="c0ffee1", minute=None),
     ]
     result = match(items, commands=["python scripts/migrate.py --dry-run"])
-    assert result.command_similarity == 100 - THRESHOLDS.changed_since_penalty
+    assert result.command_similarity == 100 and result.repeats_failure_changed_since
     assert not result.repeats_failure and result.superseded == 1
 
 

@@ -4,6 +4,7 @@ import hashlib
 from pathlib import Path
 
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY
+from obelisk_session_evidence.contracts.base import TRIGGERS
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 
 FIXTURE_GONE_ROOT = Path("/nonexistent/fixture-repo")
@@ -11,8 +12,10 @@ FIXTURE_GONE_ROOT = Path("/nonexistent/fixture-repo")
 
 
 def enable_request(**overrides) -> EnableRequest:
-    """The fixture scope, overridable per field (a historical root when no root is given)."""
+    """The fixture scope, overridable per field (a historical root when no root is given). Its
+    triggers are named (all four), as an operator overriding the promotion gate names them."""
     fields = {
+        "triggers": TRIGGERS,
         "agent_ids": (FIXTURE_AGENT,),
         "project_ids": (FIXTURE_PROJECT,),
         "repository_ids": (FIXTURE_REPOSITORY,),

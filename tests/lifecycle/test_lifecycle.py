@@ -48,7 +48,7 @@ def _config() -> EnablementConfig:
 def test_enable_writes_config_0600_with_defaults(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    outcome = _enable(repo_roots=(repo,))
+    outcome = _enable(repo_roots=(repo,), triggers=())
     config_file = state_paths().config_file
     assert stat.S_IMODE(config_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(config_file.parent.stat().st_mode) == 0o700
@@ -56,7 +56,8 @@ def test_enable_writes_config_0600_with_defaults(tmp_path):
     assert recorded == outcome.enablement and outcome.change == "created"
     assert recorded.repo_roots == [str(repo.resolve())]
     assert recorded.sources == list(SOURCE_KINDS)
-    assert len(recorded.triggers) == 4 and recorded.enabled_at == T0
+    assert recorded.triggers == ["operator_requested_history"] and recorded.trigger_grant == "stage_1"
+    assert recorded.enabled_at == T0
     assert outcome.provider.state == "available"
 
 

@@ -30,6 +30,7 @@ from obelisk_session_evidence.contracts.prior_calls import (
     PriorToolCall,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS
+from obelisk_session_evidence.providers.failure_causes import call_outcome, failure_cause
 from obelisk_session_evidence.providers.native.index.query import SearchRow
 from obelisk_session_evidence.providers.native.index.repository import (
     RepositoryBinding,
@@ -89,6 +90,8 @@ class PriorCallBuilder:
         output = row.body or row.detail
         excerpt = _excerpt(output)
         cwd = normalise_path(row.cwd) if row.cwd else None
+        is_error = None if row.is_error is None else bool(row.is_error)
+        outcome = call_outcome(command, exit_code=row.exit_code, is_error=is_error, output=output)
         return PriorToolCall(
             session_ref=session_ref(row.source, row.session_id),
             message_ref=message_ref(row.source, row.kind, row.uid),
@@ -96,7 +99,7 @@ class PriorCallBuilder:
             command=command[:MAX_CALL_COMMAND_CHARS],
             command_truncated=len(command) >= MAX_CALL_COMMAND_CHARS,
             exit_code=row.exit_code,
-            is_error=None if row.is_error is None else bool(row.is_error),
+            is_error=is_error,
             cwd=_bounded_path(cwd),
             repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=row.repository_identity)),
             observed_at=moment(row.observed_at),
@@ -104,6 +107,8 @@ class PriorCallBuilder:
             files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],
             output_excerpt=excerpt,
             output_truncated=len(excerpt) < len(output) or _PARSER_CUT.search(output) is not None,
+            outcome=outcome,
+            cause=failure_cause(command, exit_code=row.exit_code, output=output) if outcome == "failed" else None,
         )
 
 

@@ -63,13 +63,27 @@ def scope_sessions_sql(session_rows: Sequence[int], scope: ScopeFilter) -> Built
     return BuiltQuery(sql, params)
 
 
-def lane_sessions_sql(lane: str, *, window: int, offset: int) -> BuiltQuery:
-    """One window of a call lane's walk: the sessions that ran `:value`, newest run first."""
+def lane_sessions_sql(lane: str, *, window: int, offset: int, as_of: AsOf | None = None) -> BuiltQuery:
+    """One window of a call lane's walk: the sessions that ran `:value`, newest run first.
+
+    As of a cut (replay), by each session's newest run before the cut, read from the runs
+    themselves: `call_sessions` keeps each session's newest run of all time, and a walk by it would
+    spend its windows on sessions that ran the command only after the cut."""
+    params: dict[str, object] = {"window": window, "offset": offset}
+    if as_of is None:
+        sql = (
+            f"SELECT session_row FROM {quote_identifier('call_sessions')} WHERE lane = :lane AND value = :value"
+            " ORDER BY newest_epoch DESC LIMIT :window OFFSET :offset"
+        )
+        return BuiltQuery(sql, {**params, "lane": lane})
+    if lane not in ("command_key", "program"):
+        raise ValueError("a call lane is command_key or program")
+    before = as_of_sql(as_of, params, session="session_row", row="entry_id", epoch="observed_epoch")
     sql = (
-        f"SELECT session_row FROM {quote_identifier('call_sessions')} WHERE lane = :lane AND value = :value"
-        " ORDER BY newest_epoch DESC LIMIT :window OFFSET :offset"
+        f"SELECT session_row FROM {quote_identifier('call_details')} WHERE {lane} = :value"
+        f" AND {before} GROUP BY session_row ORDER BY max(observed_epoch) DESC LIMIT :window OFFSET :offset"
     )
-    return BuiltQuery(sql, {"lane": lane, "window": window, "offset": offset})
+    return BuiltQuery(sql, params)
 
 
 def lane_runs_sql(
@@ -118,7 +132,7 @@ def call_lane(
         if offset >= LANE_WALK:
             cut = True
             break
-        window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset)
+        window = lane_sessions_sql(lane, window=SESSION_WINDOW, offset=offset, as_of=scope.as_of)
         met = [row for (row,) in connection.execute(window.sql, {**window.params, "value": value})]
         _check_sessions(connection, scope, met, sessions)
         inside = [row for row in met if sessions[row]]

@@ -1,0 +1,158 @@
+"""Which later changes touch a failure's cause: a prior failure stands until one does.
+
+A failed call carries a typed cause (`contracts.prior_calls.FailureCause`, from the catalogue in
+`providers.failure_causes`). A change made after it (an edit, a file-changing command, an install,
+a pull) supersedes it only when it touches what the cause names or depends on:
+
+the rule per cause is in `docs/failure-causes.md` (environment causes by installs and manifests,
+a missing path by its creation, a check's failure by changes to the files it or its output names,
+their relatives and the project's configuration; with no file named, a whole-tree check by any).
+
+Temporary paths never count: a command that only touches `/tmp` changes nothing a repository
+command reads.
+"""
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from obelisk_session_evidence.comparators.changes import is_project_config, sees_whole_tree
+from obelisk_session_evidence.comparators.commands import CommandShape
+from obelisk_session_evidence.comparators.paths import looks_like_path, related_files, repository_path, same_file
+from obelisk_session_evidence.contracts.prior_calls import FailureCause
+
+ENVIRONMENT_CAUSES: Final = frozenset({"command_not_found", "usage_error", "wrong_architecture"})
+SERVICE_CAUSES: Final = frozenset({"connection_refused", "timeout"})
+ANY_CHANGE_CAUSES: Final = frozenset({"nothing_to_commit", "merge_conflict"})
+MANIFESTS: Final = frozenset(
+    {
+        "package.json",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "makefile",
+        "justfile",
+        "mix.exs",
+        "cargo.toml",
+        "go.mod",
+        "gemfile",
+        "composer.json",
+        "deno.json",
+        "bunfig.toml",
+    }
+)
+"""Files that define a project's scripts, tasks and dependencies."""
+SYNC_PROGRAMS: Final = frozenset(
+    {"git pull", "git fetch", "git rebase", "git merge", "git reset", "git switch", "git checkout"}
+)
+_STARTS: Final = re.compile(r"\b(?:serve|server|dev|start|up|run|watch)\b")
+PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change after a failure, as the cause rules read it."""
+
+    paths: tuple[str, ...]
+    """Repository paths it changed; empty with `unnamed` for files it does not name."""
+    unnamed: bool
+    """It changed files it does not name (a formatter over the tree, an install)."""
+    installs: bool
+    """It installed or synced dependencies (what every later program runs with)."""
+    programs: tuple[str, ...]
+    """The programs it ran (`git pull`, `chmod`, ...)."""
+    background: bool
+    """It started something that keeps running (a server, a watcher)."""
+
+
+def cause_touched(
+    cause: FailureCause | None,
+    failing: CommandShape,
+    output_paths: Sequence[str],
+    changes: Sequence[Change],
+    *,
+    roots: Sequence[str] = (),
+) -> bool:
+    """True when one of `changes` touches what `cause` names or depends on (the table above)."""
+    if not changes:
+        return False
+    kind = cause.kind if cause is not None else "unknown"
+    subjects = tuple(cause.subjects) if cause is not None else ()
+    if kind in ENVIRONMENT_CAUSES:
+        own = [path for path in failing.paths if not path.startswith(("/", "<"))]
+        return any(
+            change.installs
+            or any(_is_manifest(path) or any(same_file(path, mine) for mine in own) for path in change.paths)
+            for change in changes
+        )
+    if kind == "module_not_found":
+        names = [part for subject in subjects for part in re.split(r"[./:@-]", subject) if len(part) > 2]
+        return any(
+            change.installs
+            or any(
+                _is_manifest(path) or any(name in path.split("/") or name in path for name in names)
+                for path in change.paths
+            )
+            for change in changes
+        )
+    if kind == "path_not_found":
+        missing = [repository_path(subject, roots=roots) for subject in subjects if looks_like_path(subject)]
+        return any(
+            change.unnamed or any(_names(path, target) for path in change.paths for target in missing)
+            for change in changes
+        )
+    if kind == "git_ignored":
+        return any(posixpath.basename(path) == ".gitignore" for change in changes for path in change.paths)
+    if kind == "git_rejected":
+        return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
+    if kind in ANY_CHANGE_CAUSES:
+        return True
+    if kind in SERVICE_CAUSES:
+        return any(change.background or any(_STARTS.search(p) for p in change.programs) for change in changes)
+    if kind == "permission_denied":
+        return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
+    return _files_touched(subjects, failing, output_paths, changes, roots=roots)
+
+
+def _files_touched(
+    subjects: Sequence[str],
+    failing: CommandShape,
+    output_paths: Sequence[str],
+    changes: Sequence[Change],
+    *,
+    roots: Sequence[str],
+) -> bool:
+    """A check's failure: the files it or its failure names, their relatives, configuration, unnamed writes."""
+    named = [
+        path
+        for path in dict.fromkeys(
+            (
+                *failing.paths,
+                *output_paths,
+                *(repository_path(subject, roots=roots) for subject in subjects if looks_like_path(subject)),
+            )
+        )
+        if not path.startswith(("/", "<"))
+    ]
+    for change in changes:
+        if change.unnamed or change.installs:
+            return True
+        if any(is_project_config(path) for path in change.paths):
+            return True
+        if any(related_files(target, path) for target in named for path in change.paths):
+            return True
+    # Nothing named the failure's files: a check of the whole tree is changed by any change in it.
+    return not named and sees_whole_tree(failing) and any(change.paths for change in changes)
+
+
+def _is_manifest(path: str) -> bool:
+    return posixpath.basename(path).lower() in MANIFESTS
+
+
+def _names(changed: str, missing: str) -> bool:
+    """The change made `missing`: the same file, or something under a missing folder."""
+    missing = missing.rstrip("/")
+    return same_file(changed, missing) or changed.startswith(missing + "/")

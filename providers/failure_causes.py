@@ -1,0 +1,251 @@
+"""What a recorded tool call did, and why a failed one failed: the one catalogue every provider uses.
+
+`call_outcome` reads the recorded exit code, error flag and output: a call `failed` when it
+exited non-zero or the agent flagged an error, unless it never ran (the user rejected it, a
+sibling's failure cancelled it, the turn was aborted: `not_run`) or it is a search that found
+nothing (grep's exit 1: `no_match`, an answer). A pipeline whose status a display filter hid
+(`cmd | tail`, `cmd || true`) failed when its output carries a runner's own failure summary.
+
+`failure_cause` types a failed call from its command and output (`docs/failure-causes.md`):
+table-driven, first match wins, specific causes before generic ones; `unknown` is a cause too.
+Each cause names its subjects (a program, a module, paths, an option) so compare-route can tell
+which later changes touch it. Every pattern runs on bounded text (`MAX_READ_CHARS`) and has no
+nested quantifier over overlapping classes.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from obelisk_session_evidence.contracts.prior_calls import (
+    MAX_CAUSE_SUBJECT_CHARS,
+    MAX_CAUSE_SUBJECTS,
+    CallOutcome,
+    FailureCause,
+    FailureCauseKind,
+)
+
+MAX_READ_CHARS: Final = 8192
+"""Output read for an outcome or a cause (excerpts are bounded already; this bounds the work)."""
+NOT_RUN: Final = re.compile(
+    r"\A\s*(?:"
+    r"The user doesn't want to (?:proceed|take this action)"  # Claude Code: the user rejected the call
+    r"|\[Request interrupted by user"  # Claude Code: interrupted before it ended
+    r"|(?:<tool_use_error>)?(?:Sibling tool call errored|Cancelled: parallel tool call)"  # a sibling failed
+    r"|(?:Command |Operation )?aborted\b"  # pi, Codex: the turn was aborted
+    r"|(?:User )?rejected (?:tool use|by user)"  # DSH, Codex approvals
+    r"|exec command rejected"
+    r")",
+    re.IGNORECASE,
+)
+"""Outputs of calls that never ran to an outcome of their own (anchored at the output's start)."""
+SEARCH_PROGRAMS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"})
+"""Programs whose exit status 1 means "no match" (2 and above are their errors)."""
+DISPLAY_FILTERS: Final = frozenset(
+    {"tail", "head", "grep", "egrep", "rg", "less", "more", "cat", "sed", "awk", "cut", "sort", "uniq", "wc", "tee"}
+)
+"""Programs that, piped after a command, make the pipeline's status theirs."""
+MASKED_FAILURE: Final = re.compile(
+    r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b"  # bun, mocha: ` 2 fail`
+    r"|^\s*Tests?:?\s+[1-9]\d* failed"  # jest, vitest
+    r"|^=+ .*\b[1-9]\d* failed\b"  # pytest's summary line
+    r"|^(?:FAIL|FAILED)\b"
+    r"|\berror TS\d+"
+    r"|^npm (?:ERR!|error) "
+    r"|\bFound [1-9]\d* (?:errors?|diagnostics?)\b"
+    r"|\b[1-9]\d* errors? generated\b"
+    r"|command not found|unrecognized subcommand|unexpected argument|[Uu]nknown option|No such file or directory"
+    r"|Cannot find module|ModuleNotFoundError|^fatal: "
+    r"|\bexited with code [1-9]|^error: script \""
+    r"|\bELIFECYCLE\b",
+    re.MULTILINE,
+)
+"""A runner's own failure summary: what a masked pipeline's output shows when the command failed."""
+MASKED_SUCCESS: Final = re.compile(
+    r"^\s*0 fail|\b0 (?:failed|failures|errors)\b|\bFound 0 errors?\b|\bNo (?:errors|fixes applied|issues)\b"
+    r"|^\s*(?:Tests?:?\s+)?\d+ pass(?:ed)?\b(?!.*\bfail)|\ball (?:tests|checks) passed\b|^=+ .*\bpassed\b(?!.*failed)"
+    r"|\bSuccess(?:fully)?\b|\bsuccessfully\b|\bBuild succeeded\b|\bCompiled\b|\bFinished\b|\bDone\b",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A runner's own success summary in a masked pipeline's output."""
+READ_ONLY_PROGRAMS: Final = frozenset(
+    {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
+    | {"xxd", "file", "stat", "du", "df", "which", "type", "diff", "sort", "uniq", "cut", "tr", "nl", "less"}
+)
+"""Programs whose masked pipeline is a reading, not a check: its exit status is the reading's."""
+_SEGMENTS: Final = re.compile(r"\|\|?|&&|;|\n")
+_ASSIGNMENT: Final = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=\S*\Z")
+_PATH: Final = re.compile(r"(?<![\w@:/.-])(?:\.{0,2}/)?(?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}\b")
+"""A file-looking token (`src/a.ts`, `./x.py`, `config.exs`): a name with an extension."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: FailureCauseKind
+    pattern: re.Pattern[str]
+    names_files: bool = False
+    """The cause's subjects include the file paths its output names."""
+
+
+def _rule(kind: FailureCauseKind, pattern: str, *, names_files: bool = False, flags: int = re.MULTILINE) -> _Rule:
+    return _Rule(kind, re.compile(pattern, flags), names_files)
+
+
+CATALOGUE: Final[tuple[_Rule, ...]] = (
+    _rule("command_not_found", r"(?P<s>[\w.+/-]+): (?:command )?not found\b|command not found: (?P<t>\S+)"),
+    _rule("command_not_found", r"'(?P<s>[^'\n]{1,200})' is not recognized as an internal or external command"),
+    _rule(
+        "usage_error",
+        r"unrecognized subcommand '(?P<s>[^'\n]{1,200})'|error: unexpected argument '(?P<t>[^'\n]{1,200})'",
+    ),
+    _rule(
+        "usage_error",
+        r"\b(?:unknown|unrecognized|invalid|illegal|unexpected|no such) (?:option|flag|argument|subcommand)s?"
+        r"(?: --)?[:=]? ?['\"‘`]?(?P<s>-{0,2}[\w:.-]{1,80})",
+        flags=re.MULTILINE | re.IGNORECASE,
+    ),
+    _rule(
+        "usage_error", r"[Mm]issing script:? ['\"]?(?P<s>[\w:.-]{1,80})|[Ss]cript not found ['\"]?(?P<t>[\w:.-]{1,80})"
+    ),
+    _rule("usage_error", r"^[Uu]sage: (?P<s>\S{1,80})"),
+    _rule(
+        "module_not_found",
+        r"No module named '?(?P<s>[\w.]{1,200})"
+        r"|Cannot find (?:module|package) '(?P<t>[^'\n]{1,200})'"
+        r"|Could not resolve \"(?P<u>[^\"\n]{1,200})\""
+        r"|could not find (?:module|package) (?P<v>\S{1,200})",
+    ),
+    _rule("wrong_architecture", r"Exec format error|wrong ELF class|incompatible architecture|Bad CPU type"),
+    _rule("git_ignored", r"paths are ignored by one of your \.gitignore files:\s+(?P<s>\S{1,400})"),
+    _rule("git_rejected", r"\[rejected\]|failed to push some refs|non-fast-forward|Updates were rejected"),
+    _rule("nothing_to_commit", r"nothing to commit|no changes added to commit"),
+    _rule("merge_conflict", r"^CONFLICT \(|Merge conflict in (?P<s>\S{1,400})|unmerged files|fix conflicts"),
+    _rule("hook_failed", r"pre-commit|\bhusky\b|lint-staged|hook (?:failed|exited|declined)", names_files=True),
+    _rule(
+        "no_tests_collected",
+        r"collected 0 items|no tests ran|No tests? (?:files? )?found|[1-9]\d* deselected.*\b0 selected|0 tests? ran"
+        r"|No test suite found|no test files",
+        flags=re.MULTILINE | re.IGNORECASE,
+    ),
+    _rule(
+        "permission_denied",
+        r"Permission denied|[Oo]peration not permitted|\bEACCES\b|\bEPERM\b"
+        r"|sandbox(?:ed)? (?:denied|blocked|violation)",
+    ),
+    _rule(
+        "connection_refused",
+        r"ECONNREFUSED|[Cc]onnection refused|ENOTFOUND|getaddrinfo|Name or service not known|[Nn]etwork is unreachable"
+        r"|[Cc]ould not connect to (?P<s>\S{1,200})",
+    ),
+    _rule(
+        "compile_error",
+        r"\berror TS\d+|\berror\[E\d+\]|^\S{1,300}?[:(]\d+[,:]\d+\)?:? (?:- )?(?:fatal )?error\b|SyntaxError:"
+        r"|== Compilation error|\(CompileError\)",
+        names_files=True,
+    ),
+    _rule(
+        "format_or_lint_refused",
+        r"Formatter would have printed|would reformat|Code style issues|[1-9]\d* files? would be reformatted"
+        r"|lint/\w+|\bformat ━|✖ [1-9]\d* problems?|[1-9]\d* (?:problems?|warnings?) \("
+        r"|Found [1-9]\d* (?:errors?|issues?)"
+        r"|are not properly formatted|\bcredo\b.*\bissues?\b",
+        names_files=True,
+    ),
+    _rule(
+        "test_failed",
+        r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b|^\s*Tests?:?\s+[1-9]\d* failed|^=+ .*\b[1-9]\d* failed\b"
+        r"|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) |^\s*\d+\) test |AssertionError|assert(?:ion)? failed",
+        names_files=True,
+    ),
+    _rule("timeout", r"timed out|\bETIMEDOUT\b|deadline exceeded|Timeout of \d+ms exceeded"),
+    _rule(
+        "path_not_found",
+        r"cannot access '(?P<s>[^'\n]{1,400})'|can't open file '(?P<t>[^'\n]{1,400})'"
+        r"|no matches found: (?P<u>\S{1,400})|(?P<v>\S{1,400}): No such file or directory"
+        r"|No such file or directory|\bENOENT\b|does not exist|[Nn]o such file",
+        names_files=True,
+    ),
+    _rule("is_a_directory", r"Is a directory|\bEISDIR\b"),
+    _rule("tool_error", r"^(?:[\w.+/-]+: )?(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?: ?(?P<s>[^\n]{0,200})"),
+)
+"""(kind, pattern): the first rule whose pattern the output matches types the failure."""
+
+
+def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, output: str) -> CallOutcome:
+    """What a recorded call did (see the module docstring)."""
+    text = output[:MAX_READ_CHARS]
+    if NOT_RUN.search(text[:400]):
+        return "not_run"
+    if bool(is_error) or (exit_code is not None and exit_code != 0):
+        return "no_match" if exit_code == 1 and last_program(command) in SEARCH_PROGRAMS else "failed"
+    if exit_code is None and is_error is None:
+        return "unknown"
+    if not _masked(command):
+        return "succeeded"
+    if MASKED_FAILURE.search(text):
+        return "failed"
+    # A filter's status says nothing of the command before it: only its own summary does.
+    return "succeeded" if MASKED_SUCCESS.search(text) or _reads_only(command) else "unknown"
+
+
+def failure_cause(command: str, *, exit_code: int | None, output: str) -> FailureCause:
+    """The typed cause of a failed call (`unknown` when no rule matches)."""
+    text = output[:MAX_READ_CHARS]
+    if exit_code == 127 and not text.strip():
+        return _cause("command_not_found", [first_program(command)])
+    for rule in CATALOGUE:
+        found = rule.pattern.search(text)
+        if found is None:
+            continue
+        subjects = [value for value in found.groupdict().values() if value]
+        if rule.kind == "command_not_found" and not subjects:
+            subjects = [first_program(command)]
+        if rule.names_files:
+            subjects += _PATH.findall(text)
+        return _cause(rule.kind, subjects)
+    return _cause("unknown", _PATH.findall(text))
+
+
+def last_program(command: str) -> str:
+    """The program of the command's last segment (a pipeline's exit status is its last command's)."""
+    return _program(_segments(command)[-1:])
+
+
+def first_program(command: str) -> str:
+    """The program of the command's first segment."""
+    return _program(_segments(command)[:1])
+
+
+def _reads_only(command: str) -> bool:
+    """Every segment of the command only reads (`cat f | head`, `git log | grep x`)."""
+    return all(_program([segment]) in READ_ONLY_PROGRAMS for segment in _segments(command))
+
+
+def _masked(command: str) -> bool:
+    """The command's status is a display filter's (`| tail`), or `|| true` / `; echo` hid it."""
+    if "||" in command or re.search(r";\s*echo\b", command):
+        return True
+    if "|" not in command:
+        return False
+    return last_program(command) in DISPLAY_FILTERS
+
+
+def _segments(command: str) -> list[str]:
+    return [part.strip() for part in _SEGMENTS.split(command[:MAX_READ_CHARS]) if part.strip()]
+
+
+def _program(segments: Sequence[str]) -> str:
+    if not segments:
+        return ""
+    words = [word for word in segments[0].split() if not _ASSIGNMENT.match(word)]
+    if words[:2] == ["git", "grep"]:
+        return "git grep"
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def _cause(kind: FailureCauseKind, subjects: Sequence[str]) -> FailureCause:
+    kept = list(dict.fromkeys(subject.strip("'\"`‘’,;:()") for subject in subjects if subject.strip()))
+    return FailureCause(
+        kind=kind, subjects=[subject[:MAX_CAUSE_SUBJECT_CHARS] for subject in kept if subject][:MAX_CAUSE_SUBJECTS]
+    )
