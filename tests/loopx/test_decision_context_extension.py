@@ -41,6 +41,7 @@ def test_response_for_spooled_situation_excludes_only_the_invoking_turn(encoder,
     reference = spool_document(paths, "situations", json.dumps(situation()).encode())
     response = extension.response_for(
         _request(query=f"replan-situation:{reference}"),
+        asking=ASKING,
         **backend(
             paths=paths,
             history=lambda request: [current_turn_failure(), CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE],
@@ -80,7 +81,8 @@ def test_response_for_free_text_goal_scope_is_a_scoped_lookup(encoder, tmp_path)
     [
         ({}, Asker(None, None), "not_enabled"),
         ({"scope_ref": "/home/someone/.codex"}, ASKING, "scope_ref_unsupported"),
-        ({"query": "replan-situation:sha256:" + "0" * 64}, ASKING, "situation_not_found"),
+        # A reference is no bearer token: an asker without an enablement is refused before the spool is read.
+        ({"query": "replan-situation:sha256:" + "0" * 64}, ASKING, "not_enabled"),
     ],
 )
 def test_response_for_typed_unavailable_answers(tmp_path, overrides, asking, reason_code):
@@ -128,8 +130,8 @@ def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin
 
 def test_main_answers_unavailable_with_exit_0(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(_request()).encode())))
-    assert extension.main([]) == 0
-    assert json.loads(capsys.readouterr().out)["reason_code"] == "not_enabled"
+    assert extension.main([]) == 0  # not LoopX's child: nobody is established as the asker
+    assert json.loads(capsys.readouterr().out)["reason_code"] == "asking_agent_unknown"
 
 
 def test_main_doctor_is_not_ready_without_an_enablement(capsys):
