@@ -142,6 +142,7 @@ RecallCode = Literal[
     "scope_ambiguous",
     "host_session_binding_conflict",
     "host_session_binding_unknown",
+    "loopx_state_unreadable",
     "pipeline_failed",
     "read_only_provider",
     "index_stale",

@@ -22,7 +22,6 @@ project as follows:
 
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -146,7 +145,10 @@ def situation_for(
         situation, error = spooled_situation(paths, query, enablement)
         return situation, invoking_session, error
     lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
-    return obligation_lookup(**lookup) or scoped_situation(**lookup), invoking_session, None
+    situation, unreadable = obligation_lookup(**lookup)
+    if unreadable is not None:
+        return None, None, unreadable
+    return situation or scoped_situation(**lookup), invoking_session, None
 
 
 def spooled_situation(
@@ -286,33 +288,25 @@ def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | 
     return Asker(asking.goal_id, agent_id, asking.registry, asking.runtime_root), None
 
 
-def caller_denial(
-    paths: StatePaths,
-    situation: ReplanSituation,
-    *,
-    from_loopx: bool | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> str | None:
+def caller_denial(paths: StatePaths, situation: ReplanSituation) -> str | None:
     """Why a command may not decide (or spool) `situation` for its caller, or None.
 
-    Started by LoopX (`from_loopx`, default: the parent process is LoopX), the command's asker must
-    be established from LoopX's invocation and resolve to exactly the situation's enablement. In a
-    LoopX host turn (`LOOPX_AGENT_ID` / `LOOPX_GOAL_ID` set), the turn's agent and goal must be the
-    situation's. Elsewhere the command is the owner's own and admission alone decides (the limits
-    of this are in docs/identity.md).
+    Started by LoopX (the parent process is `loopx`), the command's asker must be established
+    from LoopX's invocation and resolve to exactly the situation's enablement. In a LoopX host
+    turn (`LOOPX_AGENT_ID` / `LOOPX_GOAL_ID` set), the turn's agent and goal must be the
+    situation's. Elsewhere the command is the owner's own and admission alone decides (the
+    limits of this are in docs/identity.md).
     """
-    environment = os.environ if environ is None else environ
-    loopx_parent = caller_is_loopx() if from_loopx is None else from_loopx
-    if loopx_parent:
-        asking, unknown = asker(environ=environment)
+    if caller_is_loopx():
+        asking, unknown = asker()
         if asking is None:
             return unknown
         enablement, error = _enablement_for(paths, asking)
         return error if enablement is None else scope_denial(situation, enablement)
     scope = situation.scope
-    if environment.get(AGENT_VARIABLE, "").strip() not in ("", scope.agent_id):
+    if os.environ.get(AGENT_VARIABLE, "").strip() not in ("", scope.agent_id):
         return "cross_agent_denied"
-    if environment.get(GOAL_VARIABLE, "").strip() not in ("", scope.project_id):
+    if os.environ.get(GOAL_VARIABLE, "").strip() not in ("", scope.project_id):
         return "cross_project_denied"
     return None
 

@@ -38,7 +38,7 @@ from typing import Final
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
-from obelisk_session_evidence.loopx.loopx_state import loopx_situation
+from obelisk_session_evidence.loopx.loopx_state import NoLoopXObligation, loopx_situation
 
 MAX_QUERY_WORDS: Final = 12
 WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{1,63}")
@@ -80,11 +80,13 @@ def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Ena
 
 def obligation_lookup(
     *, enablement: Enablement, asking: Asker, query: str, invoking_session: str | None
-) -> ReplanSituation | None:
-    """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
-    (or cannot be read here: the lookup then stands on its own)."""
+) -> tuple[ReplanSituation | None, str | None]:
+    """`(the lookup over the asker's open LoopX Replan obligation, None)`; `(None, None)` when
+    LoopX holds none (the lookup then stands on its own); `(None, "loopx_state_unreadable")` when
+    LoopX's state cannot be read here (no LoopX, a Node it cannot run): never answered as if
+    there were no obligation."""
     if asking.goal_id is None:
-        return None
+        return None, None
     words = query_words(query)
     try:
         situation = loopx_situation(
@@ -95,11 +97,12 @@ def obligation_lookup(
             registry=Path(asking.registry) if asking.registry else None,
             runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
         )
+    except NoLoopXObligation:
+        return None, None
     except Exception:
-        return None
-    return situation.model_copy(
-        update={"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
-    )
+        return None, "loopx_state_unreadable"
+    update = {"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
+    return situation.model_copy(update=update), None
 
 
 def scoped_situation(

@@ -213,3 +213,25 @@ def test_run_in_another_agents_host_turn_is_refused(two_agents, tmp_path):
         check=False,
     )
     assert done.returncode == 2 and "cross_agent_denied" in done.stderr
+
+
+def test_free_text_is_refused_when_loopxs_obligation_cannot_be_read(two_agents, monkeypatch):
+    """A LoopX state that cannot be read (no LoopX here, a Node LoopX cannot run) is no absent
+    obligation: the lookup is refused, never answered without the obligation LoopX may hold."""
+    paths, _ = two_agents
+
+    def unreadable(**_):
+        raise RuntimeError("LoopX's runtime cannot start")
+
+    monkeypatch.setattr("obelisk_session_evidence.loopx.scoped_lookup.loopx_situation", unreadable)
+    assert situation_for(paths, scope_ref="goal", query="pytest auth", asking=OWNER) == (
+        None,
+        None,
+        "loopx_state_unreadable",
+    )
+
+
+def test_free_text_without_an_open_obligation_is_a_lookup_of_its_own(two_agents):
+    paths, _ = two_agents  # LoopX holds no run history here
+    situation_found, _, error = situation_for(paths, scope_ref="goal", query="pytest auth", asking=OWNER)
+    assert error is None and situation_found.operator_request.requested is True
