@@ -27,6 +27,8 @@ DEFAULT_RETENTION_HOURS: Final = 24
 """How long a spooled document is kept after it was last spooled, unless config.json says otherwise."""
 _SWEPT: set[tuple[Path, str]] = set()
 """The spool folders this process has swept (once per process: a batch spools thousands)."""
+_RETENTION: dict[Path, tuple[tuple[int, int, int] | None, float]] = {}
+"""The retention read from each config file, with the file's version it was read at."""
 
 
 class SpoolRefused(InvalidInput):
@@ -111,12 +113,22 @@ def held_count(paths: StatePaths, kind: SpoolKind) -> int:
 
 def retention_seconds(paths: StatePaths) -> float:
     """`spool_retention_hours` of config.json in seconds; the default without a readable file (the
-    retention is no scope check: a broken file reports itself in `status` and admission)."""
+    retention is no scope check: a broken file reports itself in `status` and admission). Read
+    again only when the file changed: a batch reads thousands of spooled items."""
+    try:
+        status = os.stat(paths.config_file)
+        version = (status.st_mtime_ns, status.st_size, status.st_ino)
+    except OSError:
+        version = None
+    cached = _RETENTION.get(paths.config_file)
+    if cached is not None and cached[0] == version:
+        return cached[1]
     try:
         config = read_config(paths)
     except ConfigInvalid:
         config = None
     hours = config.spool_retention_hours if config is not None else DEFAULT_RETENTION_HOURS
+    _RETENTION[paths.config_file] = (version, hours * 3600.0)
     return hours * 3600.0
 
 
