@@ -97,6 +97,9 @@ class EnablementConfig(ContractModel):
     """This file's schema id."""
     enablements: Annotated[list[Enablement], Field(max_length=256)] = []
     """Enabled scopes; disabling removes one."""
+    spool_retention_hours: Annotated[int, Field(ge=1, le=8760)] = 24
+    """How long a spooled situation or batch manifest is kept after it was last spooled (it holds
+    query terms: commands, hypotheses, blockers); expired ones are removed on the spool's next use."""
 
     @model_validator(mode="after")
     def _scopes_are_separate(self) -> Self:

@@ -5,6 +5,7 @@
     ├── ConfigInvalid                config_invalid
     ├── ScopeBroadeningNotQualified  scope_broadening_not_qualified
     ├── PrivateTargetRefused         private_target_refused
+    ├── ScopeRefused                 scope_refused
     ├── StorageFailed                storage_failed
     ├── StageFailed                  stage_failed
     ├── PrefectApiNotConfigured      prefect_api_not_configured
@@ -68,6 +69,13 @@ class PrivateTargetRefused(EvidenceError):
     folder or link): it is refused, never replaced."""
 
     reason_code = "private_target_refused"
+
+
+class ScopeRefused(EvidenceError):
+    """A situation outside what its caller may ask for: not an enabled scope, or not the scope of
+    the LoopX asker that started the command (docs/identity.md). `detail` is the reason code."""
+
+    reason_code = "scope_refused"
 
 
 class StorageFailed(EvidenceError):

@@ -129,6 +129,10 @@ class LifecycleStatus(ContractModel):
     """The matching enablements."""
     denied_scopes: list[DeniedScope]
     """Broader scopes that stay denied."""
+    spooled_situations: Annotated[int, Field(ge=0)] = 0
+    """Unexpired situations held in the private spool (every scope's: they hold query terms)."""
+    spool_retention_hours: Annotated[int, Field(ge=1)] = 24
+    """How long a spooled situation is kept after it was last spooled (config.json)."""
 
 
 class EnableOutcome(ContractModel):

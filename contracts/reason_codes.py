@@ -15,6 +15,7 @@ ErrorCode = Literal[
     "config_invalid",
     "scope_broadening_not_qualified",
     "private_target_refused",
+    "scope_refused",
     "storage_failed",
     "stage_failed",
     "prefect_api_not_configured",
@@ -135,15 +136,25 @@ LifecycleOutcomeCode = Literal["enabled", "disabled", "not_enabled", "index_drop
 BatchItemCode = Literal["decided", StageFailureCode]
 """A batch item's record: decided, or why it failed."""
 
+SpoolRefusalCode = Literal["spool_absent", "spool_expired", "spool_not_regular", "spool_altered"]
+"""Why a spooled document was not used: none has the digest, it expired, the name is not a regular
+file (a link, a FIFO, a folder), or its bytes no longer have the digest that names them."""
+
 RecallCode = Literal[
     "situation_ref_required",
     "situation_not_found",
+    "spool_expired",
+    "spool_not_regular",
+    "spool_altered",
     "scope_ref_unsupported",
     "invoking_session_mismatch",
     "asking_agent_unknown",
+    "asking_goal_unknown",
     "asking_agent_conflict",
     "scope_ambiguous",
     "host_session_binding_conflict",
+    "host_session_binding_unknown",
+    "loopx_state_unreadable",
     "pipeline_failed",
     "read_only_provider",
     "index_stale",

@@ -7,6 +7,7 @@ tagged (trigger, verdict, agent digest) and given a content-free table artifact,
 the public decision only (`flows/operator_records.py`).
 """
 
+import hashlib
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -28,7 +29,7 @@ from obelisk_session_evidence.flows.operator_records import publish_decision_rec
 from obelisk_session_evidence.flows.operators import decision_run_name
 from obelisk_session_evidence.stages.pipeline import PIPELINE, PipelineRun, Stage, stage_errors
 from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
-from obelisk_session_evidence.state.spool import read_spooled, spool_document
+from obelisk_session_evidence.state.spool import read_spooled, remove_spooled, spool_document, spooled_path
 
 PRIVATE_TASK_OPTIONS: dict[str, Any] = {
     "persist_result": False,
@@ -115,9 +116,17 @@ def decide_with_prefect(
     the configured API, with the heartbeat thread off. Callers apply
     `flows.hardening.apply_prefect_environment` before this module is first imported."""
     load_contract(ReplanSituation, raw_situation)
-    reference = spool_document(paths, "situations", raw_situation)
     if get_current_settings().api.url is None:
         raise PrefectApiNotConfigured("set PREFECT_API_URL or start `obelisk-session-evidence ui`")
-    # A sync flow's heartbeat thread is joined at exit and adds about a second per run.
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return replan_evidence(reference, provider_kind, state_reference(paths))
+    reference = "sha256:" + hashlib.sha256(raw_situation).hexdigest()
+    # The copy this run spools holds its query terms: it goes when the flow run ends. One that was
+    # spooled before (a reference LoopX may still send) is kept.
+    spooled_before = spooled_path(paths, "situations", reference).exists()
+    spool_document(paths, "situations", raw_situation)
+    try:
+        # A sync flow's heartbeat thread is joined at exit and adds about a second per run.
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            return replan_evidence(reference, provider_kind, state_reference(paths))
+    finally:
+        if not spooled_before:
+            remove_spooled(paths, "situations", reference)

@@ -40,7 +40,7 @@ from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablemen
 from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.contracts.digests import agent_digest, canonical_digest
 from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput, StageFailed
-from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
 from obelisk_session_evidence.contracts.situation import ReplanSituation, public_situation_id
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.providers.base import EvidenceProvider
@@ -49,7 +49,7 @@ from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.salt import digest_salt
-from obelisk_session_evidence.state.spool import spooled_path
+from obelisk_session_evidence.state.spool import read_spooled
 from obelisk_session_evidence.tokenizer import load_ranks
 
 NO_LOOKUP: Final = "no-lookup"
@@ -165,8 +165,8 @@ def plan_batch(
 
 def _spooled_item(paths: StatePaths, item_ref: str) -> bytes | None:
     try:
-        return spooled_path(paths, "situations", item_ref).read_bytes()
-    except OSError:
+        return read_spooled(paths, "situations", item_ref, max_bytes=MAX_DOCUMENT_BYTES)
+    except InvalidInput:
         return None
 
 
@@ -277,7 +277,7 @@ def decide_item(
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
     try:
-        raw = spooled_path(context.paths, "situations", item.item_ref).read_bytes()
+        raw = read_spooled(context.paths, "situations", item.item_ref, max_bytes=MAX_DOCUMENT_BYTES)
         situation = load_contract(ReplanSituation, raw)
         decision = decide(
             situation,

@@ -64,6 +64,10 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         console.print(table)
     if report.reason_code in _NEXT_STEPS:
         console.print(f"next: {_NEXT_STEPS[report.reason_code]}", soft_wrap=True)
+    console.print(
+        f"spool: {report.spooled_situations} situation(s) held, each kept {report.spool_retention_hours} h",
+        soft_wrap=True,
+    )
     denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
     console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)", soft_wrap=True)
 

@@ -1,5 +1,6 @@
 """`run`: one Replan situation in, one public decision out."""
 
+import os
 from pathlib import Path
 
 import click
@@ -8,11 +9,12 @@ from obelisk_session_evidence.cli.collection import collection_paused
 from obelisk_session_evidence.cli.common import fail, format_option, read_document, reported_errors
 from obelisk_session_evidence.compose import decide
 from obelisk_session_evidence.contracts.config import ProviderKind
-from obelisk_session_evidence.contracts.errors import EvidenceError, StorageFailed
+from obelisk_session_evidence.contracts.errors import EvidenceError, ScopeRefused, StorageFailed
 from obelisk_session_evidence.contracts.json_input import load_contract
 from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.loopx.asking import AGENT_VARIABLE, GOAL_VARIABLE, caller_is_loopx
 from obelisk_session_evidence.stages.pipeline import PipelineRun
-from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import remove_private, write_private
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
@@ -61,6 +63,7 @@ def run(
     with reported_errors():
         raw = read_document(situation_source)
         paths = state_paths()
+        _check_caller(paths, raw)
         if use_prefect:
             from obelisk_session_evidence.flows.hardening import apply_console_verbosity, apply_prefect_environment
 
@@ -83,6 +86,18 @@ def run(
         render_decision(output.decision, text_console())
     if failure is not None:
         fail(failure)  # after the decision: the work lane still gets it
+
+
+def _check_caller(paths: StatePaths, raw: bytes) -> None:
+    """`ScopeRefused` when LoopX (or a LoopX host turn) started this run for a scope that is not its
+    asker's (`loopx.recall.caller_denial`); the owner's own runs pay one `/proc` read for this."""
+    if not (caller_is_loopx() or os.environ.get(AGENT_VARIABLE) or os.environ.get(GOAL_VARIABLE)):
+        return
+    from obelisk_session_evidence.loopx.recall import caller_denial
+
+    denial = caller_denial(paths, load_contract(ReplanSituation, raw))
+    if denial is not None:
+        raise ScopeRefused(denial)
 
 
 def _write_private_result(output: PipelineRun, private_out: Path | None) -> EvidenceError | None:

@@ -12,11 +12,12 @@ from obelisk_session_evidence.cli.render_situation import (
     render_spooled,
     spooled_document,
 )
+from obelisk_session_evidence.contracts.errors import ScopeRefused
 from obelisk_session_evidence.contracts.json_input import load_contract
 from obelisk_session_evidence.contracts.observations import TypedProgressObservation
 from obelisk_session_evidence.contracts.situation import ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
-from obelisk_session_evidence.loopx.recall import agent_enablement
+from obelisk_session_evidence.loopx.recall import agent_enablement, spool_denial
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.spool import spool_document
 
@@ -52,7 +53,7 @@ def spool(situation_source: str, output_format: str) -> None:
     """
     with reported_errors():
         raw = read_document(situation_source)
-        load_contract(ReplanSituation, raw)
+        _check_spoolable(load_contract(ReplanSituation, raw))
         digest = spool_document(state_paths(), "situations", raw)
     _print_reference(digest, output_format)
 
@@ -124,6 +125,7 @@ def from_loopx(
             runtime_root=runtime_root,
         )
         raw = built.model_dump_json(exclude_none=True).encode()
+        _check_spoolable(built)
         digest = spool_document(state_paths(), "situations", raw) if spool_it else None
     if digest is not None:
         _print_reference(digest, output_format)
@@ -131,6 +133,14 @@ def from_loopx(
         click.echo(raw.decode())
     else:
         render_situation_summary(built, Console())
+
+
+def _check_spoolable(situation: ReplanSituation) -> None:
+    """A spooled situation is bound to its enablement: only an enabled scope is spooled, and only
+    for a caller that may ask for it (`loopx.recall.spool_denial`)."""
+    denial = spool_denial(state_paths(), situation)
+    if denial is not None:
+        raise ScopeRefused(denial)
 
 
 def _print_reference(digest: str, output_format: str) -> None:

@@ -39,6 +39,7 @@ from obelisk_session_evidence.providers.health import index_health, provider_hea
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
+from obelisk_session_evidence.state.spool import held_count, retention_seconds
 
 ProviderProbe = Callable[[Path, Enablement], ProviderHealth]
 """Probes a backend given the native index folder."""
@@ -143,6 +144,8 @@ def status(
         "project_id": project_id,
         "agent_id": agent_id,
         "denied_scopes": [DeniedScope(scope=scope) for scope in DENIED_SCOPES],
+        "spooled_situations": held_count(paths, "situations"),
+        "spool_retention_hours": round(retention_seconds(paths) / 3600),
     }
     try:
         config = load_config(paths)

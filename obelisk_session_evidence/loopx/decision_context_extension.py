@@ -15,9 +15,11 @@ LoopX rejects any other response field, an item field set other than those four,
 than it asked for (at most 8), a completed answer with a reason code, and an unavailable one
 with items or without one. LoopX 2.1.1's request names neither the goal nor the agent
 (`asking.py` says where they are read from then); a request that carries `goal_id` and/or
-`agent_id` (as a later LoopX may, and its chat server already knows both) is read first, and
-any other field is still refused. `recall.py` says how the request maps onto a typed situation,
-and how the verdict travels as the leading item of a completed answer.
+`agent_id` (as a later LoopX may, and its chat server already knows both) is read first, held
+to the same rules (LoopX must have started the extension; the invocation and LoopX's host-turn
+environment must not name others), and any other field is still refused. `recall.py` says how
+the request maps onto a typed situation, and how the verdict travels as the leading item of a
+completed answer.
 
 Exit codes follow the LoopX habit: 0 with `ok: true` for every answer, including typed
 `unavailable` ones (the host fails open on them); 2 with `ok: false` for a request that breaks
@@ -39,7 +41,7 @@ from obelisk_session_evidence.contracts.base import OPAQUE_ID_PATTERN
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.contracts.json_input import read_at_most
 from obelisk_session_evidence.contracts.reason_codes import ProtocolRefusalCode
-from obelisk_session_evidence.loopx.asking import Asker, asker
+from obelisk_session_evidence.loopx.asking import Asker
 from obelisk_session_evidence.loopx.doctor import doctor_report
 from obelisk_session_evidence.loopx.recall import Recall, answer, bounded_max_results
 from obelisk_session_evidence.providers.factory import ProviderFactory
@@ -95,22 +97,18 @@ def response_for(
         scope_ref=fields["scope_ref"],
         query=fields["query"],
         max_results=bounded_max_results(fields["max_results"]),
-        asking=requested_asker(fields, asking),
+        asking=asking,
+        requested=requested_asker(fields),
         provider_factory=provider_factory,
     )
     return render_response(outcome)
 
 
-def requested_asker(fields: dict[str, Any], asking: Asker | None) -> Asker | None:
-    """The asker the request names, completed from LoopX's invocation (which also gives the
-    registry and runtime root); `asking` unchanged when the request names neither id."""
+def requested_asker(fields: dict[str, Any]) -> Asker | None:
+    """The goal and agent the request names (the asker's first source, `asking.established`);
+    None when it names neither."""
     goal_id, agent_id = fields.get("goal_id"), fields.get("agent_id")
-    if goal_id is None and agent_id is None:
-        return asking
-    invoked = asking if asking is not None else asker()[0]
-    if invoked is None:  # LoopX's own two sources disagree: the request alone names the asker
-        return Asker(goal_id, agent_id)
-    return Asker(goal_id or invoked.goal_id, agent_id or invoked.agent_id, invoked.registry, invoked.runtime_root)
+    return None if goal_id is None and agent_id is None else Asker(goal_id, agent_id)
 
 
 def render_response(outcome: Recall) -> dict[str, Any]:

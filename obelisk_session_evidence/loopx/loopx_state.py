@@ -33,6 +33,12 @@ from obelisk_session_evidence.contracts.json_input import load_contract
 from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
 from obelisk_session_evidence.contracts.situation import ReplanSituation, RouteProposal
 
+
+class NoLoopXObligation(InvalidInput):
+    """LoopX holds no open Replan obligation for the goal and agent (or nothing to build its
+    situation from): a fact about LoopX's state, unlike a state that cannot be read."""
+
+
 MAX_RUNS = 64
 """LoopX runs read per situation (the contract keeps at most 64 recent observations)."""
 HISTORY_TIMEOUT_S = 30
@@ -54,16 +60,16 @@ def loopx_situation(
     LoopX is absent, holds no open obligation, or holds another one than `obligation_id`."""
     runs = _agent_runs(goal_id, agent_id, registry=registry, runtime_root=runtime_root)
     if not runs:
-        raise InvalidInput("no LoopX run history for this goal and agent")
+        raise NoLoopXObligation("no LoopX run history for this goal and agent")
     obligation = _open_obligation(runs, agent_id)
     if obligation is None:
-        raise InvalidInput("no open LoopX replan obligation for this goal and agent")
+        raise NoLoopXObligation("no open LoopX replan obligation for this goal and agent")
     if obligation_id is not None and obligation["obligation_id"] != obligation_id:
         raise InvalidInput("obligation-id: LoopX's open obligation has another id")
     observations = _recent_observations(runs)
     if proposed is None:
         if not observations:
-            raise InvalidInput("proposed-observation: LoopX holds no typed observation to propose")
+            raise NoLoopXObligation("proposed-observation: LoopX holds no typed observation to propose")
         newest = observations[-1]  # oldest first
         proposed = load_contract(
             TypedProgressObservation,

@@ -28,6 +28,7 @@ protocol's envelope check, and `collect_context_recall` for an in-process provid
 the verdict no other field (a completed answer may not carry a reason code).
 """
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -39,12 +40,20 @@ from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
-from obelisk_session_evidence.contracts.json_input import load_contract, read_at_most
-from obelisk_session_evidence.contracts.reason_codes import HistoryRuleCode, codes_of
+from obelisk_session_evidence.contracts.json_input import load_contract
+from obelisk_session_evidence.contracts.reason_codes import DenialCode, HistoryRuleCode, codes_of
 from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_config
-from obelisk_session_evidence.loopx.asking import Asker, asker, bound_agents
+from obelisk_session_evidence.loopx.asking import (
+    AGENT_VARIABLE,
+    GOAL_VARIABLE,
+    Asker,
+    asker,
+    bound_agents,
+    caller_is_loopx,
+    established,
+)
 from obelisk_session_evidence.loopx.query_route import RESUME, query_route
 from obelisk_session_evidence.loopx.scoped_lookup import (
     asking_enablement,
@@ -60,7 +69,7 @@ from obelisk_session_evidence.providers.invoking_session import (
     is_host_session,
 )
 from obelisk_session_evidence.state.paths import StatePaths
-from obelisk_session_evidence.state.spool import spooled_path
+from obelisk_session_evidence.state.spool import SpoolRefused, read_spooled
 
 SITUATION_REF_PREFIX: Final = "replan-situation:"
 SITUATION_REF: Final = re.compile(rf"^{SITUATION_REF_PREFIX}(sha256:[0-9a-f]{{64}})$")
@@ -132,30 +141,38 @@ def situation_for(
     scope_ref: str,
     query: str,
     asking: Asker | None = None,
+    requested: Asker | None = None,
     provider_factory: ProviderFactory | None = None,
 ) -> tuple[ReplanSituation | None, str | None, str | None]:
     """`(situation, invoking session, None)` for what LoopX sent, else `(None, None, reason)`.
 
-    :param asking: who LoopX is asking for (default: read from LoopX's invocation, `asking.py`).
+    The asker is part of every answer's scope: it must be established, bound to the named host
+    thread (if any), and enabled for the goal's project; a spooled situation is then read only
+    when it was spooled for that same enablement (docs/identity.md).
+
+    :param asking: who LoopX's invocation names (default: read from it, `asking.py`).
+    :param requested: the goal and agent the request names, the asker's first source: confirmed
+        by the invocation and LoopX's host-turn environment, never trusted against them.
     :param provider_factory: the backends, asked for the scope's recent unresolved failures when
         the query names no step (default: the real ones).
     """
     invoking_session, scope_error = invoking_session_of(scope_ref)
     if scope_error is not None:
         return None, None, scope_error
-    if SITUATION_REF.fullmatch(query.strip()) is not None:
-        situation, error = spooled_situation(paths, query)
-        return situation, invoking_session, error
-    if asking is None:
-        asking, conflict = asker()
+    if asking is None or requested is not None:
+        invoked = asking
+        asking, unknown = asker(requested=requested) if invoked is None else established(invoked, requested, os.environ)
         if asking is None:
-            return None, None, conflict
+            return None, None, unknown
     asking, binding_error = _thread_agent(asking, invoking_session)
     if asking is None:
         return None, None, binding_error
     enablement, error = _enablement_for(paths, asking)
     if enablement is None:
         return None, None, error
+    if SITUATION_REF.fullmatch(query.strip()) is not None:
+        situation, error = spooled_situation(paths, query, enablement)
+        return situation, invoking_session, error
     route = query_route(query)
     if route.action_kind == RESUME:  # `prepare-evidence` names no step: resume what failed last
         resume, reason = resume_route(enablement, provider_factory_for(paths, provider_factory))
@@ -163,7 +180,10 @@ def situation_for(
             return None, invoking_session, reason
         route = resume or route
     lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
-    return obligation_lookup(**lookup, route=route) or scoped_situation(**lookup, route=route), invoking_session, None
+    situation, unreadable = obligation_lookup(**lookup, route=route)
+    if unreadable is not None:
+        return None, None, unreadable
+    return situation or scoped_situation(**lookup, route=route), invoking_session, None
 
 
 def answer(
@@ -173,12 +193,18 @@ def answer(
     query: str,
     max_results: int,
     asking: Asker | None = None,
+    requested: Asker | None = None,
     provider_factory: ProviderFactory | None = None,
 ) -> Recall:
     """What LoopX's query and scope come to: the recall of their situation, an empty completed
     answer when a routeless lookup finds no unresolved failure in a fresh index, or why not."""
     situation, invoking_session, error = situation_for(
-        paths, scope_ref=scope_ref, query=query, asking=asking, provider_factory=provider_factory
+        paths,
+        scope_ref=scope_ref,
+        query=query,
+        asking=asking,
+        requested=requested,
+        provider_factory=provider_factory,
     )
     if situation is None:
         if error == "no_unresolved_failures":
@@ -193,20 +219,36 @@ def answer(
     )
 
 
-def spooled_situation(paths: StatePaths, query: str) -> tuple[ReplanSituation | None, str | None]:
-    """The spooled situation a `replan-situation:` query names, or why there is none."""
+def spooled_situation(
+    paths: StatePaths, query: str, enablement: Enablement
+) -> tuple[ReplanSituation | None, str | None]:
+    """The spooled situation a `replan-situation:` query names, when it was spooled for the
+    asker's `enablement`; else why not (no content either way)."""
     match = SITUATION_REF.fullmatch(query.strip())
     if match is None:
         return None, "situation_ref_required"
     try:
-        with spooled_path(paths, "situations", match.group(1)).open("rb") as handle:
-            raw = read_at_most(handle, MAX_SITUATION_BYTES)
-    except OSError:
-        return None, "situation_not_found"
-    try:
-        return load_contract(ReplanSituation, raw), None
+        situation = load_contract(
+            ReplanSituation, read_spooled(paths, "situations", match.group(1), max_bytes=MAX_SITUATION_BYTES)
+        )
+    except SpoolRefused as refused:
+        return None, "situation_not_found" if refused.refusal == "spool_absent" else refused.refusal
     except EvidenceError as error:
         return None, error.reason_code
+    denied = scope_denial(situation, enablement)
+    return (None, denied) if denied is not None else (situation, None)
+
+
+def scope_denial(situation: ReplanSituation, enablement: Enablement) -> DenialCode | None:
+    """Why `situation` is not the `enablement`'s to decide, or None when its scope is exactly it."""
+    scope = situation.scope
+    if scope.agent_id != enablement.agent_id:
+        return "cross_agent_denied"
+    if scope.project_id != enablement.project_id:
+        return "cross_project_denied"
+    if scope.repository_id != enablement.repository_id:
+        return "cross_repository_denied"
+    return None
 
 
 def recall(
@@ -349,7 +391,9 @@ def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | 
     if invoking_session is None:
         return asking, None
     _, source, session_id = invoking_session.split(":", 2)
-    bound = bound_agents(source, session_id, registry=asking.registry) or frozenset()
+    bound = bound_agents(source, session_id, registry=asking.registry)
+    if bound is None:
+        return None, "host_session_binding_unknown"
     if len(bound) > 1:
         return None, "host_session_binding_conflict"
     if not bound:
@@ -358,6 +402,43 @@ def _thread_agent(asking: Asker, invoking_session: str | None) -> tuple[Asker | 
     if asking.agent_id is not None and asking.agent_id != agent_id:
         return None, "cross_agent_denied"
     return Asker(asking.goal_id, agent_id, asking.registry, asking.runtime_root), None
+
+
+def caller_denial(paths: StatePaths, situation: ReplanSituation) -> str | None:
+    """Why a command may not decide (or spool) `situation` for its caller, or None.
+
+    Started by LoopX (the parent process is `loopx`), the command's asker must be established
+    from LoopX's invocation and resolve to exactly the situation's enablement. In a LoopX host
+    turn (`LOOPX_AGENT_ID` / `LOOPX_GOAL_ID` set), the turn's agent and goal must be the
+    situation's. Elsewhere the command is the owner's own and admission alone decides (the
+    limits of this are in docs/identity.md).
+    """
+    if caller_is_loopx():
+        asking, unknown = asker()
+        if asking is None:
+            return unknown
+        enablement, error = _enablement_for(paths, asking)
+        return error if enablement is None else scope_denial(situation, enablement)
+    scope = situation.scope
+    if os.environ.get(AGENT_VARIABLE, "").strip() not in ("", scope.agent_id):
+        return "cross_agent_denied"
+    if os.environ.get(GOAL_VARIABLE, "").strip() not in ("", scope.project_id):
+        return "cross_project_denied"
+    return None
+
+
+def spool_denial(paths: StatePaths, situation: ReplanSituation) -> str | None:
+    """Why `situation` may not be spooled: its scope must be an enabled scope (the enablement it is
+    bound to: only an asker resolving to it can read it back), and `caller_denial` must pass."""
+    try:
+        config = load_config(paths)
+    except ConfigInvalid:
+        return "config_invalid"
+    scope = situation.scope
+    enabled = {enablement.scope_key for enablement in (config.enablements if config else [])}
+    if (scope.agent_id, scope.project_id, scope.repository_id) not in enabled:
+        return "not_enabled"
+    return caller_denial(paths, situation)
 
 
 def agent_enablement(paths: StatePaths, goal_id: str, agent_id: str) -> Enablement:

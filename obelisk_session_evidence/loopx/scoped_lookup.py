@@ -4,9 +4,10 @@ LoopX sends `recall-context --query <text>` with scope `goal` or `host-session:<
 and `prepare-evidence` with its fixed query `current decision evidence` and the profile's scope.
 Such a query becomes a typed `replan_situation_v0`:
 
-- scope: the enablement of the asking agent (`asking.py`), which also gives the project and the
-  repository identity. An agent with several enablements is disambiguated by the goal id naming
-  the project; otherwise the lookup is refused (`scope_ambiguous`), never guessed;
+- scope: the enablement of the asking agent (`asking.py`) for the goal's project (the project
+  whose id is the goal id), which also gives the repository identity. An agent not enabled for
+  that project is refused (`cross_project_denied`), one enabled for it in several repositories
+  too (`scope_ambiguous`): never guessed;
 - obligation, recent and proposed observations: when LoopX holds an open Replan obligation for
   the asker on the goal, exactly what `situation from-loopx` reads (`loopx_state.py`: LoopX's
   obligation, the agent's typed observations, its newest one as the proposal); otherwise a
@@ -31,34 +32,41 @@ from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.errors import EvidenceError
 from obelisk_session_evidence.contracts.situation import OperatorRequest, ReplanSituation, RouteProposal
 from obelisk_session_evidence.loopx.asking import Asker
-from obelisk_session_evidence.loopx.loopx_state import loopx_situation
+from obelisk_session_evidence.loopx.loopx_state import NoLoopXObligation, loopx_situation
 from obelisk_session_evidence.loopx.query_route import RESUME
 from obelisk_session_evidence.providers.factory import ProviderFactory
 from obelisk_session_evidence.providers.recent_failures import ListsRecentFailures
 
 
 def asking_enablement(enablements: list[Enablement], asking: Asker) -> tuple[Enablement | None, str | None]:
-    """The one enablement of the asking agent, or why there is none."""
+    """The one enablement of the asking agent for the goal's project, or why there is none.
+
+    The goal maps to the project of the same id (`enable --project-id <goal id>`): an agent
+    enabled for other projects only is `cross_project_denied`, never answered from them."""
     if asking.agent_id is None:
         return None, "asking_agent_unknown"
+    if asking.goal_id is None:
+        return None, "asking_goal_unknown"
     own = [e for e in enablements if e.agent_id == asking.agent_id]
     if not own:
         return None, "not_enabled"
-    if len(own) > 1:
-        named = [e for e in own if e.project_id == asking.goal_id]
-        own = named
-        if len(own) != 1:
-            return None, "scope_ambiguous"
-    return own[0], None
+    named = [e for e in own if e.project_id == asking.goal_id]
+    if not named:
+        return None, "cross_project_denied"
+    if len(named) > 1:
+        return None, "scope_ambiguous"
+    return named[0], None
 
 
 def obligation_lookup(
     *, enablement: Enablement, asking: Asker, query: str, route: RouteProposal, invoking_session: str | None
-) -> ReplanSituation | None:
-    """The lookup over the asker's open LoopX Replan obligation, or None when LoopX holds none
-    (or cannot be read here: the lookup then stands on its own)."""
+) -> tuple[ReplanSituation | None, str | None]:
+    """`(the lookup over the asker's open LoopX Replan obligation, None)`; `(None, None)` when
+    LoopX holds none (the lookup then stands on its own); `(None, "loopx_state_unreadable")` when
+    LoopX's state cannot be read here (no `loopx` history, a Node it cannot run): never answered
+    as if there were no obligation."""
     if asking.goal_id is None:
-        return None
+        return None, None
     try:
         situation = loopx_situation(
             goal_id=asking.goal_id,
@@ -68,11 +76,12 @@ def obligation_lookup(
             registry=Path(asking.registry) if asking.registry else None,
             runtime_root=Path(asking.runtime_root) if asking.runtime_root else None,
         )
+    except NoLoopXObligation:
+        return None, None
     except Exception:
-        return None
-    return situation.model_copy(
-        update={"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
-    )
+        return None, "loopx_state_unreadable"
+    update = {"operator_request": OperatorRequest(requested=True), "invoking_session": invoking_session}
+    return situation.model_copy(update=update), None
 
 
 def scoped_situation(

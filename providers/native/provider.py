@@ -2,11 +2,13 @@
 
 A lookup
 1. checks that the request asks for exactly the enablement's scope (else `ScopeViolation`);
-2. refreshes the enablement's session roots when they were last refreshed longer ago than the
-   refresh window. A no-change refresh only stats files. A first build or a large change stops
-   after the refresh budget, says `stale`, and is continued by the next lookup or `index
-   refresh`. When another process is refreshing, the lookup does not wait: it reads the index as
-   it is and says `stale` if files changed since;
+2. checks the enablement's session roots with one `stat` pass (`index/changes.py`) when they
+   were refreshed within the refresh window, and refreshes them when that pass finds a change or
+   the window has passed: an answer is `fresh` only when this lookup saw its scope's files as the
+   index holds them. A first build or a large change stops after the refresh budget, says
+   `stale`, and is continued by the next lookup or `index refresh`. When another process is
+   refreshing, the lookup does not wait: it reads the index as it is and says `stale` if files
+   changed since;
 3. runs the scoped, bounded query (agent roots and repository binding are SQL predicates; see
    `index/query.py` for what bounds its work);
 4. re-checks every returned row and prior call against the scope: one stray row rejects the
@@ -41,6 +43,7 @@ from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, Provid
 from obelisk_session_evidence.providers.base import AsOf
 from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
+from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
 from obelisk_session_evidence.providers.native.index.query import (
     ScopeFilter,
@@ -191,11 +194,15 @@ class NativeIndexProvider:
         return self._binding
 
     def _refresh_if_due(self, connection: sqlite3.Connection, binding: RepositoryBinding) -> Freshness:
+        """This scope's freshness, from evidence: inside the refresh window one `stat` pass over the
+        scope's roots must find them as the last refresh left them, else they are refreshed now."""
         last = last_refreshed_at(connection, self._roots)
-        if last is not None and time.time() - last <= self._refresh_window_s:
+        recent = last is not None and time.time() - last <= self._refresh_window_s
+        if recent and not pending_changes(connection, self._roots):
             return scope_freshness(connection, self._roots, binding)
-        # Loaded only when due: a lookup inside the window never pays for the parsers and workers.
-        from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
+        # Loaded only when files changed or the window passed: an unchanged scope never pays for
+        # the parsers and workers.
+        from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 
         with writer_lock(self._index_path, wait_s=0) as acquired:
             if acquired:
@@ -211,7 +218,7 @@ class NativeIndexProvider:
         if last is None:
             return "unknown"
         stored = scope_freshness(connection, self._roots, binding)
-        return "stale" if stored == "fresh" and pending_changes(connection, self._roots) else stored
+        return "stale" if stored == "fresh" and (recent or pending_changes(connection, self._roots)) else stored
 
     def _answer(
         self,

@@ -14,6 +14,7 @@ from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.flows.replan_evidence import decide_with_prefect
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.state.private_files import write_private
+from obelisk_session_evidence.state.spool import held_count, spool_document, spooled_path
 from tests.batch import standin
 from tests.privacy import (
     canary_places_in_database,
@@ -48,6 +49,16 @@ def test_flow_not_admitted_matches_direct_pipeline(prefect_harness):
     output = decide_with_prefect(_canary_situation(), paths=state_paths())
     assert output.decision.admission.reason_code == "not_enabled"
     assert output.private_result is None
+
+
+def test_flow_removes_the_copy_it_spooled_and_keeps_one_spooled_before(prefect_harness):
+    """`run --prefect` spools the situation for its flow run only: its query terms go when it ends."""
+    raw = _canary_situation()
+    decide_with_prefect(raw, paths=state_paths())
+    assert held_count(state_paths(), "situations") == 0
+    reference = spool_document(state_paths(), "situations", raw)  # a reference LoopX may still send
+    decide_with_prefect(raw, paths=state_paths())
+    assert spooled_path(state_paths(), "situations", reference).is_file()
 
 
 def test_flow_admitted_provider_absent_fails_open(prefect_harness):

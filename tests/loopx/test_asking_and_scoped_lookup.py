@@ -22,12 +22,18 @@ LOOPX_ARGV = [
     "--agent-id=agent-a",
     "--profile",
     "p.json",
+    "--context-scope-ref",
+    "goal",
+    "--query",
+    "q",
+    "--query-summary",
+    "s",
 ]
 
 
 def test_invocation_asker_reads_loopx_decision_context_arguments():
     assert invocation_asker(LOOPX_ARGV) == Asker("goal-a", "agent-a")
-    assert invocation_asker(["pytest", "--agent-id", "x"]) == Asker(None, None)
+    assert invocation_asker(["pytest", "--agent-id", "x"]) is None
 
 
 @pytest.mark.parametrize(
@@ -42,9 +48,9 @@ def test_asker_prefers_the_invocation_and_refuses_disagreement(environ, expected
     assert asker(parent_argv=LOOPX_ARGV, environ=environ) == expected
 
 
-def test_asker_falls_back_to_loopx_host_turn_environment():
+def test_loopx_host_turn_environment_alone_establishes_no_asker():
     environ = {"LOOPX_GOAL_ID": "goal-b", "LOOPX_AGENT_ID": "agent-b"}
-    assert asker(parent_argv=["bash"], environ=environ) == (Asker("goal-b", "agent-b"), None)
+    assert asker(parent_argv=["bash"], environ=environ) == (None, "asking_agent_unknown")
 
 
 def _enablement(agent: str, project: str) -> Enablement:
@@ -55,11 +61,14 @@ def _enablement(agent: str, project: str) -> Enablement:
 def test_asking_enablement_never_guesses():
     one = _enablement("agent-a", "project-1")
     two = _enablement("agent-a", "project-2")
-    assert asking_enablement([one], Asker(None, "agent-a")) == (one, None)
-    assert asking_enablement([one], Asker(None, None)) == (None, "asking_agent_unknown")
-    assert asking_enablement([one], Asker(None, "agent-b")) == (None, "not_enabled")
-    assert asking_enablement([one, two], Asker("goal-x", "agent-a")) == (None, "scope_ambiguous")
+    assert asking_enablement([one], Asker("project-1", "agent-a")) == (one, None)
+    assert asking_enablement([one], Asker(None, "agent-a")) == (None, "asking_goal_unknown")
+    assert asking_enablement([one], Asker("project-1", None)) == (None, "asking_agent_unknown")
+    assert asking_enablement([one], Asker("project-1", "agent-b")) == (None, "not_enabled")
+    assert asking_enablement([one, two], Asker("goal-x", "agent-a")) == (None, "cross_project_denied")
     assert asking_enablement([one, two], Asker("project-2", "agent-a")) == (two, None)
+    other_repository = one.model_copy(update={"repository_id": "repository-2"})
+    assert asking_enablement([one, other_repository], Asker("project-1", "agent-a")) == (None, "scope_ambiguous")
 
 
 def test_situation_for_free_text_builds_an_operator_lookup(tmp_path):
@@ -93,12 +102,15 @@ def test_situation_for_takes_the_agent_from_loopxs_thread_binding(tmp_path):
     paths = StatePaths(tmp_path / "state")
     backend(paths=paths, history=lambda request: [])
     other = _registry(tmp_path, "agent-other")
-    assert situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, FIXTURE_AGENT, other)) == (
+    asking = Asker(FIXTURE_PROJECT, FIXTURE_AGENT, other)
+    assert situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=asking) == (
         None,
         None,
         "cross_agent_denied",
     )
     # The thread alone identifies the agent when LoopX names none.
     own = _registry(tmp_path, FIXTURE_AGENT)
-    situation, _, error = situation_for(paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(None, None, own))
+    situation, _, error = situation_for(
+        paths, scope_ref=CURRENT_SESSION, query="x y", asking=Asker(FIXTURE_PROJECT, None, own)
+    )
     assert error is None and situation.scope.agent_id == FIXTURE_AGENT

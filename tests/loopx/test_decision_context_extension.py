@@ -43,6 +43,7 @@ def test_response_for_spooled_situation_excludes_only_the_invoking_turn(encoder,
     reference = spool_document(paths, "situations", json.dumps(situation()).encode())
     response = extension.response_for(
         _request(query=f"replan-situation:{reference}"),
+        asking=ASKING,
         **backend(
             paths=paths,
             history=lambda request: [current_turn_failure(), CURRENT_SESSION_FAILURE, EARLIER_SESSION_FAILURE],
@@ -82,7 +83,8 @@ def test_response_for_free_text_goal_scope_is_a_scoped_lookup(encoder, tmp_path)
     [
         ({}, Asker(None, None), "not_enabled"),
         ({"scope_ref": "/home/someone/.codex"}, ASKING, "scope_ref_unsupported"),
-        ({"query": "replan-situation:sha256:" + "0" * 64}, ASKING, "situation_not_found"),
+        # A reference is no bearer token: an asker without an enablement is refused before the spool is read.
+        ({"query": "replan-situation:sha256:" + "0" * 64}, ASKING, "not_enabled"),
     ],
 )
 def test_response_for_typed_unavailable_answers(tmp_path, overrides, asking, reason_code):
@@ -161,8 +163,10 @@ def test_prepare_evidence_without_unresolved_failures_is_empty_only_from_a_fresh
 
 
 def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_it(encoder, tmp_path):
-    """Issue 30 §4: a LoopX that sends goal_id/agent_id is answered, and they win over the
-    invocation's (here an unknown asker, as under LoopX's chat server)."""
+    """Issue 30 §4: a LoopX that sends goal_id/agent_id is answered from them (here LoopX's
+    invocation names nobody, as under LoopX's chat server); issue 26 §1: they are held to the
+    same rules as the invocation (an agent not enabled is refused, and so is a request that
+    names another agent than LoopX's command line)."""
     paths = StatePaths(tmp_path)
     history = backend(paths=paths, history=lambda request: [EARLIER_SESSION_FAILURE])
     response = extension.response_for(
@@ -172,19 +176,25 @@ def test_response_for_free_text_names_the_asker_in_the_request_when_loopx_sends_
     )
     assert (response["status"], response["reason_code"]) == ("completed", None)
     other = extension.response_for(
-        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id="agent-not-enabled"), asking=ASKING, **history
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id="agent-not-enabled"),
+        asking=Asker(None, None),
+        **history,
     )
     assert (other["status"], other["reason_code"]) == ("unavailable", "not_enabled")
+    disagreeing = extension.response_for(
+        _request(scope_ref="goal", goal_id=FIXTURE_PROJECT, agent_id="agent-not-enabled"), asking=ASKING, **history
+    )
+    assert (disagreeing["status"], disagreeing["reason_code"]) == ("unavailable", "asking_agent_conflict")
     unsaid = extension.response_for(
         _request(scope_ref="goal", goal_id=None, agent_id=None), asking=Asker(None, None), **history
     )
     assert (unsaid["status"], unsaid["reason_code"]) == ("unavailable", "asking_agent_unknown")
 
 
-def test_requested_asker_completes_the_request_from_the_invocation():
-    invoked = Asker("goal-a", "agent-a", registry="/r.json", runtime_root="/rt")
-    assert extension.requested_asker({"agent_id": "agent-b"}, invoked) == Asker("goal-a", "agent-b", "/r.json", "/rt")
-    assert extension.requested_asker({"goal_id": None}, invoked) is invoked
+def test_requested_asker_is_what_the_request_names():
+    assert extension.requested_asker({"agent_id": "agent-b"}) == Asker(None, "agent-b")
+    assert extension.requested_asker({"goal_id": None}) is None
+    assert extension.requested_asker({}) is None
 
 
 def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
@@ -216,8 +226,8 @@ def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin
 
 def test_main_answers_unavailable_with_exit_0(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(_request()).encode())))
-    assert extension.main([]) == 0
-    assert json.loads(capsys.readouterr().out)["reason_code"] == "not_enabled"
+    assert extension.main([]) == 0  # not LoopX's child: nobody is established as the asker
+    assert json.loads(capsys.readouterr().out)["reason_code"] == "asking_agent_unknown"
 
 
 def test_main_doctor_is_not_ready_without_an_enablement(capsys):

@@ -28,7 +28,7 @@ from tests.loopx.helpers import (
     backend,
     current_turn_failure,
 )
-from tests.stages.helpers import situation_model
+from tests.stages.helpers import enabled_policy, situation_model
 
 
 def test_recall_the_invoking_turn_never_counts_but_the_sessions_history_does(encoder):
@@ -252,10 +252,12 @@ def test_invoking_session_of_table(scope_ref, expected):
 def test_spooled_situation_reads_the_spool_by_reference(tmp_path):
     paths = StatePaths(tmp_path)
     reference = spool_document(paths, "situations", json.dumps(situation()).encode())
-    loaded, error = spooled_situation(paths, f"replan-situation:{reference}")
+    enablement = enabled_policy().config.enablements[0]
+    loaded, error = spooled_situation(paths, f"replan-situation:{reference}", enablement)
     assert error is None and loaded.situation_id == "situation-1"
-    assert spooled_situation(paths, "what failed before?") == (None, "situation_ref_required")
-    assert spooled_situation(paths, "replan-situation:sha256:" + "0" * 64) == (None, "situation_not_found")
+    assert spooled_situation(paths, "what failed before?", enablement) == (None, "situation_ref_required")
+    absent = "replan-situation:sha256:" + "0" * 64
+    assert spooled_situation(paths, absent, enablement) == (None, "situation_not_found")
 
 
 def test_bounded_max_results_follows_loopx():

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from obelisk_session_evidence.cli import main
-from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
+from obelisk_session_evidence.providers.native.index.changes import pending_changes
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 from obelisk_session_evidence.providers.native.index.status import status_of
 from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from tests.providers.native.index.transcripts import ClaudeTranscript

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fixtures.situations import situation
+from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, situation
 from obelisk_session_evidence.loopx.decision_context_extension import REQUEST_SCHEMA
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.spool import spool_document
@@ -56,7 +56,22 @@ def _entry_point(entry: str, state, situation_document) -> tuple[list[str], byte
         "timeout_seconds": 30,
         "observed_at": "2026-11-29T10:00:00Z",
     }
-    return ["-m", "obelisk_session_evidence.loopx.decision_context_extension"], json.dumps(request).encode()
+    # The extension answers only an asker LoopX established: it runs as the child of a `loopx`
+    # process (here a stand-in that passes stop signals on), as under LoopX itself.
+    loopx = state.parent / "bin" / "loopx"
+    loopx.parent.mkdir(exist_ok=True)
+    loopx.write_text(LOOPX_STAND_IN)
+    invocation = ["decision-context", "recall-context", "--goal-id", FIXTURE_PROJECT, "--agent-id", FIXTURE_AGENT]
+    options = ["--profile", "p.json", "--context-scope-ref", "goal", "--query", "q", "--query-summary", "s"]
+    return [str(loopx), *invocation, *options], json.dumps(request).encode()
+
+
+LOOPX_STAND_IN = """import signal, subprocess, sys
+child = subprocess.Popen([sys.executable, "-m", "obelisk_session_evidence.loopx.decision_context_extension"])
+for stop in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(stop, lambda number, frame: child.send_signal(number))
+sys.exit(child.wait())
+"""
 
 
 @pytest.mark.parametrize("entry", ["run", "decision-context"])

@@ -17,11 +17,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, NamedTuple
 
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.errors import IndexUnavailable
-from obelisk_session_evidence.contracts.index_status import RefreshReport, RootState
+from obelisk_session_evidence.contracts.index_status import RefreshReport
+from obelisk_session_evidence.providers.native.index.changes import (
+    LAST_SCAN,
+    Known,
+    ScannedRoots,
+    Unit,
+    known_files,
+    same_scan_as_last,
+    scan_digest,
+    scan_roots,
+)
 from obelisk_session_evidence.providers.native.index.cursor import (
     FileSignature,
     PrefixDigest,
@@ -47,9 +55,8 @@ from obelisk_session_evidence.providers.native.index.revision import (
     read_meta,
     write_meta,
 )
-from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
+from obelisk_session_evidence.providers.native.index.roots import Roots
 from obelisk_session_evidence.providers.native.index.rows import OutcomeWriter, WriteCounts, delete_file_rows
-from obelisk_session_evidence.providers.native.index.scan import scan_root
 from obelisk_session_evidence.providers.native.index.store import (
     atomic,
     connect,
@@ -63,35 +70,6 @@ Progress = Callable[[int, int], None]
 """Called with (units done, units total) as a refresh proceeds."""
 UNREADABLE = FileSignature(0, 0, 0, 0, 0, "unreadable", False)
 """The signature stored for a unit that could not be `stat`ed or is not a regular file."""
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One parseable unit found under a root, with its signature when the scan could `stat` it."""
-
-    source: SourceKind
-    root: str
-    path: str
-    signature: FileSignature | None
-
-
-@dataclass(slots=True)
-class ScannedRoots:
-    """What listing the roots found: units, per-root state, and which roots were listed fully."""
-
-    units: list[Unit] = field(default_factory=list)
-    states: dict[tuple[str, str], RootState] = field(default_factory=dict)
-
-    @property
-    def listed(self) -> list[tuple[str, str]]:
-        """Roots whose listing is complete. A missing root is not one: an unmounted home, a rename or
-        a sync in progress looks the same as a deletion, so its rows are kept, never read as gone."""
-        return [key for key, state in self.states.items() if state == "indexed"]
-
-    @property
-    def unlisted(self) -> int:
-        """Roots that are missing or could not be listed: the index is `incomplete` for them."""
-        return sum(state != "indexed" for state in self.states.values())
 
 
 @dataclass(slots=True)
@@ -148,14 +126,14 @@ def refresh_locked(
         tally = _Tally()
         resolver = resolver or RepositoryResolver()
         resolve_again_if_outdated(connection, resolver)
-        repeated = _same_scan_as_last(connection, scanned)
+        repeated = same_scan_as_last(connection, scanned)
         if repeated is not None:
             tally.unchanged, tally.failed = repeated
             if progress is not None:
                 progress(len(scanned.units), len(scanned.units))
             return _finish(connection, scanned, listings, tally, time.monotonic() - started)
         writer = OutcomeWriter(connection, resolver)
-        known = _known_files(connection, scanned)
+        known = known_files(connection, scanned)
         seen = {unit.path for unit in scanned.units}
         total = len(scanned.units)
         jobs = _new_units(scanned, known)
@@ -196,54 +174,7 @@ def resolve_again_if_outdated(connection: sqlite3.Connection, resolver: Reposito
         write_meta(connection, "repository_resolution", RESOLUTION_VERSION)
 
 
-def scan_roots(roots: Roots, listings: Listings | None = None) -> ScannedRoots:
-    """List every unit under the roots (first root wins a path listed twice) and each root's state."""
-    scanned = ScannedRoots()
-    claimed: set[str] = set()
-    for source, paths in roots.items():
-        for root in paths:
-            key = root_text(root)
-            state, found = scan_root(Path(key), source, listings)
-            scanned.states[(source, key)] = state
-            for unit in found:
-                if unit.path not in claimed:
-                    claimed.add(unit.path)
-                    scanned.units.append(Unit(source, key, unit.path, unit.signature))
-    return scanned
-
-
-class _Known(NamedTuple):
-    """What the change check needs of a stored cursor."""
-
-    id: int
-    source: str
-    root: str
-    signature: str
-    failure: str | None
-
-
-def _known_files(connection: sqlite3.Connection, scanned: ScannedRoots) -> dict[str, _Known]:
-    """The stored cursor of every file under the scanned roots, and of any unit listed elsewhere.
-
-    Only what the change check needs is read here (a no-change refresh of 10,000 files reads no
-    more); a changed unit's full cursor is read when it is refreshed.
-    """
-    known: dict[str, _Known] = {}
-    for source, root in scanned.states:
-        for path, *row in connection.execute(_KNOWN + " WHERE source = ? AND root = ?", (source, root)):
-            known[path] = _Known(*row)
-    for unit in scanned.units:
-        if unit.path not in known:
-            found = connection.execute(_KNOWN + " WHERE path = ?", (unit.path,)).fetchone()
-            if found is not None:
-                known[unit.path] = _Known(*found[1:])
-    return known
-
-
-_KNOWN = "SELECT path, id, source, root, signature, failure FROM files"
-
-
-def _new_units(scanned: ScannedRoots, known: dict[str, _Known]) -> list[Job]:
+def _new_units(scanned: ScannedRoots, known: dict[str, Known]) -> list[Job]:
     """The units no cursor knows yet, in refresh order: each is parsed whole, so it may be parsed ahead."""
     return [
         (unit.path, unit.source, unit.signature.size)
@@ -264,7 +195,7 @@ def _refresh_unit(
     connection: sqlite3.Connection,
     writer: OutcomeWriter,
     unit: Unit,
-    stored: _Known | None,
+    stored: Known | None,
     tally: _Tally,
     ahead: ParsedAhead,
 ) -> None:
@@ -496,58 +427,7 @@ def _finish(
     )
 
 
-_LAST_SCAN: Final = "last_complete_scan"
-"""`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
-
-
-def _scan_digest(scanned: ScannedRoots) -> str:
-    """Every root's state and every unit's path and signature, as one digest."""
-    parts = [f"{source}\x1f{root}\x1f{state}" for (source, root), state in scanned.states.items()]
-    parts += [
-        f"{unit.source}\x1f{unit.root}\x1f{unit.path}\x1f{unit.signature.digest if unit.signature else '-'}"
-        for unit in scanned.units
-    ]
-    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _same_scan_as_last(connection: sqlite3.Connection, scanned: ScannedRoots) -> tuple[int, int] | None:
-    """`(unchanged, failed)` when the roots look exactly as at the end of the last complete refresh and
-    the index has not changed since: then no unit's cursor needs reading (a no-change refresh).
-
-    A complete refresh leaves every unit's stored signature equal to its scanned one (read, failed or
-    unchanged), and any content change advances the revision, so an equal scan and an equal revision
-    mean every unit is unchanged and none was deleted; the counts are those that refresh left.
-    """
-    stored = read_meta(connection, _LAST_SCAN)
-    if stored is None or any(state == "unreadable" for state in scanned.states.values()):
-        return None
-    parts = stored.split(" ")
-    if len(parts) != 4 or not (parts[2].isdigit() and parts[3].isdigit()):
-        return None
-    if parts[0] != current_revision(connection).text or parts[1] != _scan_digest(scanned):
-        return None
-    return int(parts[2]), int(parts[3])
-
-
 def _remember_scan(connection: sqlite3.Connection, scanned: ScannedRoots, revision: Revision, tally: _Tally) -> None:
     """Store what the next refresh compares its scan with (call inside `atomic()`, after a complete refresh)."""
     unchanged = sum(unit.signature is not None for unit in scanned.units)
-    write_meta(connection, _LAST_SCAN, f"{revision.text} {_scan_digest(scanned)} {unchanged} {tally.failed}")
-
-
-def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
-    """How many units were added, changed or deleted since the last refresh (stat only, nothing parsed)."""
-    with index_errors():
-        scanned = scan_roots(roots, load_listings(connection, now_ns=time.time_ns()))
-        if _same_scan_as_last(connection, scanned) is not None:
-            return 0
-        known = _known_files(connection, scanned)
-        listed = set(scanned.listed)
-        changed = 0
-        seen = set()
-        for unit in scanned.units:
-            seen.add(unit.path)
-            row = known.get(unit.path)
-            changed += row is None or unit.signature is None or row.signature != unit.signature.digest
-        changed += sum(1 for path, row in known.items() if path not in seen and (row.source, row.root) in listed)
-        return changed
+    write_meta(connection, LAST_SCAN, f"{revision.text} {scan_digest(scanned)} {unchanged} {tally.failed}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
+from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.cursor import decode_counts, has_damaged_files
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds
 from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision, read_meta
@@ -105,10 +106,6 @@ def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
     stored = stored_freshness(connection, roots)
     if stored in ("unknown", "incomplete"):
         return stored
-    from obelisk_session_evidence.providers.native.index.refresh import (
-        pending_changes,
-    )  # the scan; lookups never load it
-
     return "stale" if pending_changes(connection, roots) else stored
 
 

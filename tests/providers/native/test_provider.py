@@ -219,23 +219,6 @@ def test_search_redacts_secrets_in_snippets(tmp_path):
     assert "[REDACTED:aws-access-key]" in result.items[0].snippet
 
 
-def test_search_refreshes_only_outside_its_window(tmp_path):
-    root = tmp_path / "claude"
-    session = ClaudeTranscript(root, "s", "/work/alpha")
-    session.bash("make build", "ok").write()
-    lazy = NativeIndexProvider(
-        tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=3600
-    )
-    eager = NativeIndexProvider(tmp_path / "index", _enablement(source_roots={"claude": str(root)}), refresh_window_s=0)
-    first = lazy.search(_request(["make build", "make deploy"])).result
-    session.bash("make deploy", "ok").write()
-    within = lazy.search(_request(["make build", "make deploy"])).result
-    assert (len(first.items), len(within.items), within.index_revision) == (1, 1, first.index_revision)
-    after = eager.search(_request(["make build", "make deploy"])).result
-    assert (len(after.items), after.freshness) == (2, "fresh")
-    assert after.index_revision != first.index_revision
-
-
 def test_search_does_not_wait_for_another_refresh_and_reports_stale(tmp_path):
     root = tmp_path / "claude"
     session = ClaudeTranscript(root, "s", "/work/alpha")

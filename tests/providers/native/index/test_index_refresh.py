@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from obelisk_session_evidence.contracts.errors import IndexUnavailable
-from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_index, refresh_locked
+from obelisk_session_evidence.providers.native.index.changes import pending_changes
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
 from obelisk_session_evidence.providers.native.index.store import connect, index_file, writer_lock
 
 

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index import refresh
-from obelisk_session_evidence.providers.native.index.refresh import pending_changes, refresh_locked
+from obelisk_session_evidence.providers.native.index import changes, refresh
+from obelisk_session_evidence.providers.native.index.changes import pending_changes
+from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 from obelisk_session_evidence.providers.native.index.revision import write_meta
 
 
@@ -18,7 +19,8 @@ def _without_cursor_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*_: object) -> None:
         raise AssertionError("a cursor was read")
 
-    monkeypatch.setattr(refresh, "_known_files", fail)
+    monkeypatch.setattr(refresh, "known_files", fail)
+    monkeypatch.setattr(changes, "known_files", fail)
 
 
 def _report_fields(report) -> dict:
@@ -27,7 +29,7 @@ def _report_fields(report) -> dict:
 
 def _by_reading(connection, roots, monkeypatch: pytest.MonkeyPatch):
     with monkeypatch.context() as patched:
-        patched.setattr(refresh, "_same_scan_as_last", lambda *_: None)
+        patched.setattr(refresh, "same_scan_as_last", lambda *_: None)
         return refresh_locked(connection, roots)
 
 
@@ -67,8 +69,8 @@ def test_any_change_on_disk_takes_the_reading_path(fresh_index, transcript, tmp_
         status = path.stat()
         os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000))
     read = []
-    original = refresh._known_files
-    monkeypatch.setattr(refresh, "_known_files", lambda *a: read.append(1) or original(*a))
+    original = refresh.known_files
+    monkeypatch.setattr(refresh, "known_files", lambda *a: read.append(1) or original(*a))
     report = refresh_locked(fresh_index, roots)
     assert read == [1]
     assert report.files_appended + report.files_added + report.files_deleted + report.files_reread == 1
@@ -79,8 +81,8 @@ def test_other_roots_or_another_index_revision_take_the_reading_path(fresh_index
     roots = _roots(tmp_path)
     refresh_locked(fresh_index, roots)
     read = []
-    original = refresh._known_files
-    monkeypatch.setattr(refresh, "_known_files", lambda *a: read.append(1) or original(*a))
+    original = refresh.known_files
+    monkeypatch.setattr(refresh, "known_files", lambda *a: read.append(1) or original(*a))
     refresh_locked(fresh_index, {**roots, "codex": [tmp_path / "codex"]})  # one more (missing) root
     assert read == [1]
     refresh_locked(fresh_index, roots)  # the scan differs from the last one again
@@ -101,8 +103,8 @@ def test_an_interrupted_refresh_leaves_nothing_to_repeat(fresh_index, transcript
     interrupted = refresh_locked(fresh_index, roots, budget_s=-1.0)
     assert interrupted.freshness == "stale"
     read = []
-    original = refresh._known_files
-    monkeypatch.setattr(refresh, "_known_files", lambda *a: read.append(1) or original(*a))
+    original = refresh.known_files
+    monkeypatch.setattr(refresh, "known_files", lambda *a: read.append(1) or original(*a))
     finished = refresh_locked(fresh_index, roots)
     assert read == [1] and finished.files_added == 1 and finished.freshness == "fresh"
 
