@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import obelisk_session_evidence.loopx as adapters
+from obelisk_session_evidence.contracts.base import TRIGGERS
 from tests.conformance.conftest import REPOSITORY, WORKER, loopx_obligation
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
@@ -113,6 +114,8 @@ class LoopxHome:
             "claude",
             "--source-root",
             f"claude={self.sessions}",
+            # The operator admits the automatic triggers too (enable's default is Stage 1 only).
+            *(arg for trigger in TRIGGERS for arg in ("--trigger", trigger)),
         )
         self.ours("index", "refresh", "--root", f"claude={self.sessions}")
 
