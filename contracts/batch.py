@@ -20,6 +20,7 @@ AgentDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}$")]
 InputLine = Annotated[int, Field(ge=1)]
 """1-based line of an item in the batch input (a folder's files read in name order as one stream)."""
 StageName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]{0,31}$")]
+InvalidField = Annotated[str, StringConstraints(max_length=400)]
 
 
 class BatchManifest(ContractModel):
@@ -68,6 +69,9 @@ class BatchItemRecord(ContractModel):
     """`decided`, or the failure's reason code (e.g. `invalid_input`, `stage_crashed`)."""
     failed_stage: StageName | None = None
     """The stage that raised, when a stage did."""
+    invalid_fields: Annotated[list[InvalidField], Field(max_length=5)] = []
+    """For an `invalid_input` item: what was invalid, `<field path>: <what is wrong>` (declared
+    fields only, an unknown key named by where it is, never by its text; no values)."""
     situation_id: OpaqueId | None = None
     """The situation's id (public by contract), when the item has a well-formed one, even if
     the rest of the item is invalid."""

@@ -26,6 +26,7 @@ result, so nothing below it reaches the work lane as an exception.
 
 import errno
 import os
+from collections.abc import Sequence
 from typing import ClassVar
 
 
@@ -43,6 +44,11 @@ class InvalidInput(EvidenceError):
     """An input document failed validation; `detail` names the field, never its value."""
 
     reason_code = "invalid_input"
+
+    def __init__(self, detail: str = "", *, problems: Sequence[str] = ()) -> None:
+        super().__init__(detail)
+        self.problems = tuple(problems)
+        """A validation failure's problems, `<field path>: <what is wrong>` (public, no values)."""
 
     @classmethod
     def unreadable(cls, argument: object, error: OSError) -> "InvalidInput":

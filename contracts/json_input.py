@@ -40,7 +40,8 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
     try:
         return model.model_validate_json(raw)
     except ValidationError as error:
-        raise InvalidInput(describe_validation_error(error)) from None
+        problems = validation_problems(error)
+        raise InvalidInput(_joined(problems), problems=problems[:MAX_PROBLEMS]) from None
 
 
 MAX_PROBLEMS: Final = 5
@@ -52,6 +53,12 @@ def describe_validation_error(error: ValidationError) -> str:
     `MAX_PROBLEMS` (then how many more). An unknown field is named by where it is and how many
     there are, never by its key: the key is the caller's text and may be content.
     The one formatter for every contract's validation errors: keep all callers on it."""
+    return _joined(validation_problems(error))
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """`describe_validation_error`'s problems, one string each, all of them (public: field paths
+    of declared fields and pydantic's message without the input)."""
     details = error.errors(include_input=False, include_url=False, include_context=False)
     unknown: dict[tuple[int | str, ...], int] = {}
     problems: list[str] = []
@@ -62,9 +69,12 @@ def describe_validation_error(error: ValidationError) -> str:
         else:
             problems.append(f"{_location(location)}: {detail['msg']}")
     outermost_first = sorted(unknown, key=len)
-    listed = [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
-    shown = "; ".join(listed[:MAX_PROBLEMS])
-    more = len(listed) - MAX_PROBLEMS
+    return [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
+
+
+def _joined(problems: list[str]) -> str:
+    shown = "; ".join(problems[:MAX_PROBLEMS])
+    more = len(problems) - MAX_PROBLEMS
     return shown + (f" (+{more} more)" if more > 0 else "")
 
 

@@ -41,7 +41,8 @@ def batch_run_name(manifest_ref: str) -> str:
 def item_failure_message(record: BatchItemRecord) -> str:
     """A failed item's task state message: where it is and its reason code, nothing else."""
     stage = f" at {record.failed_stage}" if record.failed_stage else ""
-    return f"item at line {record.line} failed{stage}: {record.reason_code}"
+    invalid = f" ({'; '.join(record.invalid_fields)})" if record.invalid_fields else ""
+    return f"item at line {record.line} failed{stage}: {record.reason_code}{invalid}"
 
 
 def batch_failure_message(summary: BatchSummary) -> str:

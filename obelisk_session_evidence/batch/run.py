@@ -274,6 +274,7 @@ def decide_item(
     context = batch_context(batch, provider_factory)
     started = time.perf_counter()
     failure: tuple[str, str | None] | None = None
+    problems: tuple[str, ...] = ()
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
     try:
@@ -288,6 +289,8 @@ def decide_item(
         ).decision
     except StageFailed as error:
         failure = (error.cause or error.reason_code, error.stage)
+    except InvalidInput as error:
+        failure, problems = (error.reason_code, None), error.problems or (error.detail,)
     except EvidenceError as error:
         failure = (error.reason_code, None)
     except OSError:
@@ -296,7 +299,7 @@ def decide_item(
         failure = (StageFailed.reason_code, None)
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
     if decision is None:
-        record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), latency_ms)
+        record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), problems, latency_ms)
     else:
         write_private(decision_path(context.out_dir, item.item_ref), decision.model_dump_json().encode())
         record = _decided_record(batch, context.manifest, item, situation, decision, latency_ms)
@@ -308,6 +311,7 @@ def _failed_record(
     item: PlannedItem,
     situation: ReplanSituation | None,
     failure: tuple[str, str | None],
+    problems: tuple[str, ...],
     latency_ms: float,
 ) -> BatchItemRecord:
     reason_code, stage = failure
@@ -319,6 +323,7 @@ def _failed_record(
         status="failed",
         reason_code=reason_code,
         failed_stage=stage,
+        invalid_fields=[problem[:400] for problem in problems[:5]],
         situation_id=situation.situation_id if situation else item.situation_id,
         agent_digest=agent_digest(situation.scope.agent_id) if situation else None,
         latency_ms=latency_ms,

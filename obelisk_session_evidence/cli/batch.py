@@ -193,16 +193,18 @@ def _api_for_this_run() -> Iterator[None]:
     status = console.status("no PREFECT_API_URL: starting a temporary Prefect API …")
     status.start()
     try:
-        with temporary_api() as seconds:
+        with temporary_api() as api:
             status.stop()
             console.print(
-                f"temporary Prefect API started in {seconds:.1f} s (no PREFECT_API_URL); these runs "
-                f"stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
+                f"temporary Prefect API started in {api.started_seconds:.1f} s (no PREFECT_API_URL); these "
+                f"runs stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
                 soft_wrap=True,
             )
             yield
     finally:
         status.stop()
+    if api.unsettled:
+        console.print(f"the temporary Prefect API stopped before it recorded this run: {api.unsettled}", soft_wrap=True)
 
 
 class _RateColumn(ProgressColumn):
