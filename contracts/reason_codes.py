@@ -120,6 +120,9 @@ ConfigLoadCode = Literal["config_loaded", "config_absent", "config_invalid"]
 LifecycleOutcomeCode = Literal["enabled", "disabled", "not_enabled", "index_dropped", "index_absent"]
 """What `enable`, `disable` and `index drop` did."""
 
+SkippedSourceCode = Literal["folder_missing"]
+"""Why `enable` (without `--source`) left a session source out."""
+
 BatchItemCode = Literal["decided", StageFailureCode]
 """A batch item's record: decided, or why it failed."""
 
@@ -175,6 +178,7 @@ FAMILIES: Final = {
     "status": StatusCode,
     "config_load": ConfigLoadCode,
     "lifecycle_outcome": LifecycleOutcomeCode,
+    "skipped_source": SkippedSourceCode,
     "batch_item": BatchItemCode,
     "recall": RecallCode,
     "protocol_refusal": ProtocolRefusalCode,
