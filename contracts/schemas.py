@@ -34,6 +34,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
 from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
 from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.situation_outputs import SituationSpooled, SituationWritten
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "replan_situation_v0": ReplanSituation,
@@ -55,6 +56,8 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_ui_v0": UiFacts,
     "obelisk_session_evidence_serve_v0": ServeOutcome,
     "obelisk_session_evidence_error_v0": ErrorEnvelope,
+    "obelisk_session_evidence_situation_spool_v0": SituationSpooled,
+    "obelisk_session_evidence_situation_written_v0": SituationWritten,
 }
 
 
