@@ -10,6 +10,7 @@
     ├── PrefectApiNotConfigured      prefect_api_not_configured
     ├── PrefectServerFailed          prefect_server_failed
     ├── DaskUnreachable              dask_unreachable
+    ├── LoopxRuntimeUnavailable      loopx_runtime_unavailable
     └── ProviderError                provider_error
         ├── ProviderUnavailable      provider_unavailable
         ├── ProviderTimeout          provider_timeout
@@ -123,6 +124,12 @@ class DaskUnreachable(EvidenceError):
     """`--dask-address` names a scheduler that does not answer (checked before any work starts)."""
 
     reason_code = "dask_unreachable"
+
+
+class LoopxRuntimeUnavailable(EvidenceError):
+    """LoopX's TypeScript runtime cannot start here (no Node new enough): says which it needs."""
+
+    reason_code = "loopx_runtime_unavailable"
 
 
 class ProviderError(EvidenceError):

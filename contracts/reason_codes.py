@@ -20,6 +20,7 @@ ErrorCode = Literal[
     "prefect_api_not_configured",
     "prefect_server_failed",
     "dask_unreachable",
+    "loopx_runtime_unavailable",
     "provider_error",
     "provider_unavailable",
     "provider_timeout",

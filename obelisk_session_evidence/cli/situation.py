@@ -20,6 +20,7 @@ from obelisk_session_evidence.contracts.situation_outputs import SituationWritte
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.loopx.loopx_state import loopx_situation
 from obelisk_session_evidence.loopx.recall import agent_enablement
+from obelisk_session_evidence.loopx_runtime import loopx_runtime
 from obelisk_session_evidence.manual_situation import enabled_scope, manual_situation
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.state.private_files import write_private
@@ -112,22 +113,23 @@ def from_loopx(
     with reported_errors():
         proposed = load_contract(TypedProgressObservation, read_document(proposed_source)) if proposed_source else None
         enablement = agent_enablement(state_paths(), goal_id, agent_id)
-        built = loopx_situation(
-            goal_id=goal_id,
-            agent_id=agent_id,
-            enablement=enablement,
-            obligation_id=obligation_id,
-            proposed=proposed,
-            route=RouteProposal(
-                action_kind="shell" if commands else None,
-                commands=list(commands),
-                files=list(files),
-                hypothesis=hypothesis,
-                blocker=blocker,
-            ),
-            registry=registry,
-            runtime_root=runtime_root,
-        )
+        with loopx_runtime():
+            built = loopx_situation(
+                goal_id=goal_id,
+                agent_id=agent_id,
+                enablement=enablement,
+                obligation_id=obligation_id,
+                proposed=proposed,
+                route=RouteProposal(
+                    action_kind="shell" if commands else None,
+                    commands=list(commands),
+                    files=list(files),
+                    hypothesis=hypothesis,
+                    blocker=blocker,
+                ),
+                registry=registry,
+                runtime_root=runtime_root,
+            )
         raw = built.model_dump_json(exclude_none=True).encode()
         digest = spool_document(state_paths(), "situations", raw) if spool_it else None
     if digest is not None:
