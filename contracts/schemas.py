@@ -33,6 +33,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
 )
 from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
+from obelisk_session_evidence.contracts.schemas_written import SchemasWritten
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.contracts.situation_outputs import SituationSpooled, SituationWritten
 
@@ -58,6 +59,7 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_error_v0": ErrorEnvelope,
     "obelisk_session_evidence_situation_spool_v0": SituationSpooled,
     "obelisk_session_evidence_situation_written_v0": SituationWritten,
+    "obelisk_session_evidence_schema_v0": SchemasWritten,
 }
 
 
