@@ -23,6 +23,19 @@ StageName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]{0,31}$")]
 InvalidField = Annotated[str, StringConstraints(max_length=400)]
 
 
+BatchName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+"""A batch's name for operators: its input's file or folder name, cut to safe characters."""
+
+
+class InvalidItem(ContractModel):
+    """An item refused when it was read: never spooled, recorded as `invalid_input`."""
+
+    problems: Annotated[list[InvalidField], Field(max_length=5)]
+    """What was invalid, `<field path>: <what is wrong>` (no values)."""
+    situation_id: OpaqueId | None = None
+    """Its situation id, when it carries a well-formed one."""
+
+
 class BatchManifest(ContractModel):
     """`reprocess_stalled_manifest_v0`: what one batch decides. Private: it names the output folder."""
 
@@ -38,6 +51,10 @@ class BatchManifest(ContractModel):
     """Where decisions, records and the summary are written."""
     provider_kind: ProviderKind | None = None
     """The provider override for every item, when given."""
+    name: BatchName | None = None
+    """The batch's name (its input's file or folder name), for flow run names."""
+    invalid: dict[Digest, InvalidItem] = {}
+    """Items refused when read (a subset of `item_refs`, by digest): their bytes were never spooled."""
 
     @model_validator(mode="after")
     def _one_line_per_item(self) -> "BatchManifest":
@@ -147,6 +164,9 @@ class BatchSummary(ContractModel):
     """Recorded items per agent digest (the first 8 hex of sha256(agent_id))."""
     failures_by_reason: dict[BatchItemCode, Count]
     """Failed items per reason code."""
+    by_freshness: dict[Freshness, Count] = {}
+    """Decided items per index freshness at lookup time (items decided with no lookup are not
+    counted): how many verdicts a stale or incomplete index could not vouch for."""
     provider_faults_by_reason: dict[RetrievalCode, Count]
     """Decided items whose provider failed (failed open, typed), per reason code."""
     latency: LatencySummary | None

@@ -24,10 +24,11 @@ def read_at_most(handle: IO[bytes], limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def load_contract(model: type[Model], raw: bytes) -> Model:
-    """Validate `raw` JSON as `model`; reject duplicate keys, NaN/Infinity and oversize input."""
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise InvalidInput(f"document larger than {MAX_DOCUMENT_BYTES} bytes")
+def load_contract(model: type[Model], raw: bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Model:
+    """Validate `raw` JSON as `model`; reject duplicate keys, NaN/Infinity and input over
+    `max_bytes` (a batch manifest has its own, larger cap)."""
+    if len(raw) > max_bytes:
+        raise InvalidInput(f"document larger than {max_bytes} bytes")
     try:
         text = raw.decode("utf-8")  # JSON is UTF-8; json.loads(bytes) would guess UTF-16 too
         json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)

@@ -79,7 +79,13 @@ def summarize_batch_task(manifest_ref: str, state_root: str, run: RunStats) -> B
 
 
 def _batch_run_name() -> str:
-    return batch_run_name(str(flow_run.parameters.get("manifest_ref", "")))
+    """The manifest's name and item count with its digest (the digest alone when it cannot be read)."""
+    manifest_ref = str(flow_run.parameters.get("manifest_ref", ""))
+    try:
+        manifest = load_manifest(state_at(flow_run.parameters.get("state_ref")), manifest_ref)
+    except Exception:
+        return batch_run_name(manifest_ref)
+    return batch_run_name(manifest_ref, name=manifest.name, items=len(manifest.item_refs))
 
 
 @flow(

@@ -148,7 +148,8 @@ def plan_batch(
     skipped: list[str] = []
     out_dir = Path(manifest.out_dir)
     for item_ref, line in manifest.line_of().items():
-        raw = _spooled_item(paths, item_ref)
+        refused = manifest.invalid.get(item_ref)
+        raw = None if refused else _spooled_item(paths, item_ref)
         situation = _valid_situation(raw)
         revision = _revision_for(policy, situation, manifest.provider_kind, revisions, factory)
         revision_digest = canonical_digest(revision if revision is not None else UNKNOWN_REVISION)
@@ -156,7 +157,9 @@ def plan_batch(
         if revision is not None and _already_decided(out_dir, item_ref, key):
             skipped.append(item_ref)
         else:
-            situation_id = situation.situation_id if situation else public_situation_id(raw)
+            situation_id = (
+                situation.situation_id if situation else refused.situation_id if refused else public_situation_id(raw)
+            )
             pending.append(PlannedItem(item_ref, key, revision_digest, revision is not None, line, situation_id))
     _prepare_shared_state(paths)
     batch = BatchRef(str(paths.root), manifest_ref, config)
@@ -277,7 +280,10 @@ def decide_item(
     problems: tuple[str, ...] = ()
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
+    refused = context.manifest.invalid.get(item.item_ref)
     try:
+        if refused is not None:  # refused when read: never spooled
+            raise InvalidInput("; ".join(refused.problems), problems=refused.problems)
         raw = spooled_path(context.paths, "situations", item.item_ref).read_bytes()
         situation = load_contract(ReplanSituation, raw)
         decision = decide(

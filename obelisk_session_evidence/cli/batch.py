@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.text import Text
 
 from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
-from obelisk_session_evidence.batch.outputs import RecordProgress
+from obelisk_session_evidence.batch.outputs import RecordProgress, claim_out_dir
 from obelisk_session_evidence.batch.run import plan_batch, run_batch_directly
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
@@ -125,15 +125,17 @@ def batch(
             out_dir=out_dir,
             provider_kind=provider_kind,
             lines=[line for line, _ in numbered],
+            name=source.resolve().name,
         )
         if spool_only:
             _print_spooled(paths, manifest_ref, output_format)
             return
-        if no_prefect:
-            with _progress_bar(paths, manifest_ref):
-                summary = run_batch_directly(paths, manifest_ref, concurrency=concurrency)
-        else:
-            summary = _run_flow(paths, manifest_ref, task_runner, concurrency, dask_address, verbose)
+        with claim_out_dir(paths, out_dir):  # and reclaim what a killed batch left there
+            if no_prefect:
+                with _progress_bar(paths, manifest_ref):
+                    summary = run_batch_directly(paths, manifest_ref, concurrency=concurrency)
+            else:
+                summary = _run_flow(paths, manifest_ref, task_runner, concurrency, dask_address, verbose)
     if output_format == "json":
         click.echo(summary.model_dump_json())
     else:

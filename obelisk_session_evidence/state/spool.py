@@ -32,6 +32,8 @@ def read_spooled(paths: StatePaths, kind: SpoolKind, reference: str, *, max_byte
             raw = handle.read(max_bytes + 1)
     except OSError:
         raise InvalidInput(f"no spooled {kind[:-1]} has this digest") from None
-    if len(raw) > max_bytes or "sha256:" + hashlib.sha256(raw).hexdigest() != reference:
+    if len(raw) > max_bytes:
+        raise InvalidInput(f"the spooled {kind[:-1]} is larger than {max_bytes} bytes")
+    if "sha256:" + hashlib.sha256(raw).hexdigest() != reference:
         raise InvalidInput(f"the spooled {kind[:-1]} does not match its digest")
     return raw

@@ -111,7 +111,10 @@ def test_the_runs_are_visible_in_ui_afterwards_with_a_failed_state_and_named_ite
     api = serverless["api"]
     summary = json.loads(serverless["flowed"].stdout)
     run = api.latest_flow_run("reprocess-stalled")
-    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
+    assert (run["name"], run["state_type"]) == (
+        f"reprocess-stalled/stalled.jsonl/15 items/{summary['manifest_ref'][7:19]}",
+        "FAILED",
+    )
     assert run["state"]["message"] == "1 of 15 items failed (invalid_input 1); 14 decided"
     tasks = {task["name"]: task for task in api.task_runs(run["id"])}
     assert tasks["item-15/invalid-1"]["state_type"] == "FAILED"
