@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import canary_places_in_database, canary_places_in_files
+from tests.reliability.processes import process_alive
 
 pytestmark = pytest.mark.prefect
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,3 +153,44 @@ def test_no_canary_in_the_database_the_temporary_api_wrote(serverless):
     prefect_home = serverless["state"] / "prefect"
     assert canary_places_in_database(standin.CANARY, prefect_home / "prefect.db") == []
     assert canary_places_in_files(standin.CANARY, prefect_home, serverless["work"] / "flow") == []
+
+
+def _api_servers(pid: int) -> list[int]:
+    """The children of `pid` that run Prefect's API app (through the parent-death watch)."""
+    try:
+        children = [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    servers = []
+    for child in children:
+        try:
+            if b"prefect.server.api.server:create_app" in Path(f"/proc/{child}/cmdline").read_bytes():
+                servers.append(child)
+        except OSError:
+            continue
+    return servers
+
+
+def test_a_sigkilled_batch_leaves_no_temporary_api_behind(tmp_path):
+    state = Path(tempfile.mkdtemp(prefix="ose-killed-state-"))
+    standin.enable_fixture_scope(StatePaths(state))
+    items = tmp_path / "stalled.jsonl"
+    standin.write_jsonl(items, standin.stalled_items(2))
+    command = [sys.executable, "-m", "tests.operators.cli_with_standin", "batch", "--in", str(items)]
+    batch = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "out"), "--format", "json"],
+        cwd=ROOT,
+        env=_clean_env(state),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while not (servers := _api_servers(batch.pid)) and batch.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert servers, "the batch started no temporary API"
+    batch.kill()
+    batch.wait()
+    deadline = time.monotonic() + 120
+    while any(process_alive(pid) for pid in servers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(process_alive(pid) for pid in servers), "the temporary API outlived its SIGKILLed batch"
