@@ -17,8 +17,9 @@ from obelisk_session_evidence.contracts.lifecycle import (
 _NEXT_STEPS = {
     "not_enabled": "obelisk-session-evidence enable --surface replan-history --agent-id A --project-id P"
     " --repository-id R --repo-root PATH",
-    "index_absent": "obelisk-session-evidence index refresh --root SOURCE=PATH (or let the first lookup build it)",
-    "index_not_refreshed": "obelisk-session-evidence index refresh --root SOURCE=PATH for this scope's session folders",
+    "index_absent": "obelisk-session-evidence index refresh (it reads the enabled scopes' session folders;"
+    " or let the first lookup build it)",
+    "index_not_refreshed": "obelisk-session-evidence index refresh (it reads the enabled scopes' session folders)",
     "index_incomplete": (
         "obelisk-session-evidence index status: a session folder was unreadable or a file failed to parse"
     ),
