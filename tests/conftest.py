@@ -18,7 +18,9 @@ _SHARED_CACHE = Path(tempfile.mkdtemp(prefix="ose-tiktoken-"))
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """Strip variables that change behaviour; give each test its own state dir and home."""
     for name in list(os.environ):
         if name.startswith("OBELISK_") or name == "TIKTOKEN_CACHE_DIR":
@@ -27,9 +29,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(state))
     # An empty home: the agents' standard session folders (which `enable` looks for) are absent
     # unless a test makes them, whatever the machine running the tests holds.
-    home = tmp_path / "user-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))  # beside tmp_path, not in it
     return state
 
 
