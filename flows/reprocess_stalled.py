@@ -83,7 +83,7 @@ def _batch_run_name() -> str:
     manifest_ref = str(flow_run.parameters.get("manifest_ref", ""))
     try:
         manifest = load_manifest(state_at(flow_run.parameters.get("state_ref")), manifest_ref)
-    except Exception:
+    except (EvidenceError, OSError):  # a missing or altered manifest: the flow itself says so
         return batch_run_name(manifest_ref)
     return batch_run_name(manifest_ref, name=manifest.name, items=len(manifest.item_refs))
 
