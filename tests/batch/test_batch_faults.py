@@ -19,6 +19,7 @@ from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES
 from obelisk_session_evidence.state.spool import spooled_path
 from tests.batch import standin
 
+pytestmark = pytest.mark.reliability  # issue 27 item 5: make test-reliability runs them
 ROOT = Path(__file__).resolve().parents[2]
 
 

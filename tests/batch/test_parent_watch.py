@@ -7,8 +7,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.reliability.processes import process_alive
 
+pytestmark = pytest.mark.reliability  # issue 27 item 5: make test-reliability runs them
 DEADLINE_S = 60.0
 # A stand-in for `batch`: starts a long command behind the watch, prints its pid, then waits.
 STARTER = """

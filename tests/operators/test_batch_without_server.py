@@ -171,6 +171,7 @@ def _api_servers(pid: int) -> list[int]:
     return servers
 
 
+@pytest.mark.reliability
 def test_a_sigkilled_batch_leaves_no_temporary_api_behind(tmp_path):
     state = Path(tempfile.mkdtemp(prefix="ose-killed-state-"))
     standin.enable_fixture_scope(StatePaths(state))
