@@ -20,6 +20,20 @@ AgentDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}$")]
 InputLine = Annotated[int, Field(ge=1)]
 """1-based line of an item in the batch input (a folder's files read in name order as one stream)."""
 StageName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]{0,31}$")]
+InvalidField = Annotated[str, StringConstraints(max_length=400)]
+
+
+BatchName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+"""A batch's name for operators: its input's file or folder name, cut to safe characters."""
+
+
+class InvalidItem(ContractModel):
+    """An item refused when it was read: never spooled, recorded as `invalid_input`."""
+
+    problems: Annotated[list[InvalidField], Field(max_length=5)]
+    """What was invalid, `<field path>: <what is wrong>` (no values)."""
+    situation_id: OpaqueId | None = None
+    """Its situation id, when it carries a well-formed one."""
 
 
 class BatchManifest(ContractModel):
@@ -37,6 +51,10 @@ class BatchManifest(ContractModel):
     """Where decisions, records and the summary are written."""
     provider_kind: ProviderKind | None = None
     """The provider override for every item, when given."""
+    name: BatchName | None = None
+    """The batch's name (its input's file or folder name), for flow run names."""
+    invalid: dict[Digest, InvalidItem] = {}
+    """Items refused when read (a subset of `item_refs`, by digest): their bytes were never spooled."""
 
     @model_validator(mode="after")
     def _one_line_per_item(self) -> "BatchManifest":
@@ -68,6 +86,9 @@ class BatchItemRecord(ContractModel):
     """`decided`, or the failure's reason code (e.g. `invalid_input`, `stage_crashed`)."""
     failed_stage: StageName | None = None
     """The stage that raised, when a stage did."""
+    invalid_fields: Annotated[list[InvalidField], Field(max_length=5)] = []
+    """For an `invalid_input` item: what was invalid, `<field path>: <what is wrong>` (declared
+    fields only, an unknown key named by where it is, never by its text; no values)."""
     situation_id: OpaqueId | None = None
     """The situation's id (public by contract), when the item has a well-formed one, even if
     the rest of the item is invalid."""
@@ -143,6 +164,9 @@ class BatchSummary(ContractModel):
     """Recorded items per agent digest (the first 8 hex of sha256(agent_id))."""
     failures_by_reason: dict[BatchItemCode, Count]
     """Failed items per reason code."""
+    by_freshness: dict[Freshness, Count] = {}
+    """Decided items per index freshness at lookup time (items decided with no lookup are not
+    counted): how many verdicts a stale or incomplete index could not vouch for."""
     provider_faults_by_reason: dict[RetrievalCode, Count]
     """Decided items whose provider failed (failed open, typed), per reason code."""
     latency: LatencySummary | None

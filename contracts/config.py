@@ -63,6 +63,11 @@ class Enablement(ContractModel):
     """The session sources bound to this agent."""
     source_roots: dict[SourceKind, AbsolutePath] = {}
     """Non-default session folders per source."""
+    sources_found: list[SourceKind] | None = None
+    """The sources whose session folder existed when the scope was enabled (None: enabled by a
+    version that did not record it). A source outside it whose folder is still missing is not
+    used (it never held history); one inside it whose folder disappears makes the index
+    `incomplete` (an unmounted home or a rename looks the same as a deletion)."""
     provider: ProviderKind = "native"
     """Which backend answers lookups."""
     obelisk_bin: AbsolutePath | None = None
@@ -82,6 +87,8 @@ class Enablement(ContractModel):
             raise ValueError("historical_repo_roots must also be listed in repo_roots")
         if not set(self.source_roots) <= set(self.sources):
             raise ValueError("source_roots names a source that is not in sources")
+        if not set(self.sources_found or ()) <= set(self.sources):
+            raise ValueError("sources_found names a source that is not in sources")
         return self
 
     @property

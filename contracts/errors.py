@@ -11,6 +11,7 @@
     ├── PrefectApiNotConfigured      prefect_api_not_configured
     ├── PrefectServerFailed          prefect_server_failed
     ├── DaskUnreachable              dask_unreachable
+    ├── LoopxRuntimeUnavailable      loopx_runtime_unavailable
     └── ProviderError                provider_error
         ├── ProviderUnavailable      provider_unavailable
         ├── ProviderTimeout          provider_timeout
@@ -27,6 +28,7 @@ result, so nothing below it reaches the work lane as an exception.
 
 import errno
 import os
+from collections.abc import Sequence
 from typing import ClassVar
 
 
@@ -44,6 +46,11 @@ class InvalidInput(EvidenceError):
     """An input document failed validation; `detail` names the field, never its value."""
 
     reason_code = "invalid_input"
+
+    def __init__(self, detail: str = "", *, problems: Sequence[str] = ()) -> None:
+        super().__init__(detail)
+        self.problems = tuple(problems)
+        """A validation failure's problems, `<field path>: <what is wrong>` (public, no values)."""
 
     @classmethod
     def unreadable(cls, argument: object, error: OSError) -> "InvalidInput":
@@ -125,6 +132,12 @@ class DaskUnreachable(EvidenceError):
     """`--dask-address` names a scheduler that does not answer (checked before any work starts)."""
 
     reason_code = "dask_unreachable"
+
+
+class LoopxRuntimeUnavailable(EvidenceError):
+    """LoopX's TypeScript runtime cannot start here (no Node new enough): says which it needs."""
+
+    reason_code = "loopx_runtime_unavailable"
 
 
 class ProviderError(EvidenceError):

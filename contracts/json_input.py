@@ -24,10 +24,11 @@ def read_at_most(handle: IO[bytes], limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def load_contract(model: type[Model], raw: bytes) -> Model:
-    """Validate `raw` JSON as `model`; reject duplicate keys, NaN/Infinity and oversize input."""
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise InvalidInput(f"document larger than {MAX_DOCUMENT_BYTES} bytes")
+def load_contract(model: type[Model], raw: bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Model:
+    """Validate `raw` JSON as `model`; reject duplicate keys, NaN/Infinity and input over
+    `max_bytes` (a batch manifest has its own, larger cap)."""
+    if len(raw) > max_bytes:
+        raise InvalidInput(f"document larger than {max_bytes} bytes")
     try:
         text = raw.decode("utf-8")  # JSON is UTF-8; json.loads(bytes) would guess UTF-16 too
         json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
@@ -40,7 +41,8 @@ def load_contract(model: type[Model], raw: bytes) -> Model:
     try:
         return model.model_validate_json(raw)
     except ValidationError as error:
-        raise InvalidInput(describe_validation_error(error)) from None
+        problems = validation_problems(error)
+        raise InvalidInput(_joined(problems), problems=problems[:MAX_PROBLEMS]) from None
 
 
 MAX_PROBLEMS: Final = 5
@@ -52,6 +54,12 @@ def describe_validation_error(error: ValidationError) -> str:
     `MAX_PROBLEMS` (then how many more). An unknown field is named by where it is and how many
     there are, never by its key: the key is the caller's text and may be content.
     The one formatter for every contract's validation errors: keep all callers on it."""
+    return _joined(validation_problems(error))
+
+
+def validation_problems(error: ValidationError) -> list[str]:
+    """`describe_validation_error`'s problems, one string each, all of them (public: field paths
+    of declared fields and pydantic's message without the input)."""
     details = error.errors(include_input=False, include_url=False, include_context=False)
     unknown: dict[tuple[int | str, ...], int] = {}
     problems: list[str] = []
@@ -62,9 +70,12 @@ def describe_validation_error(error: ValidationError) -> str:
         else:
             problems.append(f"{_location(location)}: {detail['msg']}")
     outermost_first = sorted(unknown, key=len)
-    listed = [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
-    shown = "; ".join(listed[:MAX_PROBLEMS])
-    more = len(listed) - MAX_PROBLEMS
+    return [f"{_location(where)}: unknown field ({unknown[where]})" for where in outermost_first] + problems
+
+
+def _joined(problems: list[str]) -> str:
+    shown = "; ".join(problems[:MAX_PROBLEMS])
+    more = len(problems) - MAX_PROBLEMS
     return shown + (f" (+{more} more)" if more > 0 else "")
 
 

@@ -12,7 +12,13 @@ from pydantic import Field, StringConstraints
 from obelisk_session_evidence.contracts.base import PROVIDER_ID, ContractModel, Freshness, OpaqueId, Trigger
 from obelisk_session_evidence.contracts.config import AbsolutePath, Enablement, ProviderKind, SourceKind
 from obelisk_session_evidence.contracts.decision import ReasonCode
-from obelisk_session_evidence.contracts.reason_codes import IndexHealthCode, ProviderHealthCode, StatusCode
+from obelisk_session_evidence.contracts.index_status import IndexRootStatus
+from obelisk_session_evidence.contracts.reason_codes import (
+    IndexHealthCode,
+    ProviderHealthCode,
+    SkippedSourceCode,
+    StatusCode,
+)
 
 ProviderState = Literal["available", "unavailable", "unknown"]
 ConfigState = Literal["config_loaded", "config_absent", "config_invalid"]
@@ -57,6 +63,9 @@ class IndexHealth(ContractModel):
     reason_code: IndexHealthCode
     """`index_fresh`, or how it is not (`index_stale`, `index_absent`, `index_not_refreshed`,
     `index_incomplete`, `index_freshness_per_lookup`, `index_status_unknown`)."""
+    incomplete_roots: list[IndexRootStatus] = []
+    """This scope's session folders that make the index incomplete: missing, unreadable, or
+    holding files that failed to parse."""
 
 
 class AllowedScope(ContractModel):
@@ -135,6 +144,17 @@ class LifecycleStatus(ContractModel):
     """How long a spooled situation is kept after it was last spooled (config.json)."""
 
 
+class SkippedSource(ContractModel):
+    """A source `enable` did not bind, and why."""
+
+    source: SourceKind
+    """The agent's session source."""
+    folder: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    """The session folder looked for."""
+    reason_code: SkippedSourceCode = "folder_missing"
+    """Why it was skipped: no session folder there."""
+
+
 class EnableOutcome(ContractModel):
     """`enable`: the recorded enablement and the provider's current health."""
 
@@ -146,6 +166,8 @@ class EnableOutcome(ContractModel):
     """The enablement as recorded."""
     provider: ProviderHealth
     """The backend's health when it was recorded (an unavailable one is recorded too)."""
+    skipped_sources: list[SkippedSource] = []
+    """Sources left out because their session folder does not exist (only without `--source`)."""
     reason_code: Literal["enabled"] = "enabled"
     """Always `enabled`; failures exit 2 with an error line instead."""
 

@@ -21,6 +21,7 @@ ErrorCode = Literal[
     "prefect_api_not_configured",
     "prefect_server_failed",
     "dask_unreachable",
+    "loopx_runtime_unavailable",
     "provider_error",
     "provider_unavailable",
     "provider_timeout",
@@ -133,18 +134,23 @@ ConfigLoadCode = Literal["config_loaded", "config_absent", "config_invalid"]
 LifecycleOutcomeCode = Literal["enabled", "disabled", "not_enabled", "index_dropped", "index_absent"]
 """What `enable`, `disable` and `index drop` did."""
 
+SkippedSourceCode = Literal["folder_missing"]
+"""Why `enable` (without `--source`) left a session source out."""
+
 BatchItemCode = Literal["decided", StageFailureCode]
 """A batch item's record: decided, or why it failed."""
 
-SpoolRefusalCode = Literal["spool_absent", "spool_expired", "spool_not_regular", "spool_altered"]
+SpoolRefusalCode = Literal["spool_absent", "spool_expired", "spool_not_regular", "spool_too_large", "spool_altered"]
 """Why a spooled document was not used: none has the digest, it expired, the name is not a regular
-file (a link, a FIFO, a folder), or its bytes no longer have the digest that names them."""
+file (a link, a FIFO, a folder), it is larger than its reader accepts, or its bytes no longer have
+the digest that names them."""
 
 RecallCode = Literal[
     "situation_ref_required",
     "situation_not_found",
     "spool_expired",
     "spool_not_regular",
+    "spool_too_large",
     "spool_altered",
     "scope_ref_unsupported",
     "invoking_session_mismatch",
@@ -204,6 +210,7 @@ FAMILIES: Final = {
     "doctor": DoctorCode,
     "config_load": ConfigLoadCode,
     "lifecycle_outcome": LifecycleOutcomeCode,
+    "skipped_source": SkippedSourceCode,
     "batch_item": BatchItemCode,
     "recall": RecallCode,
     "protocol_refusal": ProtocolRefusalCode,

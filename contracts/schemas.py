@@ -35,7 +35,9 @@ from obelisk_session_evidence.contracts.operators import ServeOutcome, UiFacts
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
 from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.replay import ReplayReport
+from obelisk_session_evidence.contracts.schemas_written import SchemasWritten
 from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.situation_outputs import SituationSpooled, SituationWritten
 
 PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "replan_situation_v0": ReplanSituation,
@@ -59,6 +61,9 @@ PUBLIC_CONTRACTS: Final[dict[str, type[BaseModel]]] = {
     "obelisk_session_evidence_serve_v0": ServeOutcome,
     "obelisk_session_evidence_error_v0": ErrorEnvelope,
     "replay_report_v0": ReplayReport,
+    "obelisk_session_evidence_situation_spool_v0": SituationSpooled,
+    "obelisk_session_evidence_situation_written_v0": SituationWritten,
+    "obelisk_session_evidence_schema_v0": SchemasWritten,
 }
 
 

@@ -3,7 +3,7 @@
 import json
 from typing import Annotated, Final, Literal
 
-from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, OpaqueId
 from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
@@ -135,8 +135,44 @@ class SituationLimits(ContractModel):
     """Token budget of the private result."""
 
 
+EXAMPLE_SITUATION: Final = {
+    "schema_version": "replan_situation_v0",
+    "situation_id": "manual-5f2c9e1a7b3d4c60",
+    "scope": {"agent_id": "codex-main", "project_id": "my-project", "repository_id": "my-repo"},
+    "obligation": {"obligation_id": "replan-5f2c9e1a7b3d4c60", "triggers": []},
+    "recent_observations": [],
+    "proposed": {
+        "observation": {
+            "schema_version": "typed_progress_observation_v0",
+            "result_class": "advanced",
+            "work_item_id": "manual-work",
+            "probe_kind": "manual-route",
+            "evidence_ids": [],
+        },
+        "route": {
+            "action_kind": "shell",
+            "commands": ["pytest tests/test_auth.py -x"],
+            "files": ["tests/test_auth.py"],
+            "hypothesis": "the token refresh races the logout",
+        },
+    },
+    "coverage": {
+        "hypotheses_exhausted": False,
+        "prior_session_coverage": "unknown",
+        "work_identified": True,
+        "decision_evidence_missing": False,
+    },
+    "operator_request": {"requested": True},
+}
+"""What `situation new --command "pytest tests/test_auth.py -x" --file tests/test_auth.py
+--hypothesis "the token refresh races the logout"` writes for an enabled scope (README, "On your
+own history"); the schema's example."""
+
+
 class ReplanSituation(ContractModel):
     """One Replan that may need history: scope, obligation, recent attempts, the proposal."""
+
+    model_config = ConfigDict(**ContractModel.model_config, json_schema_extra={"examples": [EXAMPLE_SITUATION]})
 
     schema_version: Literal["replan_situation_v0"]
     """This contract's schema id."""

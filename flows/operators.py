@@ -33,15 +33,19 @@ def decision_run_name(situation_id: str | None) -> str:
     return f"replan-evidence/{situation_id or 'invalid'}"
 
 
-def batch_run_name(manifest_ref: str) -> str:
-    """`reprocess-stalled/<manifest short digest>`."""
-    return f"reprocess-stalled/{short_digest(manifest_ref)}"
+def batch_run_name(manifest_ref: str, *, name: str | None = None, items: int | None = None) -> str:
+    """`reprocess-stalled/<batch name>/<N> items/<manifest short digest>` (name and count when
+    known: the manifest's name is its input's file name, cut to safe characters)."""
+    parts = [name] if name else []
+    parts += [f"{items} item{'' if items == 1 else 's'}"] if items is not None else []
+    return "/".join(["reprocess-stalled", *parts, short_digest(manifest_ref)])
 
 
 def item_failure_message(record: BatchItemRecord) -> str:
     """A failed item's task state message: where it is and its reason code, nothing else."""
     stage = f" at {record.failed_stage}" if record.failed_stage else ""
-    return f"item at line {record.line} failed{stage}: {record.reason_code}"
+    invalid = f" ({'; '.join(record.invalid_fields)})" if record.invalid_fields else ""
+    return f"item at line {record.line} failed{stage}: {record.reason_code}{invalid}"
 
 
 def batch_failure_message(summary: BatchSummary) -> str:
@@ -166,6 +170,7 @@ def summary_markdown(summary: BatchSummary) -> str:
         ("Verdict", summary.by_verdict),
         ("Outcome", summary.by_outcome),
         ("Retrieval code", summary.by_retrieval),
+        ("Index freshness", summary.by_freshness),
         ("Failure (no decision)", summary.failures_by_reason),
         ("Provider fault (failed open)", summary.provider_faults_by_reason),
     ]

@@ -37,6 +37,7 @@ from obelisk_session_evidence.contracts.errors import DaskUnreachable, EvidenceE
 from obelisk_session_evidence.flows.operator_records import publish_batch_record
 from obelisk_session_evidence.flows.operators import batch_failure_message, batch_run_name, item_failure_message
 from obelisk_session_evidence.flows.replan_evidence import PRIVATE_TASK_OPTIONS
+from obelisk_session_evidence.flows.temporary_api import expect_records
 from obelisk_session_evidence.state.paths import StatePaths, state_at, state_reference
 
 TaskRunnerKind = Literal["thread", "dask"]
@@ -78,7 +79,13 @@ def summarize_batch_task(manifest_ref: str, state_root: str, run: RunStats) -> B
 
 
 def _batch_run_name() -> str:
-    return batch_run_name(str(flow_run.parameters.get("manifest_ref", "")))
+    """The manifest's name and item count with its digest (the digest alone when it cannot be read)."""
+    manifest_ref = str(flow_run.parameters.get("manifest_ref", ""))
+    try:
+        manifest = load_manifest(state_at(flow_run.parameters.get("state_ref")), manifest_ref)
+    except (EvidenceError, OSError):  # a missing or altered manifest: the flow itself says so
+        return batch_run_name(manifest_ref)
+    return batch_run_name(manifest_ref, name=manifest.name, items=len(manifest.item_refs))
 
 
 @flow(
@@ -189,9 +196,17 @@ def run_reprocess_stalled_flow(
         state = reprocess_stalled.with_options(task_runner=runner)(
             manifest_ref, state_reference(paths), return_state=True
         )
-    if state.is_completed():
-        return state.result()
     outcome = state.result(raise_on_failure=False)
-    if isinstance(outcome, BaseException):
+    summary = None if isinstance(outcome, BaseException) else _summary_of_run(outcome, paths, manifest_ref)
+    # plan-batch, one task run per item this run processed, summarize-batch
+    expect_records(state.state_details.flow_run_id, task_runs=summary.processed_this_run + 2 if summary else None)
+    if summary is None:
         raise outcome  # the flow's own content-free StageFailed
-    return read_summary(Path(load_manifest(paths, manifest_ref).out_dir))  # items failed
+    return summary
+
+
+def _summary_of_run(outcome: Any, paths: StatePaths, manifest_ref: str) -> BatchSummary:
+    """The flow's summary, or (items failed: the run returned a Failed state) the one it wrote."""
+    if isinstance(outcome, BatchSummary):
+        return outcome
+    return read_summary(Path(load_manifest(paths, manifest_ref).out_dir))

@@ -72,11 +72,19 @@ def _native_index_health(index_dir: Path, enablement: Enablement) -> IndexHealth
     from obelisk_session_evidence.providers.native.index import index_file, index_status
     from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION
     from obelisk_session_evidence.providers.native.index.scope import enablement_roots
+    from obelisk_session_evidence.providers.native.index.status import root_keys
 
-    report = index_status(index_file(index_dir), roots=enablement_roots(enablement))
+    roots = enablement_roots(enablement)
+    report = index_status(index_file(index_dir), roots=roots)
     if not report.exists:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_absent"})
     counts = report.model_dump(include=set(_NATIVE_COUNTS))
+    scope_roots = set(root_keys(roots))
+    incomplete = [
+        root
+        for root in report.roots
+        if (root.source, root.path) in scope_roots and (root.state != "indexed" or root.failed_files)
+    ]
     return IndexHealth(
         freshness=report.freshness,
         index_revision=None if report.index_revision == UNKNOWN_REVISION else report.index_revision,
@@ -84,6 +92,7 @@ def _native_index_health(index_dir: Path, enablement: Enablement) -> IndexHealth
         # A stale index is brought up to date by the next lookup (an incremental refresh).
         usable=report.freshness in ("fresh", "stale"),
         reason_code=_NATIVE_INDEX_REASONS[report.freshness],
+        incomplete_roots=incomplete if report.freshness == "incomplete" else [],
     )
 
 

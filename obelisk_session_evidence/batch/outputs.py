@@ -8,18 +8,23 @@
 DIR is the user's: it is created owner-only when absent and never changed when it exists.
 """
 
+import fcntl
+import hashlib
 import json
 import os
+import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
-from obelisk_session_evidence.contracts.errors import EvidenceError
+from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput
 from obelisk_session_evidence.contracts.json_input import load_contract
-from obelisk_session_evidence.state.private_files import check_folder_or_absent, check_regular_or_absent
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.private_files import check_folder_or_absent, check_regular_or_absent, private_dir
 
 SETTLED_RETRIEVALS: Final = frozenset({"retrieved", "not_admitted"})
 """Retrieval outcomes a re-run would repeat; anything else is a provider fault worth retrying."""
@@ -32,6 +37,45 @@ def prepare_out_dir(out_dir: Path) -> None:
     for folder in (out_dir, out_dir / "decisions", out_dir / "records"):
         check_folder_or_absent(folder)
     check_regular_or_absent(summary_path(out_dir))
+
+
+_TEMP_FILE = re.compile(r"^\.(?:[0-9a-f]{64}|summary)\.json\.[a-z0-9_]{8}$")
+"""A file `write_private` was writing when its process died (`.<name>.<mkstemp suffix>`)."""
+
+
+@contextmanager
+def claim_out_dir(paths: StatePaths, out_dir: Path) -> Iterator[int]:
+    """Hold the output folder for one batch (a lock under the state folder, keyed by the folder's
+    path), and remove what a killed batch left half-written there: no other batch is writing it,
+    so its temp files are orphans. Yields how many were removed. `InvalidInput` when another
+    batch holds the folder."""
+    key = hashlib.sha256(str(out_dir.expanduser().resolve()).encode()).hexdigest()[:32]
+    lock_file = private_dir(paths.root / "batch-locks") / f"{key}.lock"
+    descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InvalidInput(
+                f"--out {out_dir}: another batch is writing there; wait for it or pick another folder"
+            ) from None
+        yield _remove_orphans(out_dir.expanduser())
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+def _remove_orphans(out_dir: Path) -> int:
+    removed = 0
+    for folder in (out_dir, out_dir / "decisions", out_dir / "records"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if _TEMP_FILE.match(entry.name) and entry.is_file(follow_symlinks=False):
+                Path(entry.path).unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def decision_path(out_dir: Path, item_ref: str) -> Path:
@@ -147,6 +191,7 @@ def summary_of(
         by_retrieval=_counts(r.retrieval_code for r in decided),
         by_agent=_counts(r.agent_digest for r in records),
         failures_by_reason=_counts(r.reason_code for r in failed),
+        by_freshness=_counts(r.freshness for r in decided),
         provider_faults_by_reason=_counts(
             r.retrieval_code for r in decided if r.retrieval_code not in SETTLED_RETRIEVALS
         ),

@@ -148,7 +148,8 @@ def plan_batch(
     skipped: list[str] = []
     out_dir = Path(manifest.out_dir)
     for item_ref, line in manifest.line_of().items():
-        raw = _spooled_item(paths, item_ref)
+        refused = manifest.invalid.get(item_ref)
+        raw = None if refused else _spooled_item(paths, item_ref)
         situation = _valid_situation(raw)
         revision = _revision_for(policy, situation, manifest.provider_kind, revisions, factory)
         revision_digest = canonical_digest(revision if revision is not None else UNKNOWN_REVISION)
@@ -156,7 +157,9 @@ def plan_batch(
         if revision is not None and _already_decided(out_dir, item_ref, key):
             skipped.append(item_ref)
         else:
-            situation_id = situation.situation_id if situation else public_situation_id(raw)
+            situation_id = (
+                situation.situation_id if situation else refused.situation_id if refused else public_situation_id(raw)
+            )
             pending.append(PlannedItem(item_ref, key, revision_digest, revision is not None, line, situation_id))
     _prepare_shared_state(paths)
     batch = BatchRef(str(paths.root), manifest_ref, config)
@@ -274,9 +277,13 @@ def decide_item(
     context = batch_context(batch, provider_factory)
     started = time.perf_counter()
     failure: tuple[str, str | None] | None = None
+    problems: tuple[str, ...] = ()
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
+    refused = context.manifest.invalid.get(item.item_ref)
     try:
+        if refused is not None:  # refused when read: never spooled
+            raise InvalidInput("; ".join(refused.problems), problems=refused.problems)
         raw = read_spooled(context.paths, "situations", item.item_ref, max_bytes=MAX_DOCUMENT_BYTES)
         situation = load_contract(ReplanSituation, raw)
         decision = decide(
@@ -288,6 +295,8 @@ def decide_item(
         ).decision
     except StageFailed as error:
         failure = (error.cause or error.reason_code, error.stage)
+    except InvalidInput as error:
+        failure, problems = (error.reason_code, None), error.problems or (error.detail,)
     except EvidenceError as error:
         failure = (error.reason_code, None)
     except OSError:
@@ -296,7 +305,7 @@ def decide_item(
         failure = (StageFailed.reason_code, None)
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
     if decision is None:
-        record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), latency_ms)
+        record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), problems, latency_ms)
     else:
         write_private(decision_path(context.out_dir, item.item_ref), decision.model_dump_json().encode())
         record = _decided_record(batch, context.manifest, item, situation, decision, latency_ms)
@@ -308,6 +317,7 @@ def _failed_record(
     item: PlannedItem,
     situation: ReplanSituation | None,
     failure: tuple[str, str | None],
+    problems: tuple[str, ...],
     latency_ms: float,
 ) -> BatchItemRecord:
     reason_code, stage = failure
@@ -319,6 +329,7 @@ def _failed_record(
         status="failed",
         reason_code=reason_code,
         failed_stage=stage,
+        invalid_fields=[problem[:400] for problem in problems[:5]],
         situation_id=situation.situation_id if situation else item.situation_id,
         agent_digest=agent_digest(situation.scope.agent_id) if situation else None,
         latency_ms=latency_ms,

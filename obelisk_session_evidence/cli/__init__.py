@@ -4,7 +4,11 @@ Commands are imported only when invoked, so the cold path (`run`) never pays for
 the others (Prefect alone costs about 2 s).
 """
 
+import errno
 import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import click
 
@@ -29,7 +33,36 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A group that imports a command's module on first use."""
+    """A group that imports a command's module on first use, and keeps the machine contract
+    whatever happens: a usage error under `--format json` is also one error document on stdout,
+    an error after a command's document adds no second one, a closed stdout exits 141."""
+
+    def main(self, args: Sequence[str] | None = None, *pargs: Any, **options: Any) -> Any:
+        from obelisk_session_evidence.cli.common import tracked_stdout
+
+        argv = list(sys.argv[1:] if args is None else args)
+        standalone = options.pop("standalone_mode", True)
+        try:
+            with tracked_stdout():
+                returned = super().main(argv, *pargs, standalone_mode=False, **options)
+        except click.ClickException as error:
+            _usage_error(error, argv)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        if not standalone:
+            return returned
+        sys.exit(returned if isinstance(returned, int) else 0)  # as click's standalone mode ends
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from obelisk_session_evidence.cli.common import leave_on_closed_pipe
+
+        try:
+            return super().invoke(ctx)
+        except OSError as error:  # click's own handler would exit 1, the internal-fault code
+            if error.errno != errno.EPIPE:
+                raise
+            leave_on_closed_pipe()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -48,3 +81,24 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="obelisk-session-evidence")
 def main() -> None:
     """Bounded evidence from an agent's own earlier sessions, for LoopX Replan."""
+
+
+def _usage_error(error: click.ClickException, argv: list[str]) -> NoReturn:
+    """click's message on stderr, exit 2; under `--format json` also the error document on
+    stdout, naming the option but never echoing the value given."""
+    error.show()
+    if _wants_json(argv):
+        from obelisk_session_evidence.contracts.error_envelope import ErrorEnvelope
+
+        param = getattr(error, "param", None)
+        hint = getattr(error, "param_hint", None) or getattr(error, "option_name", None)
+        if hint is None and param is not None:
+            hint = param.get_error_hint(error.ctx) if error.ctx is not None else param.name
+        what = type(error).__name__
+        detail = f"usage: {what}" + (f" ({hint})" if isinstance(hint, str) else "") + "; see --help"
+        click.echo(ErrorEnvelope(reason_code="invalid_input", detail=detail, exit_code=2).model_dump_json())
+    sys.exit(error.exit_code)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--format=json" in argv or any(a == "--format" and b == "json" for a, b in zip(argv, argv[1:], strict=False))

@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.text import Text
 
 from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
-from obelisk_session_evidence.batch.outputs import RecordProgress
+from obelisk_session_evidence.batch.outputs import RecordProgress, claim_out_dir
 from obelisk_session_evidence.batch.run import plan_batch, run_batch_directly
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
@@ -125,15 +125,17 @@ def batch(
             out_dir=out_dir,
             provider_kind=provider_kind,
             lines=[line for line, _ in numbered],
+            name=source.resolve().name,
         )
         if spool_only:
             _print_spooled(paths, manifest_ref, output_format)
             return
-        if no_prefect:
-            with _progress_bar(paths, manifest_ref):
-                summary = run_batch_directly(paths, manifest_ref, concurrency=concurrency)
-        else:
-            summary = _run_flow(paths, manifest_ref, task_runner, concurrency, dask_address, verbose)
+        with claim_out_dir(paths, out_dir):  # and reclaim what a killed batch left there
+            if no_prefect:
+                with _progress_bar(paths, manifest_ref):
+                    summary = run_batch_directly(paths, manifest_ref, concurrency=concurrency)
+            else:
+                summary = _run_flow(paths, manifest_ref, task_runner, concurrency, dask_address, verbose)
     if output_format == "json":
         click.echo(summary.model_dump_json())
     else:
@@ -193,16 +195,18 @@ def _api_for_this_run() -> Iterator[None]:
     status = console.status("no PREFECT_API_URL: starting a temporary Prefect API …")
     status.start()
     try:
-        with temporary_api() as seconds:
+        with temporary_api() as api:
             status.stop()
             console.print(
-                f"temporary Prefect API started in {seconds:.1f} s (no PREFECT_API_URL); these runs "
-                f"stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
+                f"temporary Prefect API started in {api.started_seconds:.1f} s (no PREFECT_API_URL); these "
+                f"runs stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
                 soft_wrap=True,
             )
             yield
     finally:
         status.stop()
+    if api.unsettled:
+        console.print(f"the temporary Prefect API stopped before it recorded this run: {api.unsettled}", soft_wrap=True)
 
 
 class _RateColumn(ProgressColumn):

@@ -19,6 +19,8 @@ from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, re
 EXIT_INTERNAL = 1
 EXIT_NOT_OK = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
+EXIT_CLOSED_PIPE = 141
+"""The reader of stdout went away (`status | head -1`): the shell's code for SIGPIPE, not a fault."""
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
 """OS errors of local storage (full, read-only, not permitted): the user's to fix, so exit 2."""
@@ -34,9 +36,13 @@ def text_console(**options: Any) -> "Console":
     rich is imported here: a command's JSON output never loads it."""
     from rich.console import Console
 
-    console = Console(**options)
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            leave_on_closed_pipe()  # rich's own exits 1, the internal-fault code
+
+    console = StdoutConsole(**options)
     if not console.is_terminal and not os.environ.get("COLUMNS"):
-        console = Console(width=UNWRAPPED_WIDTH, **options)
+        console = StdoutConsole(width=UNWRAPPED_WIDTH, **options)
     return console
 
 
@@ -75,14 +81,56 @@ def fail_internal(error: Exception) -> NoReturn:
 
 
 def _exit_with(error: Exception, exit_code: int) -> NoReturn:
-    """The stderr line for people and, under `--format json`, the typed envelope on stdout."""
+    """The stderr line for people and, under `--format json`, the typed envelope on stdout,
+    unless the command already printed its document there (stdout holds one document)."""
     envelope = error_envelope(error, exit_code)
     line = f"{envelope.reason_code}: {envelope.detail}" if envelope.detail else envelope.reason_code
     click.echo(f"error: {line}", err=True)
     context = click.get_current_context(silent=True)
-    if context is not None and context.params.get("output_format") == "json":
+    if context is not None and context.params.get("output_format") == "json" and not stdout_written():
         click.echo(envelope.model_dump_json())
     sys.exit(exit_code)
+
+
+class _WriteTracking:
+    """stdout as it is, noting whether anything was written to it."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.written = False
+
+    def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def stdout_written() -> bool:
+    """Whether this command has written to stdout (always False outside `tracked_stdout`)."""
+    return isinstance(sys.stdout, _WriteTracking) and sys.stdout.written
+
+
+@contextmanager
+def tracked_stdout() -> Iterator[None]:
+    """Around a command: stdout wrapped so that an error after its document adds none."""
+    original = sys.stdout
+    sys.stdout = _WriteTracking(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = original
+
+
+def leave_on_closed_pipe() -> NoReturn:
+    """The reader of stdout is gone: write nothing more there (nor at exit) and exit 141."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
+    except (OSError, AttributeError, ValueError):
+        pass
+    sys.exit(EXIT_CLOSED_PIPE)
 
 
 def error_envelope(error: Exception, exit_code: int) -> ErrorEnvelope:
@@ -112,6 +160,8 @@ def reported_errors() -> Iterator[None]:
     except EvidenceError as error:
         fail(error)
     except OSError as error:
+        if error.errno == errno.EPIPE:
+            leave_on_closed_pipe()
         if error.errno not in STORAGE_ERRNOS:
             fail_internal(error)
         fail(StorageFailed.of(error, "local storage"))

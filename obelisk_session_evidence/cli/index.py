@@ -18,7 +18,7 @@ from obelisk_session_evidence.contracts.config import SOURCE_KINDS, SourceKind
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.providers.native.parsers import default_roots
-from obelisk_session_evidence.state.paths import state_paths
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
 
 
@@ -62,7 +62,15 @@ def _root_options(command):
 
 
 @index.command()
-@_root_options
+@click.option(
+    "--root",
+    "root_options",
+    multiple=True,
+    metavar="SOURCE=PATH",
+    help="A session folder for one agent (claude, codex, kimi, pi, dsh); repeatable. "
+    "Without it: the session folders of the enabled scopes (each agent's standard folder when "
+    "nothing is enabled).",
+)
 @format_option
 @stops_on_signals
 def refresh(root_options: tuple[str, ...], output_format: str) -> None:
@@ -74,8 +82,9 @@ def refresh(root_options: tuple[str, ...], output_format: str) -> None:
     from obelisk_session_evidence.providers.native.index import index_file, refresh_index
 
     with reported_errors():
-        roots = parse_roots(root_options)
-        path = index_file(state_paths().index_dir)
+        paths = state_paths()
+        roots = parse_roots(root_options) if root_options else enabled_roots(paths)
+        path = index_file(paths.index_dir)
         if output_format == "json":
             report = refresh_index(path, roots)
         else:
@@ -110,6 +119,23 @@ def status(root_options: tuple[str, ...], output_format: str) -> None:
         click.echo(report.model_dump_json())
     else:
         render_index_status(report, text_console(markup=False, highlight=False))
+
+
+def enabled_roots(paths: StatePaths) -> dict[SourceKind, list[Path]]:
+    """The session folders every enabled scope reads (each once); the agents' standard folders
+    when nothing is enabled."""
+    from obelisk_session_evidence.lifecycle.policy import load_config
+    from obelisk_session_evidence.providers.native.index.scope import enablement_roots
+
+    config = load_config(paths)
+    if config is None or not config.enablements:
+        return parse_roots(())
+    roots: dict[SourceKind, list[Path]] = {}
+    for enablement in config.enablements:
+        for source, folders in enablement_roots(enablement).items():
+            roots.setdefault(source, [])
+            roots[source] += [folder for folder in folders if folder not in roots[source]]
+    return roots
 
 
 def parse_roots(options: tuple[str, ...]) -> dict[SourceKind, list[Path]]:

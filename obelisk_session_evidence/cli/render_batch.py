@@ -32,6 +32,7 @@ def render_batch_summary(summary: BatchSummary, console: Console) -> None:
         ("verdict", summary.by_verdict),
         ("outcome", summary.by_outcome),
         ("retrieval", summary.by_retrieval),
+        ("index freshness", summary.by_freshness),
         ("failures", summary.failures_by_reason),
         ("provider faults", summary.provider_faults_by_reason),
     ):

@@ -17,8 +17,9 @@ from obelisk_session_evidence.contracts.lifecycle import (
 _NEXT_STEPS = {
     "not_enabled": "obelisk-session-evidence enable --surface replan-history --agent-id A --project-id P"
     " --repository-id R --repo-root PATH",
-    "index_absent": "obelisk-session-evidence index refresh --root SOURCE=PATH (or let the first lookup build it)",
-    "index_not_refreshed": "obelisk-session-evidence index refresh --root SOURCE=PATH for this scope's session folders",
+    "index_absent": "obelisk-session-evidence index refresh (it reads the enabled scopes' session folders;"
+    " or let the first lookup build it)",
+    "index_not_refreshed": "obelisk-session-evidence index refresh (it reads the enabled scopes' session folders)",
     "index_incomplete": (
         "obelisk-session-evidence index status: a session folder was unreadable or a file failed to parse"
     ),
@@ -38,6 +39,15 @@ def render_enable(outcome: EnableOutcome, console: Console) -> None:
     if outcome.provider.state != "available":
         console.print(
             "The enablement is recorded; until the provider is available, lookups return a typed empty result."
+        )
+    for skipped in outcome.skipped_sources:
+        console.print(f"skipped {skipped.source}: no session folder at {skipped.folder}", soft_wrap=True)
+    found = outcome.enablement.sources_found
+    unused = [source for source in outcome.enablement.sources if found is not None and source not in found]
+    if unused:
+        console.print(
+            f"not used until their session folder exists: {', '.join(unused)} (nothing there to read yet)",
+            soft_wrap=True,
         )
 
 
@@ -62,7 +72,11 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         table.add_row("provider", _provider_line(scope.provider))
         table.add_row("index", _index_line(scope.index))
         console.print(table)
-    if report.reason_code in _NEXT_STEPS:
+    causes = [cause for scope in report.scopes for cause in _incomplete_causes(scope.index)]
+    if report.reason_code == "index_incomplete" and causes:
+        for cause in causes:
+            console.print(f"next: {cause}", soft_wrap=True)
+    elif report.reason_code in _NEXT_STEPS:
         console.print(f"next: {_NEXT_STEPS[report.reason_code]}", soft_wrap=True)
     console.print(
         f"spool: {report.spooled_situations} situation(s) held, each kept {report.spool_retention_hours} h",
@@ -70,6 +84,26 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
     )
     denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
     console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)", soft_wrap=True)
+
+
+def _incomplete_causes(index: IndexHealth) -> list[str]:
+    """What makes the index incomplete for a scope, folder by folder, and what to do about it."""
+    causes = []
+    for root in index.incomplete_roots:
+        if root.state == "missing":
+            causes.append(
+                f"the {root.source} session folder {root.path} is missing, and the index keeps what it"
+                " held: restore or remount it; or, if it is gone for good, run `enable` again without"
+                " --source, which binds only the folders that exist"
+            )
+        elif root.state == "unreadable":
+            causes.append(f"the {root.source} session folder {root.path} cannot be listed: check its permissions")
+        if root.failed_files:
+            causes.append(
+                f"{root.failed_files} file(s) under {root.path} failed to parse: `obelisk-session-evidence"
+                " index status` lists the failures; a later refresh retries them"
+            )
+    return causes
 
 
 def render_disable(outcome: DisableOutcome, console: Console) -> None:

@@ -1,11 +1,10 @@
 """Renderings of `situation spool`: the bare reference for people and shells, JSON for machines."""
 
-import json
-
 from rich.console import Console
 from rich.table import Table
 
 from obelisk_session_evidence.contracts.situation import ReplanSituation
+from obelisk_session_evidence.contracts.situation_outputs import SituationSpooled
 from obelisk_session_evidence.loopx.recall import SITUATION_REF_PREFIX
 
 
@@ -15,8 +14,8 @@ def situation_reference(digest: str) -> str:
 
 
 def spooled_document(digest: str) -> str:
-    """`{"situation_ref": ..., "digest": ...}`: the reference and the spooled bytes' digest."""
-    return json.dumps({"situation_ref": situation_reference(digest), "digest": digest})
+    """`obelisk_session_evidence_situation_spool_v0`: the reference and the spooled bytes' digest."""
+    return SituationSpooled(situation_ref=situation_reference(digest), digest=digest).model_dump_json()
 
 
 def render_spooled(digest: str, console: Console) -> None:

@@ -31,11 +31,13 @@ from obelisk_session_evidence.contracts.lifecycle import (
     LifecycleStatus,
     ProviderHealth,
     ScopeStatus,
+    SkippedSource,
 )
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.lifecycle.trigger_gate import kept_qualification
 from obelisk_session_evidence.providers.health import index_health, provider_health
+from obelisk_session_evidence.providers.native.parsers import default_roots
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
@@ -76,10 +78,11 @@ def enable(
     paths: StatePaths,
     now: datetime | None = None,
     probe: ProviderProbe = provider_health,
+    home: Path | None = None,
 ) -> EnableOutcome:
     """Record one same-agent, same-project, same-repository enablement (idempotent)."""
     reject_scope_broadening(request)
-    candidate = _enablement_from(request, now or datetime.now(UTC))
+    candidate, skipped = _enablement_from(request, now or datetime.now(UTC), home=home or Path.home())
     with _locked_config(paths) as current:
         enablements = list(current.enablements) if current else []
         position = next((i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None)
@@ -94,7 +97,9 @@ def enable(
             else:
                 enablements[position] = candidate
             _save(paths, _config_of(enablements))
-    return EnableOutcome(change=change, enablement=recorded, provider=probe(paths.index_dir, recorded))
+    return EnableOutcome(
+        change=change, enablement=recorded, provider=probe(paths.index_dir, recorded), skipped_sources=skipped
+    )
 
 
 def update_enablement(
@@ -221,8 +226,9 @@ def _scope_status(
     )
 
 
-def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
-    """Validate the request's values (folders exist, ids well formed) into one enablement."""
+def _enablement_from(request: EnableRequest, now: datetime, *, home: Path) -> tuple[Enablement, list[SkippedSource]]:
+    """Validate the request's values (folders exist, ids well formed) into one enablement, and
+    the sources left out for lack of a session folder."""
     unknown = set(request.sources) - set(SOURCE_KINDS) | set(request.triggers) - set(TRIGGERS)
     if unknown:
         raise InvalidInput(f"{len(unknown)} unknown --source or --trigger value(s)")
@@ -233,7 +239,7 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
         for number, path in enumerate(request.repo_roots, 1)
     ]
     historical = [_historical_root(path, n) for n, path in enumerate(request.historical_repo_roots, 1)]
-    sources = [s for s in SOURCE_KINDS if s in request.sources] if request.sources else list(SOURCE_KINDS)
+    sources, found, skipped = _chosen_sources(request, home)
     document = {
         "surface": request.surface,
         "agent_id": _single(request.agent_ids, "--agent-id"),
@@ -243,6 +249,7 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
         "historical_repo_roots": _unique(historical),
         "sources": sources,
         "source_roots": _source_roots(request.source_roots, sources),
+        "sources_found": found,
         "provider": request.provider,
         "obelisk_bin": str(Path(os.path.abspath(request.obelisk_bin))) if request.obelisk_bin else None,
         "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(STAGE_1_TRIGGERS),
@@ -250,9 +257,32 @@ def _enablement_from(request: EnableRequest, now: datetime) -> Enablement:
         "enabled_at": now,
     }
     try:
-        return Enablement.model_validate(document)
+        return Enablement.model_validate(document), skipped
     except ValidationError as error:
         raise InvalidInput(describe_validation_error(error)) from None
+
+
+def _chosen_sources(request: EnableRequest, home: Path) -> tuple[list[str], list[str], list[SkippedSource]]:
+    """`(sources, found, skipped)`. The sources asked for with `--source`, else those whose
+    session folder (`--source-root`, else the agent's standard one) exists; when none does, all
+    of them, each unused until its folder appears. `found`: the chosen sources whose folder
+    exists now (a folder that disappears later makes the index incomplete; one that never
+    existed does not)."""
+    defaults = default_roots(home)
+    given = {
+        source: Path(folder).expanduser() for source, _, folder in (p.partition("=") for p in request.source_roots)
+    }
+    folders = {source: given.get(source, defaults[source]) for source in SOURCE_KINDS}  # type: ignore[index]
+    present = [source for source in SOURCE_KINDS if folders[source].is_dir()]
+    if request.sources:
+        sources = [source for source in SOURCE_KINDS if source in request.sources]
+        skipped: list[SkippedSource] = []
+    else:
+        sources = present or list(SOURCE_KINDS)
+        skipped = [
+            SkippedSource(source=s, folder=str(folders[s])) for s in SOURCE_KINDS if present and s not in present
+        ]
+    return sources, [source for source in sources if source in present], skipped
 
 
 def _existing_folder(path: Path, label: str, hint: str) -> str:

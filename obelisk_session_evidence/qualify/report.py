@@ -75,8 +75,6 @@ def shown_figure(check: TargetCheck) -> str:
     return f"{check.figure:.0f}" if check.name == "tokens_p95" else f"{check.figure:.3f}"
 
 
-DECISION_P95_TARGET_MS: Final = 50
-"""The README's latency target for a whole decision (p95, in process)."""
 LATENCY_FLOOR_MS: Final = 0.001
 """The latency plot's log axis starts here; a faster stage is drawn at it (its label says the value)."""
 PLOTS: Final = ("precision_recall_threshold.png", "context_size.png", "latency.png")
@@ -316,7 +314,7 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
         axis.axvline(getattr(inputs.chosen, name), color="grey", linestyle="--", label="chosen")
         axis.set_title(f"{name} (chosen {getattr(inputs.chosen, name)})", fontsize=10)
         axis.set_xlabel("threshold")
-        axis.set_ylim(0, 1.05)
+        axis.set_ylim(-0.04, 1.06)  # a rate of exactly 0 or 1 stays in view, not on the frame
     axes[0].set_ylabel("held-back split, arm 2")
     axes[0].legend(loc="center left", fontsize=7)
     figure.suptitle(
@@ -333,7 +331,10 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
     axis.boxplot(series, showfliers=True)
     axis.set_xticks([1, 2, 3], [ARM_TITLES[arm].split(" (")[0] for arm in ARMS])
     axis.axhline(
-        TARGETS["tokens_p95"], color="C3", linestyle="--", label=f"target: p95 <= {TARGETS['tokens_p95']} tokens"
+        TARGETS["tokens_p95"],
+        color="C3",
+        linestyle="--",
+        label=f"arm 2's target: p95 <= {TARGETS['tokens_p95']} tokens (arms 1 and 3 are baselines, not judged)",
     )
     axis.scatter([1, 2, 3], p95s, marker="D", color="C3", zorder=3, label="p95 per arm")
     for position, p95 in enumerate(p95s, start=1):
@@ -366,18 +367,13 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
                 axis.text(k + offset, LATENCY_FLOOR_MS * 1.3, "not run", ha="center", fontsize=7, rotation=90)
     axis.set_xticks(range(len(stages)), stages, rotation=20)
     total = sum(p95 for _, p95 in latencies["admitted_retrieval"].values())
-    axis.axhline(
-        DECISION_P95_TARGET_MS,
-        color="C3",
-        linestyle="--",
-        label=f"target: whole decision p95 <= {DECISION_P95_TARGET_MS} ms",
-    )
-    axis.set_yscale("log")  # stage times are far below the whole-decision target line
-    axis.set_ylim(LATENCY_FLOOR_MS, DECISION_P95_TARGET_MS * 4)
+    tallest = max((p95 for latency in latencies.values() for _, p95 in latency.values()), default=1.0)
+    # No target line: the report judges no stage time (a whole decision's p95 is judged by the
+    # benchmarks, in a warm process, not by these cold, per-stage timings).
+    axis.set_yscale("log")
+    axis.set_ylim(LATENCY_FLOOR_MS, max(tallest, LATENCY_FLOOR_MS) * 6)  # room for the tallest bar's label
     axis.set_ylabel("ms, p95 over cases (log scale)")
-    axis.set_title(
-        f"Arm 2 latency: sum of stage p95s {total:.1f} ms (target <= {DECISION_P95_TARGET_MS} ms per decision)"
-    )
+    axis.set_title(f"Per-stage latency p95 (not a judged target); arm 2's stages sum to {total:.1f} ms")
     axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(out_dir / PLOTS[2], metadata=metadata)

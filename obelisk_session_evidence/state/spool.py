@@ -92,7 +92,9 @@ def read_spooled(paths: StatePaths, kind: SpoolKind, reference: str, *, max_byte
         raise SpoolRefused("spool_not_regular", kind) from None
     finally:
         os.close(descriptor)
-    if len(raw) > max_bytes or "sha256:" + hashlib.sha256(raw).hexdigest() != reference:
+    if len(raw) > max_bytes:  # its own refusal: a batch too large is not an altered one
+        raise SpoolRefused("spool_too_large", kind)
+    if "sha256:" + hashlib.sha256(raw).hexdigest() != reference:
         raise SpoolRefused("spool_altered", kind)
     return raw
 

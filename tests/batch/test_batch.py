@@ -141,6 +141,20 @@ def test_a_failed_item_record_names_its_line_and_situation_id(enabled, tmp_path)
     assert [r.line for r in records] == [1, 4, 7, 10, 13]
 
 
+def test_an_invalid_item_record_names_the_field_paths_of_what_was_invalid_never_a_value(enabled, tmp_path):
+    missing_scope = {key: value for key, value in standin.canary_situation("no-scope").items() if key != "scope"}
+    items = [*standin.stalled_items(1, crash=False), json.dumps(missing_scope).encode()]
+    manifest_ref, out = _spool(enabled, tmp_path, items)
+    _run(enabled, manifest_ref)
+    records = [read_record(out, ref) for ref in load_manifest(enabled, manifest_ref).item_refs]
+    assert {r.situation_id: r.invalid_fields for r in records if r.status == "failed"} == {
+        "invalid-1": ["<root>: unknown field (1)"],
+        "no-scope": ["scope: Field required"],
+    }
+    assert all(r.invalid_fields == [] for r in records if r.status == "decided")
+    assert canary_places_in_files(standin.CANARY, out) == []
+
+
 def test_run_batch_directly_with_threads_gives_the_same_records(enabled, tmp_path):
     one, out_one = _spool(enabled, tmp_path / "one")
     many, out_many = _spool(enabled, tmp_path / "many")

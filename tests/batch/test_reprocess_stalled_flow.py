@@ -43,7 +43,7 @@ def test_flow_records_every_item_and_never_stops_on_a_bad_one(prefect_harness, e
     assert summary.provider_faults_by_reason == {"provider_crashed": 1}
     run = _api().latest_flow_run("reprocess-stalled")
     assert (run["name"], run["state_type"], run["parameters"]) == (
-        f"reprocess-stalled/{manifest_ref.removeprefix('sha256:')[:12]}",
+        f"reprocess-stalled/7 items/{manifest_ref.removeprefix('sha256:')[:12]}",
         "FAILED",
         {"manifest_ref": manifest_ref, "state_ref": None},
     )
@@ -55,7 +55,7 @@ def test_a_batch_where_every_item_is_decided_ends_completed(prefect_harness, ena
     summary = _run(manifest_ref)
     assert (summary.decided, summary.failed) == (4, 0)
     run = _api().latest_flow_run("reprocess-stalled")
-    assert (run["state_type"], run["name"]) == ("COMPLETED", f"reprocess-stalled/{manifest_ref[7:19]}")
+    assert (run["state_type"], run["name"]) == ("COMPLETED", f"reprocess-stalled/4 items/{manifest_ref[7:19]}")
 
 
 def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness, enabled, standin_backend, tmp_path):
@@ -78,7 +78,7 @@ def test_flow_task_runs_tags_and_artifacts_are_operator_readable(prefect_harness
     ]
     failed = [task for task in task_runs if task["state_type"] == "FAILED"]
     assert [(task["name"], task["state"]["message"]) for task in failed] == [
-        ("item-7/invalid-1", "item at line 7 failed: invalid_input")
+        ("item-7/invalid-1", "item at line 7 failed: invalid_input (<root>: unknown field (1))")
     ]
     assert not [log for log in api.logs(run["id"]) if "Traceback" in log["message"]]
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "agent:037082b8"} <= set(run["tags"])

@@ -21,6 +21,9 @@ USED_PARAMETERS = {
     "registry_goals": {"registry"},
     "collect_accepted_bindings": {"goals"},
     "default_registry_path": set(),
+    "collect_effect_runtime_readiness": set(),
+    "restart_effect_runtime": {"timeout", "wait_for_exit"},
+    "EffectRuntimeStartupError": set(),
     "ContextProviderItem": {"resource_ref", "summary", "content", "score"},
     "ContextProviderRetrieval": {
         "provider",

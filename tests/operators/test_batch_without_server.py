@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,12 @@ from obelisk_session_evidence.state.paths import StatePaths
 from tests.batch import standin
 from tests.operators.rest import PrefectRest
 from tests.privacy import canary_places_in_database, canary_places_in_files
+from tests.reliability.processes import process_alive
 
 pytestmark = pytest.mark.prefect
 ROOT = Path(__file__).resolve().parents[2]
+ITEMS = 12
+"""Admitted items; with the other agent's, the crashing and the invalid one, 15 (the last invalid)."""
 STARTED = re.compile(
     r"^temporary Prefect API started in (\d+\.\d) s \(no PREFECT_API_URL\); these runs stay in (\S+), "
 )
@@ -68,7 +72,7 @@ def serverless(tmp_path_factory):
     state = Path(tempfile.mkdtemp(prefix="ose-serverless-state-"))
     standin.enable_fixture_scope(StatePaths(state))
     items = work / "stalled.jsonl"
-    standin.write_jsonl(items, standin.stalled_items(3))
+    standin.write_jsonl(items, standin.stalled_items(ITEMS))  # enough task runs to outrun a busy server
     flowed = _batch(state, items, work / "flow")
     direct = _batch(state, items, work / "direct", "--no-prefect")
     server = start_prefect_server(StatePaths(state), port=free_port(), environ=_clean_env(state))
@@ -109,13 +113,37 @@ def test_the_runs_are_visible_in_ui_afterwards_with_a_failed_state_and_named_ite
     api = serverless["api"]
     summary = json.loads(serverless["flowed"].stdout)
     run = api.latest_flow_run("reprocess-stalled")
-    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
-    assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
+    assert (run["name"], run["state_type"]) == (
+        f"reprocess-stalled/stalled.jsonl/15 items/{summary['manifest_ref'][7:19]}",
+        "FAILED",
+    )
+    assert run["state"]["message"] == "1 of 15 items failed (invalid_input 1); 14 decided"
     tasks = {task["name"]: task for task in api.task_runs(run["id"])}
-    assert tasks["item-6/invalid-1"]["state_type"] == "FAILED"
-    assert tasks["item-6/invalid-1"]["state"]["message"] == "item at line 6 failed: invalid_input"
-    assert sum(name.startswith("item-") for name in tasks) == 6
+    assert tasks["item-15/invalid-1"]["state_type"] == "FAILED"
+    assert tasks["item-15/invalid-1"]["state"]["message"] == (
+        "item at line 15 failed: invalid_input (<root>: unknown field (1))"
+    )
+    assert sum(name.startswith("item-") for name in tasks) == 15
     assert api.logs(run["id"]), "the run's logs reached the database before the temporary API stopped"
+
+
+def test_every_task_run_the_flow_started_is_recorded_in_its_final_state(serverless):
+    """The temporary API stops only once the server has written what the flow sent: no task run
+    left Running, the summary task recorded, the state messages of failed items there."""
+    api = serverless["api"]
+    run = api.latest_flow_run("reprocess-stalled")
+    tasks = api.task_runs(run["id"])
+    summary = json.loads(serverless["flowed"].stdout)
+    assert sorted(task["name"] for task in tasks if not task["name"].startswith("item-")) == [
+        "plan-batch",
+        "summarize-batch",
+    ]
+    assert len(tasks) == summary["processed_this_run"] + 2
+    assert {
+        task["name"]: task["state_type"] for task in tasks if task["state_type"] not in ("COMPLETED", "FAILED")
+    } == {}
+    flush_markers = api.post("/events/filter", {"filter": {"event": {"name": ["obelisk.records-flushed"]}}})
+    assert len(flush_markers["events"]) == 1, "the marker sent after every other event reached the database"
 
 
 def test_no_canary_in_the_database_the_temporary_api_wrote(serverless):
@@ -125,3 +153,45 @@ def test_no_canary_in_the_database_the_temporary_api_wrote(serverless):
     prefect_home = serverless["state"] / "prefect"
     assert canary_places_in_database(standin.CANARY, prefect_home / "prefect.db") == []
     assert canary_places_in_files(standin.CANARY, prefect_home, serverless["work"] / "flow") == []
+
+
+def _api_servers(pid: int) -> list[int]:
+    """The children of `pid` that run Prefect's API app (through the parent-death watch)."""
+    try:
+        children = [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    servers = []
+    for child in children:
+        try:
+            if b"prefect.server.api.server:create_app" in Path(f"/proc/{child}/cmdline").read_bytes():
+                servers.append(child)
+        except OSError:
+            continue
+    return servers
+
+
+@pytest.mark.reliability
+def test_a_sigkilled_batch_leaves_no_temporary_api_behind(tmp_path):
+    state = Path(tempfile.mkdtemp(prefix="ose-killed-state-"))
+    standin.enable_fixture_scope(StatePaths(state))
+    items = tmp_path / "stalled.jsonl"
+    standin.write_jsonl(items, standin.stalled_items(2))
+    command = [sys.executable, "-m", "tests.operators.cli_with_standin", "batch", "--in", str(items)]
+    batch = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "out"), "--format", "json"],
+        cwd=ROOT,
+        env=_clean_env(state),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while not (servers := _api_servers(batch.pid)) and batch.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert servers, "the batch started no temporary API"
+    batch.kill()
+    batch.wait()
+    deadline = time.monotonic() + 120
+    while any(process_alive(pid) for pid in servers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(process_alive(pid) for pid in servers), "the temporary API outlived its SIGKILLed batch"

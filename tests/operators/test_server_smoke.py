@@ -90,7 +90,10 @@ def test_batch_run_is_visible_with_item_tasks_tags_and_summary(smoke):
     assert summary["provider_faults_by_reason"] == {"provider_crashed": 1}
     api = PrefectRest(smoke["server"].api_url)
     run = api.latest_flow_run("reprocess-stalled")
-    assert (run["name"], run["state_type"]) == (f"reprocess-stalled/{summary['manifest_ref'][7:19]}", "FAILED")
+    assert (run["name"], run["state_type"]) == (
+        f"reprocess-stalled/stalled.jsonl/6 items/{summary['manifest_ref'][7:19]}",
+        "FAILED",
+    )
     assert run["state"]["message"] == "1 of 6 items failed (invalid_input 1); 5 decided"
     assert run["parameters"] == {"manifest_ref": run["parameters"]["manifest_ref"], "state_ref": None}
     assert {"batch", "trigger:replan_repetition", "verdict:novel", "verdict:novelty_unverified"} <= set(run["tags"])
@@ -198,7 +201,7 @@ def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_s
             process.send_signal(signal.SIGINT)
             output = process.communicate(timeout=60)
             pytest.fail(f"{run['state']['message']}: {output[0][-3000:]!r} {output[1][-3000:]!r}")
-        assert run["name"] == f"reprocess-stalled/{manifest_ref[7:19]}"
+        assert run["name"] == f"reprocess-stalled/stalled.jsonl/1 item/{manifest_ref[7:19]}"
         assert json.loads((tmp_path / "out" / "summary.json").read_text())["decided"] == 1
     finally:
         process.send_signal(signal.SIGINT)

@@ -172,9 +172,12 @@ def test_run_names_and_state_messages_are_content_free_goldens(enabled, tmp_path
     summary = run_batch_directly(enabled, manifest_ref, provider_factory=standin.factory())
     records = report_batch(enabled, manifest_ref).records
     [failed] = [record for record in records if record.status == "failed"]
-    assert item_failure_message(failed) == "item at line 5 failed: invalid_input"
+    assert item_failure_message(failed) == "item at line 5 failed: invalid_input (<root>: unknown field (1))"
     assert batch_failure_message(summary) == "1 of 5 items failed (invalid_input 1); 4 decided"
     assert batch_run_name(manifest_ref) == f"reprocess-stalled/{manifest_ref[7:19]}"
+    assert batch_run_name(manifest_ref, name="stalled.jsonl", items=5) == (
+        f"reprocess-stalled/stalled.jsonl/5 items/{manifest_ref[7:19]}"
+    )
     assert decision_run_name("stalled-0") == "replan-evidence/stalled-0"
     assert decision_run_name(None) == "replan-evidence/invalid"
     assert standin.CANARY not in item_failure_message(failed) + batch_failure_message(summary)

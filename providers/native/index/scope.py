@@ -19,9 +19,17 @@ from obelisk_session_evidence.providers.native.parsers import default_roots
 
 
 def enablement_roots(enablement: Enablement, *, home: Path | None = None) -> dict[SourceKind, list[Path]]:
-    """The session roots one enablement reads: its configured roots, else the agents' defaults."""
+    """The session roots one enablement reads: its configured roots, else the agents' defaults.
+    A source whose folder did not exist when it was enabled and still does not is not used:
+    it never held history, so its absence leaves the index complete (one that existed and
+    disappeared is kept, and makes the index incomplete)."""
     defaults = default_roots(home or Path.home())
-    return {source: [Path(enablement.source_roots.get(source) or defaults[source])] for source in enablement.sources}
+    roots = {source: Path(enablement.source_roots.get(source) or defaults[source]) for source in enablement.sources}
+    return {source: [root] for source, root in roots.items() if _used(enablement, source, root)}
+
+
+def _used(enablement: Enablement, source: SourceKind, root: Path) -> bool:
+    return enablement.sources_found is None or source in enablement.sources_found or root.exists()
 
 
 def scope_filter(roots: dict[SourceKind, list[Path]], binding: RepositoryBinding) -> ScopeFilter:
