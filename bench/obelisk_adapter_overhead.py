@@ -84,7 +84,7 @@ def measure(calls: int) -> dict[str, float | int | str]:
         binary=str(stand_in.executable),
         work_dir=directory / "work",
         probe_cache_dir=directory / "cache",
-        obelisk_home=home,
+        obelisk_home=home / ".obelisk",
     )
     native = NativeIndexProvider(directory / "native-index", enablement, home=home)
     script = directory / "direct.js"

@@ -57,6 +57,10 @@ class IndexHealth(ContractModel):
     reason_code: IndexHealthCode
     """`index_fresh`, or how it is not (`index_stale`, `index_absent`, `index_not_refreshed`,
     `index_incomplete`, `index_freshness_per_lookup`, `index_status_unknown`)."""
+    location: AbsolutePath | None = None
+    """Where the index lives when another program keeps it (Obelisk: its `obelisk.sqlite`)."""
+    detail: Detail | None = None
+    """What to do about it, e.g. the Obelisk command that builds an absent index."""
 
 
 class AllowedScope(ContractModel):

@@ -61,8 +61,15 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         table.add_row("denied triggers", ", ".join(scope.denied_triggers) or "none")
         table.add_row("provider", _provider_line(scope.provider))
         table.add_row("index", _index_line(scope.index))
+        if scope.index.location:
+            table.add_row("index file", scope.index.location)
+        if scope.index.detail:
+            table.add_row("index next", scope.index.detail)
         console.print(table)
-    if report.reason_code in _NEXT_STEPS:
+    details = [s.index.detail for s in report.scopes if s.reason_code == report.reason_code and s.index.detail]
+    if details:
+        console.print(f"next: {details[0]}", soft_wrap=True)
+    elif report.reason_code in _NEXT_STEPS:
         console.print(f"next: {_NEXT_STEPS[report.reason_code]}", soft_wrap=True)
     denied = ", ".join(d.scope.replace("_", "-") for d in report.denied_scopes)
     console.print(f"denied in v0: {denied} (scope_broadening_not_qualified)", soft_wrap=True)
@@ -103,6 +110,8 @@ def _enablement_rows(table: Table, enablement: Enablement) -> None:
     table.add_row("source roots", "\n".join(source_roots) or "defaults")
     table.add_row("triggers", ", ".join(enablement.triggers))
     table.add_row("backend", enablement.provider + (f" ({enablement.obelisk_bin})" if enablement.obelisk_bin else ""))
+    if enablement.obelisk_home:
+        table.add_row("obelisk home", enablement.obelisk_home)
     table.add_row("enabled at", enablement.enabled_at.isoformat())
 
 

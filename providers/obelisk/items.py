@@ -1,7 +1,10 @@
 """Turning verified rows into RFC evidence items and private structured prior tool calls.
 
-Tool-call rows (from `sql()`) become, in the template's order (most query terms in the command
-first, then failures, then the newest):
+Tool-call rows (from `sql()`) come by lane (template.py), newest first within each. A command
+lane's row whose program is not the lane's (`fts.program_of`: the SQL only saw the word) is
+dropped; a change row (lane -1) is kept when it is an edit or reads as a file-changing command
+(`lanes.may_change_files`, the native change lane's rule), the newest `CHANGE_ROWS` of them. Each
+row becomes (changes: a prior call only, for compare-route's change rules):
 
     a PriorToolCall       the full command (<= 16 KiB, newlines kept), tool name, exit code (Claude
                           `Exit code N` / Codex `Process exited with code N` in the output), is_error,
@@ -36,10 +39,13 @@ from obelisk_session_evidence.contracts.prior_calls import (
     PriorToolCall,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
+from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
+from obelisk_session_evidence.providers.native.index.lanes import FILE_EDIT_TOOLS, may_change_files
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
-from obelisk_session_evidence.providers.obelisk.plan import OBELISK_SOURCE, QueryPlan, normalised_path
+from obelisk_session_evidence.providers.obelisk.plan import CHANGE_ROWS, OBELISK_SOURCE, QueryPlan, normalised_path
 from obelisk_session_evidence.providers.obelisk.scope import row_moment
+from obelisk_session_evidence.providers.obelisk.template import CHANGE_LANE
 
 SUMMARY_TYPES: Final = frozenset({"summary", "compaction", "title"})
 TEXT_TYPES: Final = frozenset({"text"})
@@ -63,11 +69,10 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
     """In-scope rows of the requested types, as items within the request's limits."""
     limits = plan.limits
     candidates: list[tuple[str, str | None, EvidenceType, str, str | None, bool]] = []
-    prior_calls: list[PriorToolCall] = []
-    for call in calls:
-        prior = prior_call(call, plan)
-        if len(prior_calls) < MAX_PRIOR_CALLS:
-            prior_calls.append(prior)
+    matched, changes = matched_calls(calls, plan)
+    lane_calls = [prior_call(call, plan) for call in matched]
+    prior_calls = lane_calls[: MAX_PRIOR_CALLS - len(changes)] + [prior_call(call, plan) for call in changes]
+    for call, prior in zip(matched, lane_calls, strict=True):
         evidence_type = call_evidence_type(prior)
         if evidence_type in plan.evidence_types:
             snippet, cut = _call_snippet(prior)
@@ -123,6 +128,22 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
         truncated=truncated or omitted > 0,
         omitted_count=omitted,
     )
+
+
+def matched_calls(calls: list[CallRow], plan: QueryPlan) -> tuple[list[CallRow], list[CallRow]]:
+    """The lanes' rows whose lane holds for them, and the changes after them (newest first)."""
+    matched, changes = [], []
+    for call in calls:
+        command = call.command or ""
+        if call.lane == CHANGE_LANE:
+            tool = (call.tool_name or "").lower()
+            if len(changes) < CHANGE_ROWS and (tool in FILE_EDIT_TOOLS or may_change_files(command_key(command) or "")):
+                changes.append(call)
+            continue
+        lanes = [plan.lanes[number] for number in call.lane_numbers if number >= 0]
+        if any(lane.kind != "command" or program_of(command) == lane.program for lane in lanes):
+            matched.append(call)
+    return matched, changes
 
 
 def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:

@@ -245,3 +245,9 @@ def change_candidates_sql(since: float, scope: ScopeFilter, evidence_types: Sequ
         f"  AND {where}\nORDER BY c.observed_epoch DESC, e.id DESC LIMIT :scan"
     )
     return BuiltQuery(sql, params)
+
+
+def may_change_files(key: str) -> bool:
+    """True when a shell command's `command_key` reads as one that may change files (`_CHANGES`);
+    the Obelisk adapter checks its change candidates with the rule the change lane uses."""
+    return _CHANGES.search(key) is not None

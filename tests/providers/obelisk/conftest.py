@@ -91,6 +91,6 @@ def provider_for(stand_in: StandIn, enablement: Enablement, work_dir: Path, **kw
         enablement,
         binary=str(stand_in.executable),
         work_dir=work_dir,
-        obelisk_home=stand_in.home,
+        obelisk_home=stand_in.home / ".obelisk",
         **kwargs,
     )

@@ -9,6 +9,7 @@ from fixtures.obelisk_stand_in import StandIn
 from obelisk_session_evidence.providers.obelisk.answer import StateRow, TemplateAnswer
 from obelisk_session_evidence.providers.obelisk.freshness import (
     FileState,
+    SessionRoot,
     index_freshness,
     index_revision,
     session_files,
@@ -29,7 +30,7 @@ BUILD = StateRow(jsonl_path=LAST_BUILD, mtime=1796107180000.0, lines_processed=0
 
 def _answer(state: list[StateRow], **changes: object) -> TemplateAnswer:
     fields = dict(
-        template="obelisk-session-evidence/2",
+        template="obelisk-session-evidence/3",
         state=state,
         state_failed=False,
         calls=[],
@@ -82,7 +83,7 @@ def test_fresh_after_the_query_refreshed(stand_in: StandIn, tmp_path: Path) -> N
     enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"])
     answer = provider_for(stand_in, enablement, tmp_path / "work").search(request_for("Phoenix"))
     assert answer.result.freshness == "fresh"
-    assert session_files([str(stand_in.home / ".claude" / "projects")])
+    assert session_files([SessionRoot("claude", str(stand_in.home / ".claude" / "projects"))])
 
 
 def test_sources_obelisk_does_not_index_are_incomplete(stand_in: StandIn, tmp_path: Path) -> None:
