@@ -165,7 +165,7 @@ def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
         cwd=_bounded_path(call.cwd),
         repository_cwd=repository_cwd(call.cwd, call.project_path, plan.roots),
         observed_at=row_moment(call.timestamp),
-        files=_files(call, plan.roots),
+        files=_files(call),
         output_excerpt=excerpt,
         output_truncated=output_cut,
     )
@@ -231,17 +231,10 @@ def opaque_ref(kind: str, obelisk_source: str, *ids: str) -> str:
     return f"{kind}:{hashlib.sha256(material).hexdigest()}"
 
 
-def _files(call: CallRow, roots: tuple[str, ...]) -> list[str]:
-    if not call.file_path:
-        return []
-    path = normalised_path(call.file_path)
-    if path is None:
-        return []
-    for root in sorted(roots, key=len, reverse=True):
-        if path.startswith(root + "/"):
-            path = posixpath.relpath(path, root)
-            break
-    return [path[:MAX_CALL_PATH_CHARS]][:MAX_CALL_FILES]
+def _files(call: CallRow) -> list[str]:
+    """The file a file tool named, absolute and normalised (as the native provider gives it)."""
+    path = normalised_path(call.file_path) if call.file_path else None
+    return [] if path is None or len(path) > MAX_CALL_PATH_CHARS else [path][:MAX_CALL_FILES]
 
 
 def _bounded_path(path: str | None) -> str | None:

@@ -159,3 +159,49 @@ def test_output_excerpts_are_whole_or_head_and_tail(output: str, expected_cut: b
         assert excerpt == output
     else:
         assert excerpt.startswith("c" * 100) and excerpt.endswith("d" * 100) and "…" in excerpt
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [f"{BUILD} 2>&1 | tail -20", f"cd {SPOTTER_ROOT}/spotter-fum && {BUILD}", f"{BUILD} --minify"],
+)
+def test_a_near_repeat_finds_the_prior_failure(built: StandIn, tmp_path: Path, proposed: str) -> None:
+    """Not a substring of the prior command: found by its program (`node`) and subject."""
+    answer = _spotter(built, tmp_path).search(request_for(proposed))
+    assert any(c.command == f"{BUILD} 2>&1" and c.exit_code == 1 for c in answer.prior_calls)
+
+
+def test_a_changed_commit_message_finds_the_prior_commits(built: StandIn, tmp_path: Path) -> None:
+    answer = _spotter(built, tmp_path).search(request_for('git commit -m "a message nobody wrote"'))
+    commits = [call for call in answer.prior_calls if call.command.startswith("git commit")]
+    assert len(commits) >= 2
+
+
+def test_the_edits_after_a_matched_failure_come_with_it(built: StandIn, tmp_path: Path) -> None:
+    """compare-route's change rules need what changed after the failure: the edits come as prior
+    calls (never as evidence items)."""
+    answer = _spotter(built, tmp_path).search(request_for(f"{BUILD} 2>&1"))
+    failure = next(c for c in answer.prior_calls if c.command == f"{BUILD} 2>&1")
+    later_edits = [
+        c
+        for c in answer.prior_calls
+        if c.tool_name in ("Edit", "Write", "MultiEdit") and c.observed_at and c.observed_at > failure.observed_at
+    ]
+    assert later_edits and all(c.files and c.files[0].startswith("/") for c in later_edits)
+    assert len(answer.result.items) <= 12
+
+
+def test_the_statement_is_fixed_and_every_value_a_binding(built: StandIn, tmp_path: Path) -> None:
+    provider = _spotter(built, tmp_path)
+    before = len(built.scripts())
+    provider.search(request_for(f"{BUILD} 2>&1", "assets/build.js", "Could not resolve js"))
+    provider.search(request_for("git push origin main"))
+    first, second = built.scripts()[before:]
+    assert first["consts"]["CALLS_SQL"] == second["consts"]["CALLS_SQL"] == CALLS_SQL
+    lanes = json.loads(first["consts"]["CALLS_ARGS"][4])
+    assert lanes == [
+        {"kind": "command", "program": "node", "subjects": ["assets/build.js"]},
+        {"kind": "file", "text": "assets/build.js"},
+        {"kind": "text", "text": "could not resolve js"},
+    ]
+    assert not any(word in CALLS_SQL for word in ("assets", "resolve", "origin"))
