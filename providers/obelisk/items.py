@@ -41,6 +41,7 @@ from obelisk_session_evidence.contracts.prior_calls import (
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
 from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
 from obelisk_session_evidence.providers.native.index.lanes import FILE_EDIT_TOOLS, may_change_files
+from obelisk_session_evidence.providers.native.parsers._text import patch_file_paths
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
 from obelisk_session_evidence.providers.obelisk.plan import CHANGE_ROWS, OBELISK_SOURCE, QueryPlan, normalised_path
@@ -52,6 +53,7 @@ TEXT_TYPES: Final = frozenset({"text"})
 CLAUDE_EXIT: Final = re.compile(r"\AExit code (-?\d{1,6})\b")
 CODEX_EXIT: Final = re.compile(r"\A(-?\d{1,6})\b")
 SNIPPET_OUTPUT_CHARS: Final = 400
+PATCH_MARK: Final = "*** Begin Patch"
 _LOOPX_SOURCE: Final[dict[str, SourceKind]] = {name: kind for kind, name in OBELISK_SOURCE.items()}
 
 
@@ -148,7 +150,10 @@ def matched_calls(calls: list[CallRow], plan: QueryPlan) -> tuple[list[CallRow],
 
 def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
     """The structured record of one verified tool-call row."""
+    files = _files(call)
     command = call.command or ""
+    if (call.tool_name or "").lower() in FILE_TOOL_NAMES and files:
+        command = " ".join(files)  # a file tool's target, as the native provider writes it
     output = call.output_head or ""
     output_chars = call.output_chars or len(output)
     excerpt, output_cut = _excerpt(output, call.output_tail, output_chars)
@@ -165,7 +170,7 @@ def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
         cwd=_bounded_path(call.cwd),
         repository_cwd=repository_cwd(call.cwd, call.project_path, plan.roots),
         observed_at=row_moment(call.timestamp),
-        files=_files(call),
+        files=files,
         output_excerpt=excerpt,
         output_truncated=output_cut,
     )
@@ -232,9 +237,12 @@ def opaque_ref(kind: str, obelisk_source: str, *ids: str) -> str:
 
 
 def _files(call: CallRow) -> list[str]:
-    """The file a file tool named, absolute and normalised (as the native provider gives it)."""
-    path = normalised_path(call.file_path) if call.file_path else None
-    return [] if path is None or len(path) > MAX_CALL_PATH_CHARS else [path][:MAX_CALL_FILES]
+    """The file a file tool named (absolute and normalised, as the native provider gives it) and
+    the targets of an `apply_patch` text (`*** Update File: ...`, as the patch names them)."""
+    named = normalised_path(call.file_path) if call.file_path else None
+    patched = patch_file_paths(call.command or "") if PATCH_MARK in (call.command or "") else ()
+    found = dict.fromkeys(path for path in (named, *patched) if path and len(path) <= MAX_CALL_PATH_CHARS)
+    return list(found)[:MAX_CALL_FILES]
 
 
 def _bounded_path(path: str | None) -> str | None:

@@ -20,7 +20,7 @@ from obelisk_session_evidence.contracts.errors import ScopeViolation, Unsupporte
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.prior_calls import MAX_CALL_COMMAND_CHARS
-from obelisk_session_evidence.providers.native.index.fts import call_shape, path_tail
+from obelisk_session_evidence.providers.native.index.fts import call_shape, is_weak_word, path_tail, token_words
 from obelisk_session_evidence.providers.native.index.lanes import CHANGER_PROGRAMS, FILE_EDIT_TOOLS
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots
 from obelisk_session_evidence.providers.obelisk.freshness import SessionRoot, root_aliases
@@ -63,6 +63,8 @@ CHANGE_ROWS: Final = 16
 MAX_COMMAND_LANES: Final = 3
 """Command lanes per lookup (the native provider reads at most 3 command shapes); a command past
 them is matched as text. Terms are at most 24, so are lanes."""
+TEXT_WORDS: Final = 8
+"""Words of one text lane (the native call lanes keep 8 subjects)."""
 _PATH_LIKE: Final = re.compile(r"^[^\s-][^\s]*(?:/[^\s]*|\.[A-Za-z][A-Za-z0-9]{0,7})$")
 """A single word with a `/` or a file extension: `assets/build.js`, `Cargo.toml`."""
 PER_TERM_FLOOR: Final = 10
@@ -167,10 +169,19 @@ def lanes_for(terms: list[str]) -> tuple[Lane, ...]:
         if shape is not None and len(commands) < MAX_COMMAND_LANES:
             commands[Lane("command", program=shape.program, subjects=tuple(s.lower() for s in shape.subjects))] = None
         elif _PATH_LIKE.match(term):
-            others[Lane("file", text=path_tail(term).lower())] = None
-        elif shape is not None or len(term.split()) >= 2:
-            others[Lane("text", text=term.lower())] = None
+            others[Lane("file", words=(path_tail(term).lower(),))] = None
+        elif len(term.split()) >= 2:
+            words = text_words(term)
+            if words:
+                others[Lane("text", words=words)] = None
     return (*commands, *others)
+
+
+def text_words(term: str) -> tuple[str, ...]:
+    """A term's distinctive words for a text lane: its tokens that are not weak (`-x`, `2>&1`,
+    `16`), longest first, at most `TEXT_WORDS`."""
+    words = dict.fromkeys(word for word in token_words(term) if not is_weak_word(word))
+    return tuple(sorted(words, key=len, reverse=True)[:TEXT_WORDS])
 
 
 def repository_roots(roots: list[str]) -> tuple[str, ...]:

@@ -59,6 +59,8 @@ from obelisk_session_evidence.providers.obelisk.environment import (
 )
 from obelisk_session_evidence.providers.obelisk.freshness import (
     UNKNOWN_REVISION,
+    FileState,
+    SessionRoot,
     ShrinkMemory,
     index_freshness,
     index_revision,
@@ -149,6 +151,9 @@ class ObeliskProvider:
         if not self.index_present():
             return ProviderAnswer(result=self._result(request, [], "incomplete", UNKNOWN_REVISION))
         limits = plan.template_values.limits
+        # The session files are listed while Obelisk spends its ~4 s identifying the caller, so
+        # the listing adds nothing to the lookup; one not done by the deadline is `unknown`.
+        listing = SessionListing(plan.session_roots)
         with private_script(query_script(plan.template_values), self._work_dir) as path:
             finished = run_cli(
                 [binary.path, "--query", str(path)],
@@ -166,7 +171,7 @@ class ObeliskProvider:
         verify_scope(answer.calls, answer.hits, plan)
         freshness = index_freshness(
             answer,
-            session_files(plan.session_roots),
+            listing.files(timeout_s=deadline.remaining()),
             state_cap=limits.state_rows,
             aliases=plan.state_roots,
             shrunk=self._shrunk_since_full_build(answer, plan),
@@ -222,6 +227,23 @@ class ObeliskProvider:
             truncated=False,
             omitted_count=0,
         )
+
+
+class SessionListing:
+    """`freshness.session_files` in a daemon thread, started at once."""
+
+    def __init__(self, roots: tuple[SessionRoot, ...]) -> None:
+        self._files: list[FileState] | None = None
+        self._thread = threading.Thread(target=self._list, args=(roots,), name="obelisk-session-listing", daemon=True)
+        self._thread.start()
+
+    def _list(self, roots: tuple[SessionRoot, ...]) -> None:
+        self._files = session_files(roots)
+
+    def files(self, *, timeout_s: float) -> list[FileState] | None:
+        """The listing, or None when it did not finish within `timeout_s` (or hit the file cap)."""
+        self._thread.join(timeout=timeout_s)
+        return None if self._thread.is_alive() else self._files
 
 
 def _lanes_full(answer: TemplateAnswer, plan: QueryPlan) -> bool:

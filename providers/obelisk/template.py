@@ -13,13 +13,17 @@ What the recordings (shared/reference/obelisk-recordings) show, and what this te
                 and `cd x && pytest` run `pytest`) and, when it has any, one of its subjects (its
                 subcommand, paths, names: `push`, `assets/build.js`) in the command text;
       file      a route file's path tail in the call's file path, command or output;
-      text      a multi-word term that is not a command (a blocker's text), the same way.
+      text      every word of a term that is not a command (a blocker's text, a command past
+                the command lanes or one `fts.call_shape` cannot read), the same way: words,
+                not the whole term, so spacing, quoting and line breaks do not hide a repeat.
   Each lane keeps its newest `per_lane` calls; a row says every lane it came by (`lanes`), and
   the adapter checks a command lane's program again.
 - Changes: the newest edit-tool calls and calls of file-changing programs after the oldest
   matched call (lane -1), so compare-route can tell a re-run after a change from a dead end.
 - Codex results have `is_error = 0`; the exit code is only the text `Process exited with code N`,
-  which the SQL cuts out (`exit_text`) for the adapter to read.
+  which the SQL cuts out (`exit_text`) for the adapter to read; a call whose output says `Process
+  running with session ID N` is continued by the output of the `write_stdin` call that finished
+  process N, and takes its exit (the native Codex parser folds the two into one record so too).
 - `search()` is used only for decisions and summaries (message text), filtered by the script
   and verified again by the adapter.
 - Freshness: `__last_build__` and the per-file `index_state` rows under the enablement's session
@@ -62,6 +66,8 @@ FULL_BUILD: Final = "__messages_fts_synced__"
 """Written by a full `--build` only (recordings: an incremental refresh rewrites `__last_build__`)."""
 MARKERS: Final = (LAST_BUILD, FULL_BUILD)
 EXIT_TEXT: Final = "Process exited with code "
+RUNNING_TEXT: Final = "Process running with session ID "
+"""A Codex exec call still running when it answered (see the module docstring)."""
 CHANGE_LANE: Final = -1
 """The lane number of the changes after the matched calls."""
 
@@ -110,10 +116,10 @@ CALLS_SQL: Final = (
     " AND instr(w.words, ' ' || json_extract(l.value, '$.program') || ' ') > 0"
     " AND (json_array_length(l.value, '$.subjects') = 0"
     " OR EXISTS (SELECT 1 FROM json_each(l.value, '$.subjects') j WHERE instr(w.text, j.value) > 0)))"
-    " OR (json_extract(l.value, '$.kind') IN ('file', 'text') AND (instr(w.path, json_extract(l.value, '$.text')) > 0"
-    " OR instr(w.text, json_extract(l.value, '$.text')) > 0"
-    " OR EXISTS (SELECT 1 FROM tool_results o WHERE o.tool_use_id = w.call_id"
-    " AND instr(lower(o.content), json_extract(l.value, '$.text')) > 0)))),"
+    " OR (json_extract(l.value, '$.kind') IN ('file', 'text')"
+    " AND NOT EXISTS (SELECT 1 FROM json_each(l.value, '$.words') j WHERE NOT (instr(w.path, j.value) > 0"
+    " OR instr(w.text, j.value) > 0 OR EXISTS (SELECT 1 FROM tool_results o WHERE o.tool_use_id = w.call_id"
+    " AND instr(lower(o.content), j.value) > 0))))),"
     " ranked AS (SELECT call_id, lane, ROW_NUMBER() OVER (PARTITION BY lane ORDER BY timestamp DESC, call_id)"
     " AS place FROM laned),"
     " matched AS (SELECT call_id, MIN(lane) AS lane, group_concat(lane) AS lanes FROM ranked"
@@ -125,16 +131,24 @@ CALLS_SQL: Final = (
     " AND (w.tool IN (SELECT value FROM json_each(?))"
     " OR EXISTS (SELECT 1 FROM json_each(?) p WHERE instr(w.words, ' ' || p.value || ' ') > 0))"
     " ORDER BY w.timestamp DESC, w.call_id LIMIT ?),"
-    " chosen AS (SELECT call_id, lane, lanes FROM matched UNION ALL SELECT call_id, lane, lanes FROM changes)"
+    " chosen AS (SELECT call_id, lane, lanes FROM matched UNION ALL SELECT call_id, lane, lanes FROM changes),"
+    " outs AS (SELECT ch.call_id, ch.lane, ch.lanes, tr.is_error,"
+    " CASE WHEN instr(tr.content, ?) > 0 THEN COALESCE(tr.content || char(10) || (SELECT r2.content"
+    " FROM tool_calls t2 JOIN tool_results r2 ON r2.tool_use_id = t2.id"
+    " WHERE t2.session_id = c.session_id AND t2.name = 'write_stdin' AND instr(r2.content, ?) > 0"
+    " AND CAST(json_extract(t2.input_json, '$.session_id') AS INTEGER)"
+    " = CAST(substr(tr.content, instr(tr.content, ?) + ?, 12) AS INTEGER) ORDER BY t2.rowid LIMIT 1),"
+    " tr.content) ELSE tr.content END AS content"
+    " FROM chosen ch JOIN calls c USING (call_id) LEFT JOIN tool_results tr ON tr.tool_use_id = ch.call_id)"
     " SELECT c.call_id, c.session_id, c.tool_name, c.source, c.project_path, c.cwd, c.timestamp, c.file_path,"
-    " substr(c.command_text, 1, ?) AS command, length(c.command_text) AS command_chars, tr.is_error,"
-    " substr(tr.content, 1, ?) AS output_head,"
-    " CASE WHEN length(tr.content) > ? THEN substr(tr.content, -?) END AS output_tail,"
-    " length(tr.content) AS output_chars,"
-    " CASE WHEN instr(tr.content, ?) > 0 THEN substr(tr.content, instr(tr.content, ?) + ?, 12) END AS exit_text,"
-    " chosen.lane, chosen.lanes"
-    " FROM chosen JOIN calls c USING (call_id) LEFT JOIN tool_results tr ON tr.tool_use_id = c.call_id"
-    " ORDER BY chosen.lane < 0, chosen.lane, c.timestamp DESC, c.call_id"
+    " substr(c.command_text, 1, ?) AS command, length(c.command_text) AS command_chars, o.is_error,"
+    " substr(o.content, 1, ?) AS output_head,"
+    " CASE WHEN length(o.content) > ? THEN substr(o.content, -?) END AS output_tail,"
+    " length(o.content) AS output_chars,"
+    " CASE WHEN instr(o.content, ?) > 0 THEN substr(o.content, instr(o.content, ?) + ?, 12) END AS exit_text,"
+    " o.lane, o.lanes"
+    " FROM outs o JOIN calls c USING (call_id)"
+    " ORDER BY o.lane < 0, o.lane, c.timestamp DESC, c.call_id"
 )
 
 CODE: Final = r"""const guarded = (query, args) => {
@@ -245,14 +259,14 @@ class Lane:
     """command: the program, lower-case."""
     subjects: tuple[str, ...] = ()
     """command: its subjects, lower-case; one must be in the call's command."""
-    text: str = ""
-    """file: the path tail; text: the term; lower-case."""
+    words: tuple[str, ...] = ()
+    """file: the path tail; text: the term's words; lower-case; every one must be in the call."""
 
     def literal(self) -> dict[str, object]:
         """The lane as the JSON object the SQL reads."""
         if self.kind == "command":
             return {"kind": "command", "program": self.program, "subjects": list(self.subjects)}
-        return {"kind": self.kind, "text": self.text}
+        return {"kind": self.kind, "words": list(self.words)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +319,10 @@ def query_script(values: TemplateValues) -> str:
             json.dumps(list(values.change_tools)),
             json.dumps(list(values.change_programs)),
             limits.changes,
+            RUNNING_TEXT,
+            EXIT_TEXT,
+            RUNNING_TEXT,
+            len(RUNNING_TEXT),
             limits.command_chars,
             limits.output_head_chars,
             limits.output_head_chars,

@@ -44,12 +44,16 @@ def test_a_claude_failure_comes_back_as_a_prior_call_and_a_prior_failure(built: 
 
 
 def test_a_codex_failure_is_read_from_its_exit_text(built: StandIn, tmp_path: Path) -> None:
-    """Codex results have is_error = 0; `Process exited with code 2` is the only failure sign."""
+    """Codex results have is_error = 0; `Process exited with code 2` is the only failure sign. The
+    `rg` was still running when it answered: the `write_stdin` that finished it gives its exit and
+    the rest of its output, as the native Codex parser folds them."""
     enablement = enablement_for(built.home, roots=[CODEX_ROOT], sources=["codex"])
     provider = provider_for(built, enablement, tmp_path / "work")
     answer = provider.search(request_for("node_modules/opencode-ai"))
-    call = next(call for call in answer.prior_calls if call.exit_code == 2)
-    assert call.is_error is False and call.tool_name == "write_stdin"
+    call = next(call for call in answer.prior_calls if call.exit_code == 2 and call.tool_name == "exec_command")
+    assert call.is_error is False and call.command.startswith("rg -n")
+    assert "Process running with session ID" in call.output_excerpt
+    assert "Process exited with code 2" in call.output_excerpt
     assert call.cwd == CODEX_ROOT and call.repository_cwd == ""
     assert any(item.evidence_type == "prior_failure" for item in answer.result.items)
 
@@ -201,7 +205,18 @@ def test_the_statement_is_fixed_and_every_value_a_binding(built: StandIn, tmp_pa
     lanes = json.loads(first["consts"]["CALLS_ARGS"][4])
     assert lanes == [
         {"kind": "command", "program": "node", "subjects": ["assets/build.js"]},
-        {"kind": "file", "text": "assets/build.js"},
-        {"kind": "text", "text": "could not resolve js"},
+        {"kind": "file", "words": ["assets/build.js"]},
+        {"kind": "text", "words": ["resolve", "could", "not", "js"]},
     ]
     assert not any(word in CALLS_SQL for word in ("assets", "resolve", "origin"))
+
+
+def test_a_patch_names_the_files_it_changes(built: StandIn, tmp_path: Path) -> None:
+    """Codex `apply_patch` has no file_path in Obelisk's index: its targets come from the patch
+    text, as the native provider reads them (compare-route's change rules need them)."""
+    enablement = enablement_for(built.home, roots=[CODEX_ROOT], sources=["codex"])
+    provider = provider_for(built, enablement, tmp_path / "work")
+    answer = provider.search(request_for("src/agents/plugins/codemie-code.plugin.ts"))
+    patches = [call for call in answer.prior_calls if call.tool_name == "apply_patch"]
+    assert any("src/agents/plugins/codemie-code.plugin.ts" in call.files for call in patches)
+    assert all(call.command == " ".join(call.files) for call in patches)
