@@ -165,22 +165,25 @@ def lanes_for(terms: list[str]) -> tuple[Lane, ...]:
     commands: dict[Lane, None] = {}
     others: dict[Lane, None] = {}
     for term in terms:
-        shape = call_shape(term)
+        shape, text = call_shape(term), term.lower()
         if shape is not None and len(commands) < MAX_COMMAND_LANES:
-            commands[Lane("command", program=shape.program, subjects=tuple(s.lower() for s in shape.subjects))] = None
+            subjects = tuple(subject.lower() for subject in shape.subjects)
+            commands[Lane("command", program=shape.program, subjects=subjects, text=text)] = None
         elif _PATH_LIKE.match(term):
-            others[Lane("file", words=(path_tail(term).lower(),))] = None
+            tail = path_tail(term).lower()
+            others[Lane("file", words=(tail,), text=tail)] = None
         elif len(term.split()) >= 2:
             words = text_words(term)
             if words:
-                others[Lane("text", words=words)] = None
+                others[Lane("text", words=words, text=text)] = None
     return (*commands, *others)
 
 
 def text_words(term: str) -> tuple[str, ...]:
     """A term's distinctive words for a text lane: its tokens that are not weak (`-x`, `2>&1`,
-    `16`), longest first, at most `TEXT_WORDS`."""
-    words = dict.fromkeys(word for word in token_words(term) if not is_weak_word(word))
+    `16`), longest first, at most `TEXT_WORDS`. Only the text before a NUL: SQLite's JSON reads a
+    stored command only that far, so words past it could never match."""
+    words = dict.fromkeys(word for word in token_words(term.split("\x00", 1)[0]) if not is_weak_word(word))
     return tuple(sorted(words, key=len, reverse=True)[:TEXT_WORDS])
 
 

@@ -84,7 +84,7 @@ _MEMORY_LOCK: Final = threading.Lock()
 
 
 def provider_version_for(cli_version: str) -> str:
-    """`<package> obelisk-cli/<version> template/<n>`, e.g. `0.1.0 obelisk-cli/0.2.3 template/2`."""
+    """`<package> obelisk-cli/<version> template/<n>`, e.g. `0.1.0 obelisk-cli/0.2.3 template/3`."""
     return f"{PACKAGE_VERSION} obelisk-cli/{cli_version} template/{TEMPLATE_VERSION}"
 
 

@@ -16,8 +16,9 @@ What the recordings (shared/reference/obelisk-recordings) show, and what this te
       text      every word of a term that is not a command (a blocker's text, a command past
                 the command lanes or one `fts.call_shape` cannot read), the same way: words,
                 not the whole term, so spacing, quoting and line breaks do not hide a repeat.
-  Each lane keeps its newest `per_lane` calls; a row says every lane it came by (`lanes`), and
-  the adapter checks a command lane's program again.
+  Each lane keeps `per_lane` calls: those holding the whole term first (an exact repeat, as the
+  native command-key lane), then the newest; a row says every lane it came by (`lanes`), and the
+  adapter checks a command lane's program again.
 - Changes: the newest edit-tool calls and calls of file-changing programs after the oldest
   matched call (lane -1), so compare-route can tell a re-run after a change from a dead end.
 - Codex results have `is_error = 0`; the exit code is only the text `Process exited with code N`,
@@ -111,7 +112,8 @@ CALLS_SQL: Final = (
     + " ORDER BY m.timestamp DESC, tc.id LIMIT ?),"
     " worded AS MATERIALIZED (SELECT call_id, timestamp, lower(command_text) AS text, lower(tool_name) AS tool,"
     " lower(COALESCE(file_path, '')) AS path, " + _spaced_words("command_text") + " AS words FROM calls),"
-    " laned AS (SELECT w.call_id, w.timestamp, CAST(l.key AS INTEGER) AS lane FROM worded w, json_each(?) l"
+    " laned AS (SELECT w.call_id, w.timestamp, CAST(l.key AS INTEGER) AS lane,"
+    " instr(w.text, json_extract(l.value, '$.text')) > 0 AS exact FROM worded w, json_each(?) l"
     " WHERE (json_extract(l.value, '$.kind') = 'command'"
     " AND instr(w.words, ' ' || json_extract(l.value, '$.program') || ' ') > 0"
     " AND (json_array_length(l.value, '$.subjects') = 0"
@@ -120,7 +122,8 @@ CALLS_SQL: Final = (
     " AND NOT EXISTS (SELECT 1 FROM json_each(l.value, '$.words') j WHERE NOT (instr(w.path, j.value) > 0"
     " OR instr(w.text, j.value) > 0 OR EXISTS (SELECT 1 FROM tool_results o WHERE o.tool_use_id = w.call_id"
     " AND instr(lower(o.content), j.value) > 0))))),"
-    " ranked AS (SELECT call_id, lane, ROW_NUMBER() OVER (PARTITION BY lane ORDER BY timestamp DESC, call_id)"
+    " ranked AS (SELECT call_id, lane,"
+    " ROW_NUMBER() OVER (PARTITION BY lane ORDER BY exact DESC, timestamp DESC, call_id)"
     " AS place FROM laned),"
     " matched AS (SELECT call_id, MIN(lane) AS lane, group_concat(lane) AS lanes FROM ranked"
     " WHERE place <= ? GROUP BY call_id),"
@@ -261,12 +264,14 @@ class Lane:
     """command: its subjects, lower-case; one must be in the call's command."""
     words: tuple[str, ...] = ()
     """file: the path tail; text: the term's words; lower-case; every one must be in the call."""
+    text: str = ""
+    """The whole term, lower-case: calls holding it come first in the lane."""
 
     def literal(self) -> dict[str, object]:
         """The lane as the JSON object the SQL reads."""
         if self.kind == "command":
-            return {"kind": "command", "program": self.program, "subjects": list(self.subjects)}
-        return {"kind": self.kind, "words": list(self.words)}
+            return {"kind": "command", "program": self.program, "subjects": list(self.subjects), "text": self.text}
+        return {"kind": self.kind, "words": list(self.words), "text": self.text}
 
 
 @dataclass(frozen=True, slots=True)

@@ -204,9 +204,9 @@ def test_the_statement_is_fixed_and_every_value_a_binding(built: StandIn, tmp_pa
     assert first["consts"]["CALLS_SQL"] == second["consts"]["CALLS_SQL"] == CALLS_SQL
     lanes = json.loads(first["consts"]["CALLS_ARGS"][4])
     assert lanes == [
-        {"kind": "command", "program": "node", "subjects": ["assets/build.js"]},
-        {"kind": "file", "words": ["assets/build.js"]},
-        {"kind": "text", "words": ["resolve", "could", "not", "js"]},
+        {"kind": "command", "program": "node", "subjects": ["assets/build.js"], "text": f"{BUILD} 2>&1"},
+        {"kind": "file", "words": ["assets/build.js"], "text": "assets/build.js"},
+        {"kind": "text", "words": ["resolve", "could", "not", "js"], "text": "could not resolve js"},
     ]
     assert not any(word in CALLS_SQL for word in ("assets", "resolve", "origin"))
 
