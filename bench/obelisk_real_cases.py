@@ -29,13 +29,14 @@ from obelisk_session_evidence.tokenizer import load_encoder
 OBELISK_SOURCES = ("claude", "codex")
 
 
-def compare(case_ids: list[str], limit: int | None) -> list[tuple[str, str, str, str, str]]:
-    """(case, expected, native verdict, obelisk verdict, obelisk freshness) per decided case."""
+def compare(case_ids: list[str], limit: int | None, base: Path | None = None) -> list[tuple[str, str, str, str, str]]:
+    """(case, expected, native verdict, obelisk verdict, obelisk freshness) per decided case; the
+    histories are written under `base` (default: a new temporary folder)."""
     thresholds = RouteThresholds()
     cases = [c for c in load_real_cases() if c.group.source in OBELISK_SOURCES]
     cases = [c for c in cases if not case_ids or c.case_id in case_ids][:limit]
     rows = []
-    base = Path(tempfile.mkdtemp(prefix="obelisk-real-"))
+    base = base or Path(tempfile.mkdtemp(prefix="obelisk-real-"))
     encoder = load_encoder(base / "tiktoken")
     for case in cases:
         qualification = as_qualification_case(case)
