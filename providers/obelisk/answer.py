@@ -59,8 +59,8 @@ class CallRow(_Wire):
     output_tail: Annotated[str, StringConstraints(max_length=16 * 1024)] | None
     output_chars: int | None
     exit_text: Annotated[str, StringConstraints(max_length=12)] | None
-    lane: Annotated[int, Field(ge=-1)]
-    """The first lane that matched it (template.Lane order), or -1 for a change after them."""
+    lane: Annotated[int, Field(ge=-2)]
+    """The first lane that matched it (template.Lane order); -2 and -1 for changes (template.py)."""
     lanes: Annotated[str, StringConstraints(pattern=r"^-?\d{1,3}(,-?\d{1,3}){0,63}$")]
     """Every lane that matched it, comma-separated (SQLite's `group_concat`)."""
 

@@ -2,8 +2,8 @@
 
 Tool-call rows (from `sql()`) come by lane (template.py), newest first within each. A command
 lane's row whose program is not the lane's (`fts.program_of`: the SQL only saw the word) is
-dropped; a change row (lane -1) is kept when it is an edit or reads as a file-changing command
-(`lanes.may_change_files`, the native change lane's rule), the newest `CHANGE_ROWS` of them. Each
+dropped; a change row (lane -2 after a matched failure, -1 the newest) is kept when it is an edit
+or reads as a file-changing command (`lanes.may_change_files`, the native change lane's rule). Each
 row becomes (changes: a prior call only, for compare-route's change rules):
 
     a PriorToolCall       the full command (<= 16 KiB, newlines kept), tool name, exit code (Claude
@@ -44,9 +44,15 @@ from obelisk_session_evidence.providers.native.index.lanes import FILE_EDIT_TOOL
 from obelisk_session_evidence.providers.native.parsers._text import patch_file_paths
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
-from obelisk_session_evidence.providers.obelisk.plan import CHANGE_ROWS, OBELISK_SOURCE, QueryPlan, normalised_path
+from obelisk_session_evidence.providers.obelisk.plan import (
+    CHANGE_ROWS,
+    FOLLOW_KEPT,
+    OBELISK_SOURCE,
+    QueryPlan,
+    normalised_path,
+)
 from obelisk_session_evidence.providers.obelisk.scope import row_moment
-from obelisk_session_evidence.providers.obelisk.template import CHANGE_LANE
+from obelisk_session_evidence.providers.obelisk.template import FOLLOW_LANE
 
 SUMMARY_TYPES: Final = frozenset({"summary", "compaction", "title"})
 TEXT_TYPES: Final = frozenset({"text"})
@@ -133,19 +139,22 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
 
 
 def matched_calls(calls: list[CallRow], plan: QueryPlan) -> tuple[list[CallRow], list[CallRow]]:
-    """The lanes' rows whose lane holds for them, and the changes after them (newest first)."""
-    matched, changes = [], []
+    """The lanes' rows whose lane holds for them, and the changes after them: those following a
+    matched failure first, then the newest."""
+    matched, following, changes = [], [], []
     for call in calls:
         command = call.command or ""
-        if call.lane == CHANGE_LANE:
+        if call.lane < 0:
             tool = (call.tool_name or "").lower()
-            if len(changes) < CHANGE_ROWS and (tool in FILE_EDIT_TOOLS or may_change_files(command_key(command) or "")):
-                changes.append(call)
+            if tool in FILE_EDIT_TOOLS or may_change_files(command_key(command) or ""):
+                kept, cap = (following, FOLLOW_KEPT) if call.lane == FOLLOW_LANE else (changes, CHANGE_ROWS)
+                if len(kept) < cap:
+                    kept.append(call)
             continue
         lanes = [plan.lanes[number] for number in call.lane_numbers if number >= 0]
         if any(lane.kind != "command" or program_of(command) == lane.program for lane in lanes):
             matched.append(call)
-    return matched, changes
+    return matched, following + changes
 
 
 def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:

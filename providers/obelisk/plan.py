@@ -59,7 +59,11 @@ PER_LANE: Final = 16
 CHANGE_SCAN: Final = 64
 """Change candidates read; the adapter keeps the newest `CHANGE_ROWS` that really change files."""
 CHANGE_ROWS: Final = 16
-"""Changes kept (the native provider's `EDIT_LANE_ROWS`)."""
+"""Newest changes kept (the native provider's `EDIT_LANE_ROWS`)."""
+FOLLOW_ROWS: Final = 4
+"""Changes read after each matched failure, in its session."""
+FOLLOW_KEPT: Final = 16
+"""Changes after matched failures kept in all."""
 MAX_COMMAND_LANES: Final = 3
 """Command lanes per lookup (the native provider reads at most 3 command shapes); a command past
 them is matched as text. Terms are at most 24, so are lanes."""
@@ -111,6 +115,7 @@ class QueryPlan:
                 walk=CALL_WALK,
                 per_lane=PER_LANE,
                 changes=CHANGE_SCAN,
+                follow=FOLLOW_ROWS,
                 command_chars=MAX_CALL_COMMAND_CHARS + 1,
                 output_head_chars=OUTPUT_HEAD_CHARS,
                 output_tail_chars=OUTPUT_TAIL_CHARS,

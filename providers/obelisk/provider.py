@@ -72,7 +72,12 @@ from obelisk_session_evidence.providers.obelisk.items import select_items
 from obelisk_session_evidence.providers.obelisk.plan import QueryPlan, query_plan
 from obelisk_session_evidence.providers.obelisk.process import Deadline, private_script, run_cli
 from obelisk_session_evidence.providers.obelisk.scope import verify_scope
-from obelisk_session_evidence.providers.obelisk.template import CHANGE_LANE, TEMPLATE_VERSION, query_script
+from obelisk_session_evidence.providers.obelisk.template import (
+    CHANGE_LANE,
+    FOLLOW_LANE,
+    TEMPLATE_VERSION,
+    query_script,
+)
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 
 DEFAULT_TIMEOUT_S: Final = 10.0
@@ -250,5 +255,5 @@ def _lanes_full(answer: TemplateAnswer, plan: QueryPlan) -> bool:
     """True when a lane or the change scan came back full: a bound may have cut it."""
     limits = plan.template_values.limits
     per_lane = Counter(call.lane for call in answer.calls)
-    changes = per_lane.pop(CHANGE_LANE, 0)
+    changes = max(per_lane.pop(CHANGE_LANE, 0), per_lane.pop(FOLLOW_LANE, 0))
     return changes >= limits.changes or any(count >= limits.per_lane for count in per_lane.values())

@@ -19,8 +19,10 @@ What the recordings (shared/reference/obelisk-recordings) show, and what this te
   Each lane keeps `per_lane` calls: those holding the whole term first (an exact repeat, as the
   native command-key lane), then the newest; a row says every lane it came by (`lanes`), and the
   adapter checks a command lane's program again.
-- Changes: the newest edit-tool calls and calls of file-changing programs after the oldest
-  matched call (lane -1), so compare-route can tell a re-run after a change from a dead end.
+- Changes (edit-tool calls and calls of file-changing programs), so compare-route can tell a
+  re-run after a change from a dead end: the first `follow` after each matched failure in its
+  session (lane -2: what the agent changed in reply to it), and the newest after the oldest
+  matched call (lane -1).
 - Codex results have `is_error = 0`; the exit code is only the text `Process exited with code N`,
   which the SQL cuts out (`exit_text`) for the adapter to read; a call whose output says `Process
   running with session ID N` is continued by the output of the `write_stdin` call that finished
@@ -70,7 +72,9 @@ EXIT_TEXT: Final = "Process exited with code "
 RUNNING_TEXT: Final = "Process running with session ID "
 """A Codex exec call still running when it answered (see the module docstring)."""
 CHANGE_LANE: Final = -1
-"""The lane number of the changes after the matched calls."""
+"""The lane number of the newest changes after the oldest matched call."""
+FOLLOW_LANE: Final = -2
+"""The lane number of the first changes after each matched failure, in its session."""
 
 _JS_UNSAFE: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
@@ -122,20 +126,32 @@ CALLS_SQL: Final = (
     " AND NOT EXISTS (SELECT 1 FROM json_each(l.value, '$.words') j WHERE NOT (instr(w.path, j.value) > 0"
     " OR instr(w.text, j.value) > 0 OR EXISTS (SELECT 1 FROM tool_results o WHERE o.tool_use_id = w.call_id"
     " AND instr(lower(o.content), j.value) > 0))))),"
-    " ranked AS (SELECT call_id, lane,"
+    " ranked AS (SELECT call_id, lane, exact,"
     " ROW_NUMBER() OVER (PARTITION BY lane ORDER BY exact DESC, timestamp DESC, call_id)"
     " AS place FROM laned),"
-    " matched AS (SELECT call_id, MIN(lane) AS lane, group_concat(lane) AS lanes FROM ranked"
+    " matched AS (SELECT call_id, MIN(lane) AS lane, group_concat(lane) AS lanes, MAX(exact) AS exact FROM ranked"
     " WHERE place <= ? GROUP BY call_id),"
     " since AS (SELECT MIN(c.timestamp) AS moment FROM matched JOIN calls c USING (call_id)),"
-    " changes AS (SELECT w.call_id, -1 AS lane, '-1' AS lanes FROM worded w, since"
-    " WHERE since.moment IS NOT NULL AND w.timestamp > since.moment"
-    " AND w.call_id NOT IN (SELECT call_id FROM matched)"
+    " changers AS (SELECT w.call_id, w.timestamp, c.session_id FROM worded w JOIN calls c USING (call_id)"
+    " WHERE w.call_id NOT IN (SELECT call_id FROM matched)"
     " AND (w.tool IN (SELECT value FROM json_each(?))"
-    " OR EXISTS (SELECT 1 FROM json_each(?) p WHERE instr(w.words, ' ' || p.value || ' ') > 0))"
-    " ORDER BY w.timestamp DESC, w.call_id LIMIT ?),"
-    " chosen AS (SELECT call_id, lane, lanes FROM matched UNION ALL SELECT call_id, lane, lanes FROM changes),"
-    " outs AS (SELECT ch.call_id, ch.lane, ch.lanes, tr.is_error,"
+    " OR EXISTS (SELECT 1 FROM json_each(?) p WHERE instr(w.words, ' ' || p.value || ' ') > 0))),"
+    " failed AS (SELECT m.call_id, c.session_id, c.timestamp FROM matched m JOIN calls c USING (call_id)"
+    " LEFT JOIN tool_results f ON f.tool_use_id = m.call_id WHERE f.is_error = 1"
+    " OR (instr(f.content, ?) > 0 AND substr(f.content, instr(f.content, ?) + ?, 1) <> '0')),"
+    " following AS (SELECT call_id, -2 AS lane, '-2' AS lanes, 0 AS exact"
+    " FROM (SELECT k.call_id, MIN(k.timestamp) AS moment,"
+    " MIN(place) AS place FROM (SELECT k.call_id, k.timestamp, ROW_NUMBER() OVER (PARTITION BY f.call_id"
+    " ORDER BY k.timestamp, k.call_id) AS place FROM failed f JOIN changers k ON k.session_id = f.session_id"
+    " AND k.timestamp > f.timestamp) k WHERE place <= ? GROUP BY k.call_id ORDER BY place, moment LIMIT ?)),"
+    " changes AS (SELECT k.call_id, -1 AS lane, '-1' AS lanes, 0 AS exact FROM changers k, since"
+    " WHERE since.moment IS NOT NULL AND k.timestamp > since.moment"
+    " AND k.call_id NOT IN (SELECT call_id FROM following)"
+    " ORDER BY k.timestamp DESC, k.call_id LIMIT ?),"
+    " chosen AS (SELECT call_id, lane, lanes, exact FROM matched"
+    " UNION ALL SELECT call_id, lane, lanes, exact FROM following"
+    " UNION ALL SELECT call_id, lane, lanes, exact FROM changes),"
+    " outs AS (SELECT ch.call_id, ch.lane, ch.lanes, ch.exact, tr.is_error,"
     " CASE WHEN instr(tr.content, ?) > 0 THEN COALESCE(tr.content || char(10) || (SELECT r2.content"
     " FROM tool_calls t2 JOIN tool_results r2 ON r2.tool_use_id = t2.id"
     " WHERE t2.session_id = c.session_id AND t2.name = 'write_stdin' AND instr(r2.content, ?) > 0"
@@ -151,7 +167,7 @@ CALLS_SQL: Final = (
     " CASE WHEN instr(o.content, ?) > 0 THEN substr(o.content, instr(o.content, ?) + ?, 12) END AS exit_text,"
     " o.lane, o.lanes"
     " FROM outs o JOIN calls c USING (call_id)"
-    " ORDER BY o.lane < 0, o.lane, c.timestamp DESC, c.call_id"
+    " ORDER BY o.lane < 0, o.lane, o.exact DESC, c.timestamp DESC, c.call_id"
 )
 
 CODE: Final = r"""const guarded = (query, args) => {
@@ -233,7 +249,9 @@ class TemplateLimits:
     per_lane: int
     """Newest calls each lane keeps."""
     changes: int
-    """Most changes after the matched calls."""
+    """Most changes after the oldest matched call, and most changes after the matched failures."""
+    follow: int
+    """Changes kept after each matched failure."""
     command_chars: int
     """Longest command text read (one more than kept, so a cut is visible)."""
     output_head_chars: int
@@ -249,7 +267,7 @@ class TemplateLimits:
 
     def call_cap(self, lanes: int) -> int:
         """Most tool-call rows an answer with `lanes` lanes can hold."""
-        return lanes * self.per_lane + self.changes
+        return lanes * self.per_lane + 2 * self.changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +341,11 @@ def query_script(values: TemplateValues) -> str:
             limits.per_lane,
             json.dumps(list(values.change_tools)),
             json.dumps(list(values.change_programs)),
+            EXIT_TEXT,
+            EXIT_TEXT,
+            len(EXIT_TEXT),
+            limits.follow,
+            limits.changes,
             limits.changes,
             RUNNING_TEXT,
             EXIT_TEXT,
