@@ -72,6 +72,9 @@ class Enablement(ContractModel):
     """Which backend answers lookups."""
     obelisk_bin: AbsolutePath | None = None
     """The Obelisk binary, when not on PATH."""
+    obelisk_home: AbsolutePath | None = None
+    """The folder holding the operator's Obelisk index (`obelisk.sqlite`); recorded by `enable
+    --provider obelisk` (default: `$OBELISK_HOME`, else `~/.obelisk` of the user enabling)."""
     triggers: Annotated[list[Trigger], Field(min_length=1, max_length=4)] = list(TRIGGERS)
     """Triggers admitted for this scope; the others stay off."""
     trigger_grant: TriggerGrant = "operator"

@@ -66,6 +66,10 @@ class IndexHealth(ContractModel):
     incomplete_roots: list[IndexRootStatus] = []
     """This scope's session folders that make the index incomplete: missing, unreadable, or
     holding files that failed to parse."""
+    location: AbsolutePath | None = None
+    """Where the index lives when another program keeps it (Obelisk: its `obelisk.sqlite`)."""
+    detail: Detail | None = None
+    """What to do about it, e.g. the Obelisk command that builds an absent index."""
 
 
 class AllowedScope(ContractModel):

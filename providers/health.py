@@ -44,7 +44,7 @@ def index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
     """The index's freshness over this scope's roots, its revision and counts, or why unknown."""
     try:
         if enablement.provider == "obelisk":
-            return _obelisk_index_health()
+            return _obelisk_index_health(enablement)
         return _native_index_health(index_dir, enablement)
     except EvidenceError as error:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": error.reason_code})
@@ -111,6 +111,29 @@ def _obelisk_health(enablement: Enablement) -> ProviderHealth:
     )
 
 
-def _obelisk_index_health() -> IndexHealth:
-    """Obelisk's freshness markers come only with a query, and every query refreshes its index."""
-    return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_freshness_per_lookup", "usable": True})
+def _obelisk_index_health(enablement: Enablement) -> IndexHealth:
+    """Where the operator's Obelisk index is and whether it exists (checked, never created).
+    Its freshness markers come only with a query, and every query refreshes the index first."""
+    from obelisk_session_evidence.providers.obelisk.environment import (
+        BUILD_COMMAND,
+        HOME_VARIABLE,
+        default_obelisk_home,
+        index_path,
+        sources_home,
+    )
+
+    home = Path(enablement.obelisk_home) if enablement.obelisk_home else default_obelisk_home()
+    location = index_path(home)
+    if not location.is_file():
+        command = f"HOME={sources_home(home)} {HOME_VARIABLE}={home} {BUILD_COMMAND}"
+        return UNKNOWN_INDEX.model_copy(
+            update={
+                "freshness": "incomplete",
+                "reason_code": "index_absent",
+                "location": str(location),
+                "detail": f"no Obelisk index here; Obelisk builds it with `{command}`"[:400],
+            }
+        )
+    return UNKNOWN_INDEX.model_copy(
+        update={"reason_code": "index_freshness_per_lookup", "usable": True, "location": str(location)}
+    )

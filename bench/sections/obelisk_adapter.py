@@ -1,14 +1,14 @@
 """Section 7: the Obelisk adapter against the native provider on the same real corpus and request."""
 
 from bench._report import Table
-from bench.obelisk_adapter_overhead import measure
+from bench.obelisk_adapter_overhead import measure, measure_decision
 
 
 def obelisk_adapter_table(calls: int) -> Table:
     """Wall and CPU per lookup: the native index, the adapter over the stand-in, and the real
     CLI's recorded `--query` cost (the stand-in has no identity wait, so the real cost is projected
     from the recordings plus the adapter's own overhead)."""
-    figures = measure(calls)
+    figures = {**measure(calls), **measure_decision(calls)}
     table = Table("7. Obelisk adapter against the native provider", ("what", "wall p50", "wall p95", "CPU p50"))
     seconds = lambda key: f"{figures[key] * 1000:.1f} ms"  # noqa: E731
     table.add(
@@ -33,6 +33,26 @@ def obelisk_adapter_table(calls: int) -> Table:
         seconds("recorded_query_cpu"),
     )
     table.add("projected real lookup (recorded `--query` + adapter overhead)", seconds("projected_real_wall"), "", "")
+    table.add(
+        f"decision through Obelisk (stand-in waiting {figures['identity_wait']:.2f} s, as recorded)",
+        seconds("decision_wall"),
+        seconds("decision_wall_p95"),
+        "",
+    )
+    table.add("  paired: one `--query` process of the same script", seconds("query_process_wall"), "", "")
+    table.add("  paired: one `--search --compact` process", seconds("search_process_wall"), "", "")
+    table.add(
+        f"  decision / one `--query`: {figures['decision_per_query']:.2f}x (target <= 1.5x)",
+        "",
+        "",
+        "",
+    )
+    table.add(
+        f"decision whose CLI hangs, deadline {figures['hung_deadline']:.0f} s",
+        seconds("hung_decision_wall"),
+        "",
+        f"overshoot {figures['hung_overshoot'] * 1000:.0f} ms",
+    )
     table.notes.append(
         f"{figures['calls']} lookups of each kind in one run; the answer held {figures['items']} items and"
         f" {figures['prior_calls']} structured prior calls, freshness {figures['freshness']}. Almost all of a real"

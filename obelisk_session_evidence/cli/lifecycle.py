@@ -87,6 +87,13 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 )
 @click.option("--obelisk-bin", type=_PATH, metavar="PATH", help="The Obelisk binary, when it is not on PATH.")
 @click.option(
+    "--obelisk-home",
+    type=_PATH,
+    metavar="PATH",
+    help="With --provider obelisk: the folder holding Obelisk's index (obelisk.sqlite). Default:"
+    " $OBELISK_HOME, else ~/.obelisk. Never built or deleted here: `obelisk --build` builds it.",
+)
+@click.option(
     "--trigger",
     "triggers",
     multiple=True,

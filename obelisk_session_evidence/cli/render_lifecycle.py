@@ -71,11 +71,18 @@ def render_status(report: LifecycleStatus, console: Console) -> None:
         table.add_row("denied triggers", ", ".join(scope.denied_triggers) or "none")
         table.add_row("provider", _provider_line(scope.provider))
         table.add_row("index", _index_line(scope.index))
+        if scope.index.location:
+            table.add_row("index file", scope.index.location)
+        if scope.index.detail:
+            table.add_row("index next", scope.index.detail)
         console.print(table)
     causes = [cause for scope in report.scopes for cause in _incomplete_causes(scope.index)]
+    details = [s.index.detail for s in report.scopes if s.reason_code == report.reason_code and s.index.detail]
     if report.reason_code == "index_incomplete" and causes:
         for cause in causes:
             console.print(f"next: {cause}", soft_wrap=True)
+    elif details:
+        console.print(f"next: {details[0]}", soft_wrap=True)
     elif report.reason_code in _NEXT_STEPS:
         console.print(f"next: {_NEXT_STEPS[report.reason_code]}", soft_wrap=True)
     console.print(
@@ -142,6 +149,8 @@ def _enablement_rows(table: Table, enablement: Enablement) -> None:
     table.add_row("triggers", f"{', '.join(enablement.triggers)} ({_GRANTS[enablement.trigger_grant]})")
     table.add_row("last replay", _replay_line(enablement))
     table.add_row("backend", enablement.provider + (f" ({enablement.obelisk_bin})" if enablement.obelisk_bin else ""))
+    if enablement.obelisk_home:
+        table.add_row("obelisk home", enablement.obelisk_home)
     table.add_row("enabled at", enablement.enabled_at.isoformat())
 
 

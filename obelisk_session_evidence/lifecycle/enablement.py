@@ -38,6 +38,7 @@ from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_sa
 from obelisk_session_evidence.lifecycle.trigger_gate import kept_qualification
 from obelisk_session_evidence.providers.health import index_health, provider_health
 from obelisk_session_evidence.providers.native.parsers import default_roots
+from obelisk_session_evidence.providers.obelisk.environment import default_obelisk_home
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
@@ -66,6 +67,8 @@ class EnableRequest:
     """`SOURCE=PATH` pairs."""
     provider: str = "native"
     obelisk_bin: Path | None = None
+    obelisk_home: Path | None = None
+    """Where the operator's Obelisk keeps its index (`--provider obelisk` only)."""
     triggers: Sequence[str] = ()
     allow_cross_agent: bool = False
     allow_cross_project: bool = False
@@ -252,6 +255,7 @@ def _enablement_from(request: EnableRequest, now: datetime, *, home: Path) -> tu
         "sources_found": found,
         "provider": request.provider,
         "obelisk_bin": str(Path(os.path.abspath(request.obelisk_bin))) if request.obelisk_bin else None,
+        "obelisk_home": _obelisk_home(request),
         "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(STAGE_1_TRIGGERS),
         "trigger_grant": "operator" if request.triggers else "stage_1",
         "enabled_at": now,
@@ -293,6 +297,18 @@ def _existing_folder(path: Path, label: str, hint: str) -> str:
         # Every session on the machine (or of the user) lies under it: no scope at all.
         raise InvalidInput(f"{label} is / or the home folder; name the repository or session folder")
     return str(resolved)
+
+
+def _obelisk_home(request: EnableRequest) -> str | None:
+    """The Obelisk index folder for `--provider obelisk` (given, else Obelisk's own default);
+    it need not exist yet: `status` says whether an index is there."""
+    if request.provider != "obelisk":
+        if request.obelisk_home is not None:
+            raise InvalidInput("--obelisk-home applies to --provider obelisk only")
+        return None
+    if request.obelisk_home is None:
+        return str(default_obelisk_home())
+    return os.path.abspath(request.obelisk_home.expanduser())
 
 
 def _historical_root(path: Path, number: int) -> str:

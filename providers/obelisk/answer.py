@@ -59,8 +59,15 @@ class CallRow(_Wire):
     output_tail: Annotated[str, StringConstraints(max_length=16 * 1024)] | None
     output_chars: int | None
     exit_text: Annotated[str, StringConstraints(max_length=12)] | None
-    command_hits: Annotated[int, Field(ge=0)]
-    output_hits: Annotated[int, Field(ge=0)]
+    lane: Annotated[int, Field(ge=-2)]
+    """The first lane that matched it (template.Lane order); -2 and -1 for changes (template.py)."""
+    lanes: Annotated[str, StringConstraints(pattern=r"^-?\d{1,3}(,-?\d{1,3}){0,63}$")]
+    """Every lane that matched it, comma-separated (SQLite's `group_concat`)."""
+
+    @property
+    def lane_numbers(self) -> tuple[int, ...]:
+        """`lanes` as numbers."""
+        return tuple(int(number) for number in self.lanes.split(","))
 
 
 class HitRow(_Wire):
@@ -85,7 +92,7 @@ class HitRow(_Wire):
 class TemplateAnswer(_Wire):
     """The template's whole return value."""
 
-    template: Literal["obelisk-session-evidence/2"]
+    template: Literal["obelisk-session-evidence/3"]
     state: Annotated[list[StateRow], Field(max_length=MAX_ROWS)]
     state_failed: bool
     calls: Annotated[list[CallRow], Field(max_length=MAX_ROWS)]
@@ -103,15 +110,19 @@ class _ErrorEnvelope(_Wire):
     stack: str | None = None
 
 
-def template_answer(answer: CliAnswer, *, term_count: int, call_cap: int) -> TemplateAnswer:
+def template_answer(answer: CliAnswer, *, term_count: int, lane_count: int, call_cap: int) -> TemplateAnswer:
     """The template's answer from a finished run; `ProviderFailed` / `ProviderOutputMalformed`."""
     if answer.exit_code != 0:
         raise ProviderFailed(_failure_code(answer))
     parsed = _validated(TemplateAnswer, answer.stdout)
     if parsed is None:
         raise ProviderOutputMalformed("stdout is not one template answer document")
-    if len(parsed.calls) > call_cap or any(hit.term >= term_count for hit in parsed.hits):
-        raise ProviderOutputMalformed("template answer exceeds its caps or term indexes")
+    if (
+        len(parsed.calls) > call_cap
+        or any(hit.term >= term_count for hit in parsed.hits)
+        or any(max(call.lane_numbers) >= lane_count for call in parsed.calls)
+    ):
+        raise ProviderOutputMalformed("template answer exceeds its caps, term or lane indexes")
     return parsed
 
 

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -77,14 +78,17 @@ def find_binary(explicit: str | None, configured: str | None) -> CliBinary:
     return CliBinary(path=candidate, key=_identity(candidate, node_path), node_path=node_path)
 
 
-def probe_cli(binary: CliBinary, *, deadline: Deadline, cache_dir: Path | None = None) -> CliProbe:
-    """The remembered probe for `binary`, probing it first when it is new."""
+def probe_cli(
+    binary: CliBinary, *, deadline: Deadline, cache_dir: Path | None = None, env: Mapping[str, str] | None = None
+) -> CliProbe:
+    """The remembered probe for `binary`, probing it first when it is new (its processes get
+    `env`, by default the minimal environment)."""
     with _LOCK:
         known = _PROBES.get(binary.key)
     if known is None and cache_dir is not None:
         known = _read_cache(cache_dir).get(binary.key)
     if known is None:
-        known = _probe(binary, deadline)
+        known = _probe(binary, deadline, env)
         _remember(binary.key, known, cache_dir)
     with _LOCK:
         _PROBES.setdefault(binary.key, known)
@@ -99,23 +103,23 @@ def clear_probe_cache() -> None:
         _PROBES.clear()
 
 
-def _probe(binary: CliBinary, deadline: Deadline) -> CliProbe:
+def _probe(binary: CliBinary, deadline: Deadline, env: Mapping[str, str] | None) -> CliProbe:
     node_version = None
     if binary.node_path is not None:
-        node_version = _version_of([binary.node_path, "--version"], deadline)
+        node_version = _version_of([binary.node_path, "--version"], deadline, env)
         if node_version is None:
             raise ProviderUnavailable("node version probe failed")
         if not _node_recent_enough(node_version.encode()):
             raise ProviderUnavailable("node older than 22.13")
-    version = _version_of([binary.path, "--version"], deadline)
+    version = _version_of([binary.path, "--version"], deadline, env)
     if version is None:
         raise ProviderUnavailable("obelisk --version probe failed")
-    return CliProbe(version=version, variant=_variant(binary.path, deadline), node=node_version)
+    return CliProbe(version=version, variant=_variant(binary.path, deadline, env), node=node_version)
 
 
-def _version_of(argv: list[str], deadline: Deadline) -> str | None:
+def _version_of(argv: list[str], deadline: Deadline, env: Mapping[str, str] | None) -> str | None:
     try:
-        answer = run_cli(argv, deadline=_step(deadline), max_output_bytes=PROBE_OUTPUT_BYTES)
+        answer = run_cli(argv, deadline=_step(deadline), max_output_bytes=PROBE_OUTPUT_BYTES, env=env)
     except ProviderError as error:
         if isinstance(error, ProviderUnavailable):
             raise
@@ -126,13 +130,14 @@ def _version_of(argv: list[str], deadline: Deadline) -> str | None:
     return text.decode("ascii").removeprefix("v")
 
 
-def _variant(path: str, deadline: Deadline) -> Variant:
+def _variant(path: str, deadline: Deadline, env: Mapping[str, str] | None) -> Variant:
     try:
         answer = run_cli(
             [path, USAGE_PROBE_FLAG],
             deadline=_step(deadline),
             max_output_bytes=PROBE_OUTPUT_BYTES,
             keep_stderr_bytes=USAGE_BYTES,
+            env=env,
         )
     except ProviderError as error:
         if isinstance(error, ProviderUnavailable):

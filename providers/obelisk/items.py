@@ -1,7 +1,10 @@
 """Turning verified rows into RFC evidence items and private structured prior tool calls.
 
-Tool-call rows (from `sql()`) become, in the template's order (most query terms in the command
-first, then failures, then the newest):
+Tool-call rows (from `sql()`) come by lane (template.py), newest first within each. A command
+lane's row whose program is not the lane's (`fts.program_of`: the SQL only saw the word) is
+dropped; a change row (lane -2 after a matched failure, -1 the newest) is kept when it is an edit
+or reads as a file-changing command (`lanes.may_change_files`, the native change lane's rule). Each
+row becomes (changes: a prior call only, for compare-route's change rules):
 
     a PriorToolCall       the full command (<= 16 KiB, newlines kept), tool name, exit code (Claude
                           `Exit code N` / Codex `Process exited with code N` in the output), is_error,
@@ -36,16 +39,27 @@ from obelisk_session_evidence.contracts.prior_calls import (
     PriorToolCall,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
+from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
+from obelisk_session_evidence.providers.native.index.lanes import FILE_EDIT_TOOLS, may_change_files
+from obelisk_session_evidence.providers.native.parsers._text import patch_file_paths
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 from obelisk_session_evidence.providers.obelisk.answer import CallRow, HitRow
-from obelisk_session_evidence.providers.obelisk.plan import OBELISK_SOURCE, QueryPlan, normalised_path
+from obelisk_session_evidence.providers.obelisk.plan import (
+    CHANGE_ROWS,
+    FOLLOW_KEPT,
+    OBELISK_SOURCE,
+    QueryPlan,
+    normalised_path,
+)
 from obelisk_session_evidence.providers.obelisk.scope import row_moment
+from obelisk_session_evidence.providers.obelisk.template import FOLLOW_LANE
 
 SUMMARY_TYPES: Final = frozenset({"summary", "compaction", "title"})
 TEXT_TYPES: Final = frozenset({"text"})
 CLAUDE_EXIT: Final = re.compile(r"\AExit code (-?\d{1,6})\b")
 CODEX_EXIT: Final = re.compile(r"\A(-?\d{1,6})\b")
 SNIPPET_OUTPUT_CHARS: Final = 400
+PATCH_MARK: Final = "*** Begin Patch"
 _LOOPX_SOURCE: Final[dict[str, SourceKind]] = {name: kind for kind, name in OBELISK_SOURCE.items()}
 
 
@@ -63,11 +77,10 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
     """In-scope rows of the requested types, as items within the request's limits."""
     limits = plan.limits
     candidates: list[tuple[str, str | None, EvidenceType, str, str | None, bool]] = []
-    prior_calls: list[PriorToolCall] = []
-    for call in calls:
-        prior = prior_call(call, plan)
-        if len(prior_calls) < MAX_PRIOR_CALLS:
-            prior_calls.append(prior)
+    matched, changes = matched_calls(calls, plan)
+    lane_calls = [prior_call(call, plan) for call in matched]
+    prior_calls = lane_calls[: MAX_PRIOR_CALLS - len(changes)] + [prior_call(call, plan) for call in changes]
+    for call, prior in zip(matched, lane_calls, strict=True):
         evidence_type = call_evidence_type(prior)
         if evidence_type in plan.evidence_types:
             snippet, cut = _call_snippet(prior)
@@ -125,9 +138,31 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
     )
 
 
+def matched_calls(calls: list[CallRow], plan: QueryPlan) -> tuple[list[CallRow], list[CallRow]]:
+    """The lanes' rows whose lane holds for them, and the changes after them: those following a
+    matched failure first, then the newest."""
+    matched, following, changes = [], [], []
+    for call in calls:
+        command = call.command or ""
+        if call.lane < 0:
+            tool = (call.tool_name or "").lower()
+            if tool in FILE_EDIT_TOOLS or may_change_files(command_key(command) or ""):
+                kept, cap = (following, FOLLOW_KEPT) if call.lane == FOLLOW_LANE else (changes, CHANGE_ROWS)
+                if len(kept) < cap:
+                    kept.append(call)
+            continue
+        lanes = [plan.lanes[number] for number in call.lane_numbers if number >= 0]
+        if any(lane.kind != "command" or program_of(command) == lane.program for lane in lanes):
+            matched.append(call)
+    return matched, following + changes
+
+
 def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
     """The structured record of one verified tool-call row."""
+    files = _files(call)
     command = call.command or ""
+    if (call.tool_name or "").lower() in FILE_TOOL_NAMES and files:
+        command = " ".join(files)  # a file tool's target, as the native provider writes it
     output = call.output_head or ""
     output_chars = call.output_chars or len(output)
     excerpt, output_cut = _excerpt(output, call.output_tail, output_chars)
@@ -144,7 +179,7 @@ def prior_call(call: CallRow, plan: QueryPlan) -> PriorToolCall:
         cwd=_bounded_path(call.cwd),
         repository_cwd=repository_cwd(call.cwd, call.project_path, plan.roots),
         observed_at=row_moment(call.timestamp),
-        files=_files(call, plan.roots),
+        files=files,
         output_excerpt=excerpt,
         output_truncated=output_cut,
     )
@@ -210,17 +245,13 @@ def opaque_ref(kind: str, obelisk_source: str, *ids: str) -> str:
     return f"{kind}:{hashlib.sha256(material).hexdigest()}"
 
 
-def _files(call: CallRow, roots: tuple[str, ...]) -> list[str]:
-    if not call.file_path:
-        return []
-    path = normalised_path(call.file_path)
-    if path is None:
-        return []
-    for root in sorted(roots, key=len, reverse=True):
-        if path.startswith(root + "/"):
-            path = posixpath.relpath(path, root)
-            break
-    return [path[:MAX_CALL_PATH_CHARS]][:MAX_CALL_FILES]
+def _files(call: CallRow) -> list[str]:
+    """The file a file tool named (absolute and normalised, as the native provider gives it) and
+    the targets of an `apply_patch` text (`*** Update File: ...`, as the patch names them)."""
+    named = normalised_path(call.file_path) if call.file_path else None
+    patched = patch_file_paths(call.command or "") if PATCH_MARK in (call.command or "") else ()
+    found = dict.fromkeys(path for path in (named, *patched) if path and len(path) <= MAX_CALL_PATH_CHARS)
+    return list(found)[:MAX_CALL_FILES]
 
 
 def _bounded_path(path: str | None) -> str | None:

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ from obelisk_session_evidence.contracts.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
+from obelisk_session_evidence.providers.obelisk.environment import minimal_environment
 
 READ_CHUNK: Final = 64 * 1024
 SCRIPT_NAME: Final = "query.js"
@@ -83,10 +84,15 @@ def run_cli(
     max_output_bytes: int,
     keep_stderr_bytes: int = 0,
     cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CliAnswer:
-    """Run `argv` in its own process group; stop it at the deadline or past the stdout cap."""
+    """Run `argv` in its own process group; stop it at the deadline or past the stdout cap.
+
+    The process gets `env` (default: `environment.minimal_environment()`) and this run's marker,
+    never the caller's whole environment.
+    """
     token = secrets.token_hex(16)
-    process = _spawn(argv, cwd=cwd, token=token)
+    process = _spawn(argv, cwd=cwd, token=token, env=minimal_environment() if env is None else env)
     with _REGISTRY_LOCK:
         _RUNNING[process.pid] = token
     failure: ProviderError | None = None
@@ -144,12 +150,12 @@ def terminate_running_queries() -> int:
     return len(running)
 
 
-def _spawn(argv: Sequence[str], *, cwd: str | None, token: str) -> subprocess.Popen[bytes]:
+def _spawn(argv: Sequence[str], *, cwd: str | None, token: str, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     error_code = None
     try:
         return subprocess.Popen(
             list(argv),
-            env={**os.environ, RUN_MARKER: token},
+            env={**env, RUN_MARKER: token},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -46,7 +46,7 @@ def _enablement(**overrides):
 def test_provider_health_obelisk_available_names_cli_version(tmp_path):
     health = provider_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_bin=_stand_in(tmp_path)))
     assert (health.state, health.reason_code) == ("available", "provider_available")
-    assert health.provider_version.endswith("obelisk-cli/0.2.3 template/2")
+    assert health.provider_version.endswith("obelisk-cli/0.2.3 template/3")
 
 
 @pytest.mark.parametrize(
@@ -59,13 +59,27 @@ def test_provider_health_obelisk_unavailable(tmp_path, binary):
     assert (health.state, health.provider_version, health.reason_code) == ("unavailable", None, "provider_unavailable")
 
 
-def test_index_health_obelisk_is_reported_per_lookup():
-    index = index_health(state_paths().index_dir, _enablement(provider="obelisk"))
+def _obelisk_home(tmp_path):
+    """A folder holding an Obelisk index file (status only checks that it is there)."""
+    return populate(tmp_path / "obelisk-home", {"obelisk.sqlite": b"index"})
+
+
+def test_index_health_obelisk_is_reported_per_lookup(tmp_path):
+    home = _obelisk_home(tmp_path)
+    index = index_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_home=str(home)))
     assert (index.freshness, index.usable, index.reason_code) == ("unknown", True, "index_freshness_per_lookup")
+    assert index.location == str(home / "obelisk.sqlite")
+
+
+def test_index_health_obelisk_without_an_index_names_the_build_command(tmp_path):
+    index = index_health(state_paths().index_dir, _enablement(provider="obelisk", obelisk_home=str(tmp_path)))
+    assert (index.freshness, index.usable, index.reason_code) == ("incomplete", False, "index_absent")
+    assert "obelisk --build" in index.detail
 
 
 def test_status_obelisk_available_is_healthy(tmp_path):
-    enable(enable_request(provider="obelisk", obelisk_bin=_stand_in(tmp_path)), paths=state_paths())
+    request = enable_request(provider="obelisk", obelisk_bin=_stand_in(tmp_path), obelisk_home=_obelisk_home(tmp_path))
+    enable(request, paths=state_paths())
     report = status("project-fixture", paths=state_paths())
     assert (report.healthy, report.reason_code) == (True, "healthy")
     assert report.scopes[0].index.freshness == "unknown"

@@ -36,6 +36,7 @@ from obelisk_session_evidence.providers.native.index.fts import token_words
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.providers.obelisk.discovery import clear_probe_cache
+from obelisk_session_evidence.providers.obelisk.plan import lanes_for
 from obelisk_session_evidence.stages.retrieve import retrieve
 from tests.reliability.figures import FIGURES, FULL
 from tests.reliability.index_dump import integrity_problems
@@ -216,11 +217,12 @@ def _assert_literal(run: MeasuredRun, world: World, backend: str, planted_terms:
 
 
 def _assert_terms_sent_as_data(world: World, request: HistoricalEvidenceRequest) -> None:
-    """The last query script carried the terms, unchanged, as JSON data: the tool-call SQL's
-    `?` binding, and `search()`'s list when decisions or summaries were asked for."""
+    """The last query script carried the terms as JSON data: the tool-call SQL's lanes (each term's
+    program and subjects, path or text) as a `?` binding, and `search()`'s list when decisions or
+    summaries were asked for."""
     (script,) = world.stand_in.scripts()[-1:]
     consts = script["consts"]
-    assert json.loads(consts["CALLS_ARGS"][3]) == request.query_terms
+    assert json.loads(consts["CALLS_ARGS"][4]) == [lane.literal() for lane in lanes_for(request.query_terms)]
     searched = bool({"decision", "summary"} & set(request.evidence_types))
     assert consts["TERMS"] == (request.query_terms if searched else [])
 

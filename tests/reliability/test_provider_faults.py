@@ -156,7 +156,10 @@ def shared_stand_in(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -
     base = tmp_path_factory.mktemp("stand-in")
     installed = install_stand_in(base / "cli", home=_lay_out_fault_home(base / "home", repo_root))
     ObeliskProvider(
-        _enablement(repo_root), binary=str(installed.executable), work_dir=base / "work", obelisk_home=installed.home
+        _enablement(repo_root),
+        binary=str(installed.executable),
+        work_dir=base / "work",
+        obelisk_home=installed.home / ".obelisk",
     ).build_index(timeout_s=60.0)
     yield installed
     clear_probe_cache()
@@ -275,7 +278,7 @@ def test_run_pipeline_obelisk_fault_is_typed_in_time(
             enablement,
             binary=binary,
             work_dir=work_dir,
-            obelisk_home=stand_in.home,
+            obelisk_home=stand_in.home / ".obelisk",
             timeout_s=timeout_s,
             max_output_bytes=MAX_OUTPUT_BYTES,
             options=options,

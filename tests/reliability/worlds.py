@@ -89,7 +89,7 @@ class World:
             self.obelisk_enablement(),
             binary=str(self.stand_in.executable),
             work_dir=work_dir,
-            obelisk_home=self.home,
+            obelisk_home=self.home / ".obelisk",
             **options,
         )
 

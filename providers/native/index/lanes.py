@@ -278,3 +278,9 @@ def _before_cut(scope: ScopeFilter, params: dict[str, object]) -> str:
     if scope.as_of is None:
         return ""
     return " AND " + as_of_sql(scope.as_of, params, session="session_row", row="entry_id", epoch="observed_epoch")
+
+
+def may_change_files(key: str) -> bool:
+    """True when a shell command's `command_key` reads as one that may change files (`_CHANGES`);
+    the Obelisk adapter checks its change candidates with the rule the change lane uses."""
+    return _CHANGES.search(key) is not None

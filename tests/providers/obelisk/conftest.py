@@ -87,10 +87,5 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> StandIn:
 def provider_for(stand_in: StandIn, enablement: Enablement, work_dir: Path, **kwargs: Any) -> ObeliskProvider:
     """The adapter pointed at `stand_in`, with its HOME."""
     kwargs.setdefault("timeout_s", 5.0)
-    return ObeliskProvider(
-        enablement,
-        binary=str(stand_in.executable),
-        work_dir=work_dir,
-        obelisk_home=stand_in.home,
-        **kwargs,
-    )
+    kwargs.setdefault("obelisk_home", stand_in.home / ".obelisk")
+    return ObeliskProvider(enablement, binary=str(stand_in.executable), work_dir=work_dir, **kwargs)

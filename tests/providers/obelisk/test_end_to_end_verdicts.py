@@ -97,7 +97,8 @@ def test_the_same_verdict_through_obelisk_and_the_native_index(
 
 
 def test_prior_calls_stay_private(stand_in: StandIn, tmp_path: Path, encoder) -> None:
-    """A canary command and output reach the private prior calls, never the public decision."""
+    """A canary command and output reach the private prior calls, never the public decision; the
+    verdict is the native index's (the session's later edits count as changes since the failure)."""
     canary = "CANARY-OBELISK-PRIOR-5d1e"
     session = next(stand_in.home.rglob("8463c716-*.jsonl"))  # a spotter-fum session
     base = {
@@ -150,4 +151,6 @@ def test_prior_calls_stay_private(stand_in: StandIn, tmp_path: Path, encoder) ->
     assert any(canary in call.command and canary in call.output_excerpt for call in calls)
     assert calls[0].exit_code == 2 and calls[0].is_error is True
     assert canary not in decision.model_dump_json()
-    assert decision.comparison.verdict == "repeats_prior_failure"
+    native = NativeIndexProvider(tmp_path / "native-index", enablement, home=stand_in.home)
+    native_decision, _ = _decide(native, enablement, f"make deploy {canary}", [], encoder)
+    assert decision.comparison.verdict == native_decision.comparison.verdict

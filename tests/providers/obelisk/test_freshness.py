@@ -9,6 +9,8 @@ from fixtures.obelisk_stand_in import StandIn
 from obelisk_session_evidence.providers.obelisk.answer import StateRow, TemplateAnswer
 from obelisk_session_evidence.providers.obelisk.freshness import (
     FileState,
+    SessionRoot,
+    ShrinkMemory,
     index_freshness,
     index_revision,
     session_files,
@@ -29,7 +31,7 @@ BUILD = StateRow(jsonl_path=LAST_BUILD, mtime=1796107180000.0, lines_processed=0
 
 def _answer(state: list[StateRow], **changes: object) -> TemplateAnswer:
     fields = dict(
-        template="obelisk-session-evidence/2",
+        template="obelisk-session-evidence/3",
         state=state,
         state_failed=False,
         calls=[],
@@ -82,7 +84,7 @@ def test_fresh_after_the_query_refreshed(stand_in: StandIn, tmp_path: Path) -> N
     enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"])
     answer = provider_for(stand_in, enablement, tmp_path / "work").search(request_for("Phoenix"))
     assert answer.result.freshness == "fresh"
-    assert session_files([str(stand_in.home / ".claude" / "projects")])
+    assert session_files([SessionRoot("claude", str(stand_in.home / ".claude" / "projects"))])
 
 
 def test_sources_obelisk_does_not_index_are_incomplete(stand_in: StandIn, tmp_path: Path) -> None:
@@ -109,3 +111,69 @@ def test_an_empty_obelisk_index_answers_incomplete_at_once(stand_in: StandIn, tm
     assert (stand_in.home / ".obelisk" / "obelisk.sqlite").is_file()
     assert provider.search(request_for("Phoenix")).result.freshness == "fresh"
     assert os.listdir(tmp_path / "work") == []
+
+
+def test_a_shrunk_file_is_stale_until_a_full_build(stand_in: StandIn, tmp_path: Path) -> None:
+    """Recordings 4.08-4.11: the refresh re-reads a shrunk file (its row matches the file again)
+    but keeps the rows of the removed lines until a full `--build`."""
+    import subprocess
+
+    subprocess.run([str(stand_in.executable), "--build"], check=True, capture_output=True)
+    short = next(stand_in.home.rglob("short.jsonl"))
+    original = short.read_bytes()
+    enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"])
+    cache = tmp_path / "cache"
+    provider = provider_for(stand_in, enablement, tmp_path / "work", probe_cache_dir=cache)
+    with short.open("a") as handle:
+        handle.write(original.decode().splitlines()[-1] + "\n")
+    assert provider.search(request_for("Phoenix")).result.freshness == "fresh"
+    short.write_bytes(original)
+    assert provider.search(request_for("Phoenix")).result.freshness == "stale"
+    again = provider_for(stand_in, enablement, tmp_path / "work", probe_cache_dir=cache)
+    assert again.search(request_for("Phoenix")).result.freshness == "stale", "remembered in the cache folder"
+    assert not any("/" in name or "home" in name for name in os.listdir(cache) if name.endswith(".json"))
+    subprocess.run([str(stand_in.executable), "--build"], check=True, capture_output=True)
+    assert again.search(request_for("Phoenix")).result.freshness == "fresh"
+
+
+def test_a_replaced_file_is_stale() -> None:
+    memory = ShrinkMemory()
+    full = StateRow(jsonl_path="__messages_fts_synced__", mtime=1.0, lines_processed=0, cursor=None)
+    assert memory.observe([BUILD, full, ROW]) is False
+    replaced = ROW.model_copy(update={"cursor": "1796107178868.556:233:767593:1796107178868.556:42"})
+    assert memory.observe([BUILD, full, replaced]) is True
+    rebuilt = full.model_copy(update={"mtime": 2.0})
+    assert memory.observe([BUILD, rebuilt, replaced]) is False
+
+
+def test_kimi_sessions_are_compared_by_folder(tmp_path: Path) -> None:
+    """Inferred (no recording indexed Kimi): Obelisk keys a Kimi session by its folder."""
+    root = tmp_path / ".kimi-code" / "sessions"
+    session = root / "workspace-1" / "session-1"
+    (session / "agents" / "main").mkdir(parents=True)
+    (session / "state.json").write_text("{}")
+    wire = session / "agents" / "main" / "wire.jsonl"
+    wire.write_text("{}\n")
+    files = session_files([SessionRoot("kimi", str(root))])
+    assert [file.path for file in files] == [str(session)]
+    newest = max(file.stat().st_mtime_ns for file in (wire, session / "state.json")) / 1_000_000
+    row = StateRow(jsonl_path=str(session), mtime=newest, lines_processed=1, cursor=None)
+    assert index_freshness(_answer([BUILD, row]), files, state_cap=100) == "fresh"
+    behind = row.model_copy(update={"mtime": newest - 5000})
+    assert index_freshness(_answer([BUILD, behind]), files, state_cap=100) == "stale"
+    assert index_freshness(_answer([BUILD]), files, state_cap=100) == "incomplete"
+
+
+def test_paths_are_compared_after_resolving_links_and_the_home_folder(stand_in: StandIn, tmp_path: Path) -> None:
+    """Obelisk records paths as it walked them from its HOME; the enablement names the session
+    folder through a link: the same files, so fresh (not `incomplete`)."""
+    import subprocess
+
+    subprocess.run([str(stand_in.executable), "--build"], check=True, capture_output=True)
+    link = tmp_path / "linked-projects"
+    link.symlink_to(stand_in.home / ".claude" / "projects")
+    enablement = enablement_for(stand_in.home, roots=[SPOTTER_ROOT], sources=["claude"]).model_copy(
+        update={"source_roots": {"claude": str(link)}}
+    )
+    answer = provider_for(stand_in, enablement, tmp_path / "work").search(request_for("Phoenix"))
+    assert answer.result.freshness == "fresh"

@@ -44,12 +44,16 @@ def test_a_claude_failure_comes_back_as_a_prior_call_and_a_prior_failure(built: 
 
 
 def test_a_codex_failure_is_read_from_its_exit_text(built: StandIn, tmp_path: Path) -> None:
-    """Codex results have is_error = 0; `Process exited with code 2` is the only failure sign."""
+    """Codex results have is_error = 0; `Process exited with code 2` is the only failure sign. The
+    `rg` was still running when it answered: the `write_stdin` that finished it gives its exit and
+    the rest of its output, as the native Codex parser folds them."""
     enablement = enablement_for(built.home, roots=[CODEX_ROOT], sources=["codex"])
     provider = provider_for(built, enablement, tmp_path / "work")
     answer = provider.search(request_for("node_modules/opencode-ai"))
-    call = next(call for call in answer.prior_calls if call.exit_code == 2)
-    assert call.is_error is False and call.tool_name == "write_stdin"
+    call = next(call for call in answer.prior_calls if call.exit_code == 2 and call.tool_name == "exec_command")
+    assert call.is_error is False and call.command.startswith("rg -n")
+    assert "Process running with session ID" in call.output_excerpt
+    assert "Process exited with code 2" in call.output_excerpt
     assert call.cwd == CODEX_ROOT and call.repository_cwd == ""
     assert any(item.evidence_type == "prior_failure" for item in answer.result.items)
 
@@ -159,3 +163,60 @@ def test_output_excerpts_are_whole_or_head_and_tail(output: str, expected_cut: b
         assert excerpt == output
     else:
         assert excerpt.startswith("c" * 100) and excerpt.endswith("d" * 100) and "…" in excerpt
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [f"{BUILD} 2>&1 | tail -20", f"cd {SPOTTER_ROOT}/spotter-fum && {BUILD}", f"{BUILD} --minify"],
+)
+def test_a_near_repeat_finds_the_prior_failure(built: StandIn, tmp_path: Path, proposed: str) -> None:
+    """Not a substring of the prior command: found by its program (`node`) and subject."""
+    answer = _spotter(built, tmp_path).search(request_for(proposed))
+    assert any(c.command == f"{BUILD} 2>&1" and c.exit_code == 1 for c in answer.prior_calls)
+
+
+def test_a_changed_commit_message_finds_the_prior_commits(built: StandIn, tmp_path: Path) -> None:
+    answer = _spotter(built, tmp_path).search(request_for('git commit -m "a message nobody wrote"'))
+    commits = [call for call in answer.prior_calls if call.command.startswith("git commit")]
+    assert len(commits) >= 2
+
+
+def test_the_edits_after_a_matched_failure_come_with_it(built: StandIn, tmp_path: Path) -> None:
+    """compare-route's change rules need what changed after the failure: the edits come as prior
+    calls (never as evidence items)."""
+    answer = _spotter(built, tmp_path).search(request_for(f"{BUILD} 2>&1"))
+    failure = next(c for c in answer.prior_calls if c.command == f"{BUILD} 2>&1")
+    later_edits = [
+        c
+        for c in answer.prior_calls
+        if c.tool_name in ("Edit", "Write", "MultiEdit") and c.observed_at and c.observed_at > failure.observed_at
+    ]
+    assert later_edits and all(c.files and c.files[0].startswith("/") for c in later_edits)
+    assert len(answer.result.items) <= 12
+
+
+def test_the_statement_is_fixed_and_every_value_a_binding(built: StandIn, tmp_path: Path) -> None:
+    provider = _spotter(built, tmp_path)
+    before = len(built.scripts())
+    provider.search(request_for(f"{BUILD} 2>&1", "assets/build.js", "Could not resolve js"))
+    provider.search(request_for("git push origin main"))
+    first, second = built.scripts()[before:]
+    assert first["consts"]["CALLS_SQL"] == second["consts"]["CALLS_SQL"] == CALLS_SQL
+    lanes = json.loads(first["consts"]["CALLS_ARGS"][4])
+    assert lanes == [
+        {"kind": "command", "program": "node", "subjects": ["assets/build.js"], "text": f"{BUILD} 2>&1"},
+        {"kind": "file", "words": ["assets/build.js"], "text": "assets/build.js"},
+        {"kind": "text", "words": ["resolve", "could", "not", "js"], "text": "could not resolve js"},
+    ]
+    assert not any(word in CALLS_SQL for word in ("assets", "resolve", "origin"))
+
+
+def test_a_patch_names_the_files_it_changes(built: StandIn, tmp_path: Path) -> None:
+    """Codex `apply_patch` has no file_path in Obelisk's index: its targets come from the patch
+    text, as the native provider reads them (compare-route's change rules need them)."""
+    enablement = enablement_for(built.home, roots=[CODEX_ROOT], sources=["codex"])
+    provider = provider_for(built, enablement, tmp_path / "work")
+    answer = provider.search(request_for("src/agents/plugins/codemie-code.plugin.ts"))
+    patches = [call for call in answer.prior_calls if call.tool_name == "apply_patch"]
+    assert any("src/agents/plugins/codemie-code.plugin.ts" in call.files for call in patches)
+    assert all(call.command == " ".join(call.files) for call in patches)

@@ -50,7 +50,7 @@ def test_run_provider_obelisk_rejects_a_repeated_failure(
     subprocess.run([str(stand_in.executable), "--build"], check=True, capture_output=True)
     decision, private_out = _run(tmp_path, stand_in, "node assets/build.js 2>&1")
     assert decision["retrieval"]["reason_code"] == "retrieved"
-    assert decision["receipt"]["provider_version"].endswith("obelisk-cli/0.2.3 template/2")
+    assert decision["receipt"]["provider_version"].endswith("obelisk-cli/0.2.3 template/3")
     assert decision["receipt"]["freshness"] == "fresh"
     assert decision["receipt"]["evidence_type_counts"]["prior_failure"] >= 1
     assert decision["comparison"]["verdict"] == "repeats_prior_failure"
