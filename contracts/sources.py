@@ -1,7 +1,7 @@
 """The history sources: the agents whose sessions can be read, and one `SourceSpec` of data each.
 
 `SourceKind` is the one list of names; everything that differs per source and is data (where its
-sessions live, how Obelisk and LoopX name it) is in its spec, and the rest of the code derives
+sessions live, how Obelisk and LoopX name and key it) is in its spec, and the rest of the code derives
 from `SOURCES` or matches on a source exhaustively (`assert_never`), so a name added here without
 its spec fails at import, and one not wired into a behaviour fails its match and the tests
 parametrised over `SOURCE_KINDS`. What a source does (its parser, its unit rules) lives in
@@ -33,6 +33,9 @@ class SourceSpec:
     """Where the sessions are inside the data folder: with it, the default root."""
     obelisk_name: str
     """The name Obelisk writes in `message.source`."""
+    obelisk_folder_depth: int | None
+    """How many folders under the root Obelisk keys a session by (its folder, not its files), or
+    None when it keys each `*.jsonl` file (inferred: providers/obelisk/freshness.py)."""
     host_surface_prefix: str
     """How a LoopX thread-agent binding's `host_surface` for this agent begins."""
 
@@ -48,6 +51,7 @@ def _spec(kind: SourceKind) -> SourceSpec:
                 data_env=None,
                 sessions_folder=("projects",),
                 obelisk_name="claude",
+                obelisk_folder_depth=None,
                 host_surface_prefix="claude",
             )
         case "codex":
@@ -59,6 +63,7 @@ def _spec(kind: SourceKind) -> SourceSpec:
                 data_env=None,
                 sessions_folder=("sessions",),
                 obelisk_name="codex",
+                obelisk_folder_depth=None,
                 host_surface_prefix="codex",
             )
         case "kimi":
@@ -70,6 +75,7 @@ def _spec(kind: SourceKind) -> SourceSpec:
                 data_env="KIMI_CODE_HOME",
                 sessions_folder=("sessions",),
                 obelisk_name="kimi",
+                obelisk_folder_depth=2,
                 host_surface_prefix="kimi",
             )
         case "pi":
@@ -81,6 +87,7 @@ def _spec(kind: SourceKind) -> SourceSpec:
                 data_env="PI_CODING_AGENT_SESSION_DIR",
                 sessions_folder=(),
                 obelisk_name="pi",
+                obelisk_folder_depth=None,
                 host_surface_prefix="pi",
             )
         case "dsh":
@@ -92,6 +99,7 @@ def _spec(kind: SourceKind) -> SourceSpec:
                 data_env=None,
                 sessions_folder=("sessions",),
                 obelisk_name="deepseek",
+                obelisk_folder_depth=None,
                 host_surface_prefix="dsh",
             )
         case _:

@@ -43,6 +43,7 @@ from typing import Final
 
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.digests import canonical_digest
+from obelisk_session_evidence.contracts.sources import SOURCES, SourceKind
 from obelisk_session_evidence.providers.obelisk.answer import StateRow, TemplateAnswer
 from obelisk_session_evidence.providers.obelisk.template import FULL_BUILD, LAST_BUILD, MARKERS
 
@@ -50,10 +51,6 @@ UNKNOWN_REVISION: Final = "unknown"
 MTIME_TOLERANCE_MS: Final = 1.0
 """Obelisk stores float ms; a filesystem may round sub-microsecond parts differently."""
 MAX_SESSION_FILES: Final = 20_000
-FOLDER_KEYED: Final = frozenset({"kimi"})
-"""Sources whose sessions Obelisk keys by folder (inferred)."""
-FOLDER_DEPTH: Final = 2
-"""A Kimi session folder lies two levels under its root: `<workspace>/<session>`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +68,7 @@ class FileState:
 class SessionRoot:
     """One session folder of the enablement: its source and its resolved path."""
 
-    source: str
+    source: SourceKind
     path: str
 
 
@@ -97,6 +94,7 @@ def session_files(roots: Sequence[SessionRoot]) -> list[FileState] | None:
     for root in roots:
         base = os.path.realpath(root.path)
         folders: dict[str, float] = {}
+        depth = SOURCES[root.source].obelisk_folder_depth  # Kimi: `<workspace>/<session>`
         for directory, _, names in os.walk(base):
             for name in names:
                 path = os.path.join(directory, name)
@@ -105,8 +103,8 @@ def session_files(roots: Sequence[SessionRoot]) -> list[FileState] | None:
                 except OSError:
                     continue
                 mtime_ms = status.st_mtime_ns / 1_000_000
-                if root.source in FOLDER_KEYED:
-                    folder = _session_folder(base, directory)
+                if depth is not None:
+                    folder = _session_folder(base, directory, depth)
                     if folder is not None:
                         folders[folder] = max(folders.get(folder, 0.0), mtime_ms)
                 elif name.endswith(".jsonl"):
@@ -221,12 +219,12 @@ def _names(path: str) -> list[str]:
     return list(dict.fromkeys((written, os.path.realpath(written))))
 
 
-def _session_folder(base: str, directory: str) -> str | None:
+def _session_folder(base: str, directory: str, depth: int) -> str | None:
     relative = os.path.relpath(directory, base)
     parts = [] if relative == "." else relative.split(os.sep)
-    if len(parts) < FOLDER_DEPTH:
+    if len(parts) < depth:
         return None
-    return os.path.join(base, *parts[:FOLDER_DEPTH])
+    return os.path.join(base, *parts[:depth])
 
 
 def _canonical(path: str, aliases: Sequence[tuple[str, str]]) -> str:

@@ -133,6 +133,7 @@ _SIXTH_SPEC = """
                 data_env=None,
                 sessions_folder=("sessions",),
                 obelisk_name="cursor",
+                obelisk_folder_depth=None,
                 host_surface_prefix="cursor",
             )
         case _:"""
