@@ -20,7 +20,7 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypedDict
 
 from obelisk_session_evidence.comparators.changes import relevant_change, sees_whole_tree
 from obelisk_session_evidence.comparators.commands import (
@@ -89,6 +89,17 @@ class RouteMatch:
     """Commands (proposed and prior) compared in part: cut, or past the work bounds."""
 
 
+class _CommandFields(TypedDict):
+    """`RouteMatch`'s command fields, as `_command_match` finds them."""
+
+    command_similarity: int | None
+    repeats_failure: bool
+    repeats_attempt: bool
+    command_items: frozenset[int]
+    superseded: int
+    resolved: int
+
+
 @dataclass(slots=True)
 class _UnitScore:
     failure: int = 0
@@ -141,7 +152,7 @@ def _command_match(
     *,
     thresholds: RouteThresholds,
     revision: Revision | None,
-) -> dict[str, object]:
+) -> _CommandFields:
     threshold = thresholds.command_repeat
     scores = [_UnitScore() for _ in units]
     matched: set[int] = set()

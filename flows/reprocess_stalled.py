@@ -13,13 +13,14 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import State, flow, get_run_logger, task, unmapped
+from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run, task_run
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import RunStats, read_summary
@@ -81,13 +82,17 @@ def _batch_run_name() -> str:
     return batch_run_name(str(flow_run.parameters.get("manifest_ref", "")))
 
 
+_Runner = TaskRunner[PrefectFuture[Any]]
+"""What a flow takes as its task runner (Prefect's own runners are cast to it, as Prefect does)."""
+
+
 @flow(
     name="reprocess-stalled",
     flow_run_name=_batch_run_name,
     persist_result=False,
     log_prints=False,
     validate_parameters=True,
-    task_runner=ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY),
+    task_runner=cast(_Runner, ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY)),
 )
 def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchSummary | State:
     """Decide every stalled item of a spooled manifest; the parameters are its digest and a
@@ -122,10 +127,10 @@ def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchS
 
 def task_runner_for(
     kind: TaskRunnerKind, *, concurrency: int = DEFAULT_CONCURRENCY, dask_address: str | None = None
-) -> Any:
+) -> _Runner:
     """Threads in this process, or Dask: an existing cluster at `dask_address`, else a local one."""
     if kind == "thread":
-        return ThreadPoolTaskRunner(max_workers=concurrency)
+        return cast(_Runner, ThreadPoolTaskRunner(max_workers=concurrency))
     try:
         from prefect_dask import DaskTaskRunner
     except ImportError:
@@ -138,18 +143,21 @@ def task_runner_for(
 
         # distributed's own default (30 s, retried) made an unreachable address fail after ~35 s.
         dask.config.set({"distributed.comm.timeouts.connect": f"{DASK_CONNECT_TIMEOUT_S}s"})
-        return DaskTaskRunner(address=dask_address)
+        return cast(_Runner, DaskTaskRunner(address=dask_address))
     # One process per core at most (each imports Prefect, ~2.5 s); the rest of `concurrency` as threads.
     workers = max(1, min(concurrency, os.cpu_count() or 1))
-    return DaskTaskRunner(
-        cluster_class="distributed.LocalCluster",
-        cluster_kwargs={
-            "n_workers": workers,
-            "threads_per_worker": max(1, concurrency // workers),
-            "processes": True,
-            "host": "127.0.0.1",
-            "dashboard_address": None,
-        },
+    return cast(
+        _Runner,
+        DaskTaskRunner(
+            cluster_class="distributed.LocalCluster",
+            cluster_kwargs={
+                "n_workers": workers,
+                "threads_per_worker": max(1, concurrency // workers),
+                "processes": True,
+                "host": "127.0.0.1",
+                "dashboard_address": None,
+            },
+        ),
     )
 
 
@@ -189,9 +197,9 @@ def run_reprocess_stalled_flow(
         state = reprocess_stalled.with_options(task_runner=runner)(
             manifest_ref, state_reference(paths), return_state=True
         )
-    if state.is_completed():
-        return state.result()
     outcome = state.result(raise_on_failure=False)
+    if state.is_completed() and isinstance(outcome, BatchSummary):
+        return outcome
     if isinstance(outcome, BaseException):
         raise outcome  # the flow's own content-free StageFailed
     return read_summary(Path(load_manifest(paths, manifest_ref).out_dir))  # items failed

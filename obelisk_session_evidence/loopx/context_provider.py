@@ -121,6 +121,7 @@ class SessionEvidenceContextProvider:
         )
 
     def _recall(self, *, scope_ref: str, query: str, max_results: int) -> Recall:
+        situation: ReplanSituation | None
         if self._situation is not None:
             situation = self._situation
             invoking_session, error = invoking_session_of(scope_ref)

@@ -22,7 +22,7 @@ project as follows:
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, TypedDict
 
 from obelisk_session_evidence.compose import decide, provider_factory_for
 from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
@@ -57,6 +57,15 @@ MAX_RECALL_ITEMS: Final = 8
 """LoopX's extension cap (`MAX_EXTENSION_CONTEXT_ITEMS`); the in-process provider keeps it too."""
 MAX_SITUATION_BYTES: Final = 1_000_000
 VERDICT_REF_PREFIX: Final = "replan-decision:"
+
+
+class _Lookup(TypedDict):
+    """What a lookup is scoped by (`obligation_lookup` and `scoped_situation` take the same)."""
+
+    enablement: Enablement
+    asking: Asker
+    query: str
+    invoking_session: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +140,7 @@ def situation_for(
     enablement, error = _enablement_for(paths, asking)
     if enablement is None:
         return None, None, error
-    lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
+    lookup = _Lookup(enablement=enablement, asking=asking, query=query, invoking_session=invoking_session)
     return obligation_lookup(**lookup) or scoped_situation(**lookup), invoking_session, None
 
 

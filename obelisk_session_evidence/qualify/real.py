@@ -81,7 +81,7 @@ class RealSetResult:
     @property
     def detection(self) -> Detection:
         """Detection counts over every real case."""
-        return detection([r.case for r in self.runs], list(self.runs))  # type: ignore[arg-type]
+        return detection([r.case for r in self.runs], self.runs)
 
     @property
     def traps(self) -> tuple[int, int]:

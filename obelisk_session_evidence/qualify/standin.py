@@ -18,6 +18,7 @@ from obelisk_session_evidence.contracts.evidence import (
     EvidenceItem,
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
+    RequestScope,
     ScopeApplied,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
@@ -120,7 +121,7 @@ def _result(
     case: QualificationCase,
     ranked: list[EvidenceItem],
     *,
-    scope_from=None,
+    scope_from: RequestScope | None = None,
 ) -> HistoricalEvidenceResult:
     limits = request.limits
     kept: list[EvidenceItem] = []
@@ -153,5 +154,5 @@ def _result(
     )
 
 
-def _scope(scope) -> ScopeApplied:
+def _scope(scope: RequestScope) -> ScopeApplied:
     return ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id)

@@ -64,6 +64,7 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
     limits = plan.limits
     candidates: list[tuple[str, str | None, EvidenceType, str, str | None, bool]] = []
     prior_calls: list[PriorToolCall] = []
+    evidence_type: EvidenceType | None
     for call in calls:
         prior = prior_call(call, plan)
         if len(prior_calls) < MAX_PRIOR_CALLS:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.providers.native.index.fts import (
     CallShape,
     call_shape,
@@ -121,7 +122,7 @@ class SearchRow:
     entry_id: int
     kind: str
     uid: str
-    evidence_type: str
+    evidence_type: EvidenceType
     tool_name: str | None
     exit_code: int | None
     is_error: int | None
@@ -306,7 +307,7 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
         f"JOIN {TEXT} AS t ON t.rowid = e.id"
     )
     rows = (
-        SearchRow(*values, tuple(json.loads(paths)))
+        SearchRow(*(*values, tuple(json.loads(paths))))  # one row: its columns, then its session files
         for *values, paths in connection.execute(sql, {"ids": json.dumps(list(ids))})
     )
     return {row.entry_id: row for row in rows}
