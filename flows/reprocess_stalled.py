@@ -132,7 +132,7 @@ def task_runner_for(
     if kind == "thread":
         return cast(_Runner, ThreadPoolTaskRunner(max_workers=concurrency))
     try:
-        from prefect_dask import DaskTaskRunner
+        from prefect_dask.task_runners import DaskTaskRunner
     except ImportError:
         raise InvalidInput(
             "--task-runner dask needs the dask extra: pip install 'obelisk-session-evidence[dask]'"

@@ -14,6 +14,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Final
 
+from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.evidence import (
     EvidenceItem,
     HistoricalEvidenceRequest,
@@ -79,6 +80,7 @@ def full_history_provider(case: QualificationCase) -> HandlerProvider:
 
 
 def _item(case_id: str, number: int, event: HistoryEvent) -> EvidenceItem:
+    evidence_type: EvidenceType
     if event.kind == "call":
         evidence_type = "prior_failure" if event.exit_code else "tool_outcome"
         snippet = tool_snippet(event.text, outcome_line(exit_code=event.exit_code, is_error=None), event.output)
@@ -89,7 +91,7 @@ def _item(case_id: str, number: int, event: HistoryEvent) -> EvidenceItem:
     return EvidenceItem(
         session_ref="session:" + _hex(case_id, event.session, event.owner),
         message_ref="message:" + _hex(case_id, str(number)),
-        evidence_type=evidence_type,  # type: ignore[arg-type]
+        evidence_type=evidence_type,
         observed_at=EPOCH + timedelta(minutes=event.minute),
         revision_ref=event.revision,
         snippet=snippet,

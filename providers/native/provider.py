@@ -38,11 +38,12 @@ from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, Provid
 from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
-from obelisk_session_evidence.providers.native.index.query import ScopeFilter, SearchResult, plan_search, search
+from obelisk_session_evidence.providers.native.index.query import SearchResult, plan_search, search
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
 from obelisk_session_evidence.providers.native.index.results import select_items
 from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
+from obelisk_session_evidence.providers.native.index.scoped_sql import ScopeFilter
 from obelisk_session_evidence.providers.native.index.status import last_refreshed_at, scope_freshness
 from obelisk_session_evidence.providers.native.index.store import connect, index_errors, index_file, writer_lock
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION

@@ -65,9 +65,7 @@ def _parent_and_child(path):
     connection = connect(path)
     connection.execute("PRAGMA foreign_keys = ON")
     connection.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
-    connection.execute(
-        "CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
-    )
+    connection.execute("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
     return connection
 
 
