@@ -4,7 +4,7 @@ PYTHON := $(VENV)/bin/python
 CLI := $(VENV)/bin/obelisk-session-evidence
 INSTALLED := $(VENV)/.installed
 
-.PHONY: venv test test-reliability demo schema clean bench bench-quick bench-setup
+.PHONY: venv lint test test-reliability demo schema clean bench bench-quick bench-setup
 
 include make/node.mk
 
@@ -16,7 +16,13 @@ $(INSTALLED): pyproject.toml
 
 venv: $(INSTALLED)
 
-test: $(INSTALLED) $(NODE_BIN)
+# The code checks itself first: lint, format and types at zero findings (config in pyproject.toml).
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PYTHON) scripts/typecheck.py
+
+test: lint $(NODE_BIN)
 	$(VENV)/bin/pytest
 
 test-reliability: $(INSTALLED)

@@ -23,6 +23,7 @@ from obelisk_session_evidence.contracts.outcomes import (
     VISION_TRIGGER_KINDS,
     OutcomeId,
 )
+from obelisk_session_evidence.contracts.reason_codes import DeltaReasonCode
 from obelisk_session_evidence.contracts.situation import Obligation
 
 ACCEPTANCE_HOLD_TRIGGER_KINDS: Final = frozenset({"goal_acceptance_stale", "goal_acceptance_unbound"})
@@ -75,6 +76,7 @@ def exact_id_delta(obligation: Obligation, observation: TypedProgressObservation
         outcomes = [outcome for outcome in outcomes if outcome != "coverage_backed_no_followup"]
     required = required_outcomes(obligation)
     satisfying = [] if inconsistent_terminal else [o for o in outcomes if o in required]
+    reason_code: DeltaReasonCode
     if satisfying:
         reason_code = "semantic_advance"
     elif inconsistent_terminal:
@@ -92,7 +94,7 @@ def delta_with(
     obligation: Obligation,
     observation: TypedProgressObservation,
     outcomes: list[OutcomeId],
-    reason_code: str,
+    reason_code: DeltaReasonCode,
 ) -> SemanticDelta:
     """A delta for `outcomes`, with satisfying outcomes and acceptance derived as LoopX does."""
     required = [] if _widens_acceptance_hold(obligation) else required_outcomes(obligation)
@@ -136,7 +138,7 @@ def _delta(
     observation: TypedProgressObservation,
     outcomes: list[OutcomeId],
     satisfying: list[OutcomeId],
-    reason_code: str,
+    reason_code: DeltaReasonCode,
 ) -> SemanticDelta:
     return SemanticDelta(
         accepted=bool(satisfying),
@@ -160,7 +162,7 @@ def _widens_acceptance_hold(obligation: Obligation) -> bool:
 
 def _delta_kinds(
     observation: TypedProgressObservation, baseline: TypedProgressObservation | None
-) -> tuple[list[OutcomeId], str]:
+) -> tuple[list[OutcomeId], DeltaReasonCode]:
     """`deltaKinds`: outcomes against the single baseline, with the code when there are none."""
     result_class = observation.result_class
     if result_class == "unchanged":

@@ -2,7 +2,9 @@
 
 from typing import Final
 
-REASONS: Final[dict[str, str]] = {
+from obelisk_session_evidence.contracts.reason_codes import DeltaReasonCode
+
+REASONS: Final[dict[DeltaReasonCode, str]] = {
     "semantic_advance": "The observation's ids show a semantic advance over the baseline.",
     "unchanged_never_advances": "An unchanged result never yields a Replan outcome.",
     "evidence_required": "A Replan outcome needs evidence ids.",
@@ -37,6 +39,6 @@ REASONS: Final[dict[str, str]] = {
 }
 
 
-def reason_for(reason_code: str) -> str:
+def reason_for(reason_code: DeltaReasonCode) -> str:
     """The fixed sentence for `reason_code`."""
     return REASONS[reason_code]

@@ -20,7 +20,7 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypedDict
 
 from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched
 from obelisk_session_evidence.comparators.commands import (
@@ -92,6 +92,18 @@ class RouteMatch:
     """Commands (proposed and prior) compared in part: cut, or past the work bounds."""
 
 
+class _CommandFields(TypedDict):
+    """`RouteMatch`'s command fields, as `_command_match` finds them."""
+
+    command_similarity: int | None
+    repeats_failure: bool
+    repeats_failure_changed_since: bool
+    repeats_attempt: bool
+    command_items: frozenset[int]
+    superseded: int
+    resolved: int
+
+
 @dataclass(slots=True)
 class _UnitScore:
     best: int = 0
@@ -156,7 +168,7 @@ def _command_match(
     thresholds: RouteThresholds,
     revision: Revision | None,
     roots: Sequence[str],
-) -> dict[str, object]:
+) -> _CommandFields:
     """Each unit against its latest comparable prior run: a failure stands until a change touches its cause."""
     threshold = thresholds.command_repeat
     scores = [_UnitScore() for _ in units]

@@ -1,6 +1,6 @@
 """The one base model every contract shares, and the small value types they reuse."""
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
@@ -17,22 +17,11 @@ Trigger = Literal[
     "resume_or_handoff_gap",
     "operator_requested_history",
 ]
-TRIGGERS: Final[tuple[Trigger, ...]] = (
-    "replan_repetition",
-    "hypothesis_history_gap",
-    "resume_or_handoff_gap",
-    "operator_requested_history",
-)
+TRIGGERS: Final[tuple[Trigger, ...]] = get_args(Trigger)
 """The RFC §4 triggers, in the RFC's order (also the order `classify_gap` prefers them)."""
 
 EvidenceType = Literal["prior_failure", "decision", "file_history", "tool_outcome", "summary"]
-EVIDENCE_TYPES: Final[tuple[EvidenceType, ...]] = (
-    "prior_failure",
-    "decision",
-    "file_history",
-    "tool_outcome",
-    "summary",
-)
+EVIDENCE_TYPES: Final[tuple[EvidenceType, ...]] = get_args(EvidenceType)
 Freshness = Literal["fresh", "stale", "incomplete", "unknown"]
 PROVIDER_ID: Final = "obelisk-session-evidence"
 

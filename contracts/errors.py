@@ -31,11 +31,13 @@ import os
 from collections.abc import Sequence
 from typing import ClassVar
 
+from obelisk_session_evidence.contracts.reason_codes import ErrorCode, StageFailureCode
+
 
 class EvidenceError(Exception):
     """Base of every error this package raises on purpose."""
 
-    reason_code: ClassVar[str] = "evidence_error"
+    reason_code: ClassVar[ErrorCode] = "evidence_error"
 
     def __init__(self, detail: str = "") -> None:
         self.detail = detail
@@ -103,7 +105,7 @@ class StageFailed(EvidenceError):
 
     reason_code = "stage_failed"
 
-    def __init__(self, detail: str = "", *, stage: str | None = None, cause: str | None = None) -> None:
+    def __init__(self, detail: str = "", *, stage: str | None = None, cause: StageFailureCode | None = None) -> None:
         super().__init__(detail)
         self.stage = stage
         """The stage that raised (`compare-route`, ...), when known."""
@@ -111,7 +113,7 @@ class StageFailed(EvidenceError):
         """The reason code of what the stage raised (`stage_crashed` for a bug)."""
 
     @classmethod
-    def at(cls, stage: str, cause: str) -> "StageFailed":
+    def at(cls, stage: str, cause: StageFailureCode) -> "StageFailed":
         """The failure of `stage`, with the reason code of what it raised."""
         return cls(f"{stage}:{cause}", stage=stage, cause=cause)
 
@@ -143,7 +145,7 @@ class LoopxRuntimeUnavailable(EvidenceError):
 class ProviderError(EvidenceError):
     """A history provider could not answer; always converted to a typed empty result."""
 
-    reason_code = "provider_error"
+    reason_code: ClassVar[ErrorCode] = "provider_error"
 
 
 class ProviderUnavailable(ProviderError):

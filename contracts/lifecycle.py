@@ -5,7 +5,7 @@ triggers), the provider's version and health, and index freshness, revision and 
 carry session content.
 """
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import Field, StringConstraints
 
@@ -23,12 +23,7 @@ from obelisk_session_evidence.contracts.reason_codes import (
 ProviderState = Literal["available", "unavailable", "unknown"]
 ConfigState = Literal["config_loaded", "config_absent", "config_invalid"]
 BroadenedScope = Literal["cross_agent", "cross_project", "cross_repository", "foreign_archive"]
-DENIED_SCOPES: Final[tuple[BroadenedScope, ...]] = (
-    "cross_agent",
-    "cross_project",
-    "cross_repository",
-    "foreign_archive",
-)
+DENIED_SCOPES: Final[tuple[BroadenedScope, ...]] = get_args(BroadenedScope)
 """Scopes v0 never grants, whatever the flags, environment or configuration file say."""
 Version = Annotated[str, StringConstraints(min_length=1, max_length=80)]
 Detail = Annotated[str, StringConstraints(max_length=400)]
@@ -159,12 +154,16 @@ class SkippedSource(ContractModel):
     """Why it was skipped: no session folder there."""
 
 
+EnableChange = Literal["created", "updated", "unchanged"]
+"""What `enable` did to the configuration."""
+
+
 class EnableOutcome(ContractModel):
     """`enable`: the recorded enablement and the provider's current health."""
 
     schema_version: Literal["obelisk_session_evidence_enable_v0"] = "obelisk_session_evidence_enable_v0"
     """This contract's schema id."""
-    change: Literal["created", "updated", "unchanged"]
+    change: EnableChange
     """`unchanged` when the same scope was already enabled with the same settings."""
     enablement: Enablement
     """The enablement as recorded."""

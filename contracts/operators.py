@@ -10,6 +10,10 @@ Url = Annotated[str, StringConstraints(pattern=r"^http://127\.0\.0\.1:[0-9]{1,5}
 DeploymentName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z-]*/[a-z][a-z-]*$")]
 
 
+DatabaseKind = Literal["sqlite", "postgresql"]
+"""The Prefect server's database backend (never its URL, which may hold a password)."""
+
+
 class UiFacts(ContractModel):
     """`obelisk_session_evidence_ui_v0`: where the local Prefect server and UI answer."""
 
@@ -21,7 +25,7 @@ class UiFacts(ContractModel):
     """The API: what clients set as PREFECT_API_URL."""
     ui_api_url: Url | None
     """The API the UI itself calls, as the server reports it (None when it did not say)."""
-    database: Literal["sqlite", "postgresql"]
+    database: DatabaseKind
     """The backend (never its URL, which may hold a password)."""
     prefect_home: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
     """The server's Prefect home: the state directory's `prefect/`, or the user's PREFECT_HOME."""

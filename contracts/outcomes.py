@@ -39,5 +39,7 @@ VISION_TRIGGER_KINDS: Final = frozenset(
 )
 REPEAT_TRIGGER_KINDS: Final = frozenset({"typed_progress_repeat", "repeated_action_loop"})
 """Obligation triggers that are themselves an explicit repeated-route signal."""
-ROUTE_OUTCOMES: Final = frozenset({"new_surface", "new_hypothesis", "new_probe_family", "new_runnable_successor"})
+ROUTE_OUTCOMES: Final[frozenset[OutcomeId]] = frozenset(
+    {"new_surface", "new_hypothesis", "new_probe_family", "new_runnable_successor"}
+)
 """Outcomes that claim a new route; a route that repeats history loses them."""

@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from obelisk_session_evidence.contracts.base import ContractModel
+from obelisk_session_evidence.contracts.reason_codes import ThresholdName
 
 Rate = Annotated[float, Field(ge=0, le=1)]
 TargetName = Literal[
@@ -38,7 +39,7 @@ class QualificationSummary(ContractModel):
     """Cases run (all splits)."""
     held_back: Annotated[int, Field(ge=0)]
     """Cases in the held-back split, which every figure here is from."""
-    thresholds: dict[str, int]
+    thresholds: dict[ThresholdName, int]
     """The thresholds calibrated on the training split."""
     precision: Rate
     """Arm 2 precision on repeated routes."""

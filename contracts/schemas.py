@@ -107,7 +107,10 @@ def attribute_docstrings(owner: type) -> dict[str, str]:
         source = textwrap.dedent(inspect.getsource(owner))
     except (OSError, TypeError):
         return {}
-    body = ast.parse(source).body[0].body
+    definition = ast.parse(source).body[0]
+    if not isinstance(definition, ast.ClassDef):
+        return {}
+    body = definition.body
     return {
         statement.target.id: inspect.cleandoc(following.value.value)
         for statement, following in zip(body, body[1:], strict=False)

@@ -31,7 +31,9 @@ ELLIPSIS: Final = "…"
 """The mark `cap_by_tokens` leaves where it cut a snippet."""
 
 OutcomeKind = Literal["exit", "ok", "error", "unknown"]
-_OUTCOME_LINE: Final = re.compile(r"^(?:exit (?P<code>-?\d{1,6})|(?P<word>ok|error|unknown))$")
+_OUTCOME_WORDS: Final[dict[str, OutcomeKind]] = {"ok": "ok", "error": "error", "unknown": "unknown"}
+"""The outcomes a line names by word; `exit` is named with its code."""
+_OUTCOME_LINE: Final = re.compile(rf"^(?:exit (?P<code>-?\d{{1,6}})|(?P<word>{'|'.join(_OUTCOME_WORDS)}))$")
 
 
 class ToolSnippet(ContractModel):
@@ -108,7 +110,7 @@ def parse_tool_snippet(snippet: str) -> ToolSnippet | None:
     elif match["code"] is not None:
         outcome, exit_code = "exit", int(match["code"])
     else:
-        outcome, exit_code = match["word"], None  # type: ignore[assignment]
+        outcome, exit_code = _OUTCOME_WORDS[match["word"]], None
     return ToolSnippet(
         command=command,
         command_truncated=truncated,

@@ -7,11 +7,12 @@ false-repeat rate at or under 2 %, the stricter value on a tie. The held-back sp
 scored. Every decision reports the values it used.
 """
 
-from typing import Annotated
+from typing import Annotated, get_args
 
 from pydantic import Field
 
 from obelisk_session_evidence.contracts.base import ContractModel
+from obelisk_session_evidence.contracts.reason_codes import ThresholdName
 
 Percent = Annotated[int, Field(ge=0, le=100)]
 
@@ -33,6 +34,6 @@ class RouteThresholds(ContractModel):
     min_text_words: Percent = 4
     """Hypotheses and blockers with fewer distinct content words are too vague to match."""
 
-    def report(self) -> dict[str, int]:
+    def report(self) -> dict[ThresholdName, int]:
         """The thresholds as the decision reports them."""
-        return self.model_dump()
+        return {name: getattr(self, name) for name in get_args(ThresholdName)}

@@ -6,9 +6,9 @@ so spool first (`batch --spool-only`) on a state directory the runner can read.
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from prefect import Flow
 from prefect.client.orchestration import get_client
@@ -29,6 +29,16 @@ ENTRYPOINTS: Final = {
     "reprocess-stalled": "flows/reprocess_stalled.py:reprocess_stalled",
 }
 FLOWS: Final[tuple[Flow[Any, Any], ...]] = (replan_evidence, reprocess_stalled)
+
+_Value = TypeVar("_Value")
+
+
+def _called_synchronously(value: _Value | Coroutine[Any, Any, _Value]) -> _Value:
+    """What one of Prefect's sync-or-async methods returns outside an event loop: the value itself."""
+    if isinstance(value, Coroutine):
+        value.close()
+        raise TypeError("a Prefect method returned a coroutine outside an event loop")
+    return value
 
 
 def deployment_names() -> list[str]:
@@ -53,7 +63,8 @@ def serve_deployments(paths: StatePaths, *, limit: int, on_registered: Callable[
     _drop_work_pool_registrations()
     runner = Runner(limit=limit, pause_on_shutdown=False)
     for flow in FLOWS:
-        runner.add_deployment(flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"]))
+        deployment = _called_synchronously(flow.to_deployment(name=DEPLOYMENT_NAME, tags=["obelisk-session-evidence"]))
+        runner.add_deployment(deployment)
     on_registered()
     try:
         asyncio.run(runner.start())
@@ -88,14 +99,16 @@ def register_on_work_pool(paths: StatePaths, work_pool: str) -> list[str]:
     environment = _run_environment(paths)
     ids = []
     for flow in FLOWS:
-        loaded = flow.from_source(source=source, entrypoint=ENTRYPOINTS[flow.name])
-        deployment = loaded.to_deployment(
-            name=DEPLOYMENT_NAME,
-            work_pool_name=work_pool,
-            tags=["obelisk-session-evidence"],
-            job_variables={"env": environment},
+        loaded = _called_synchronously(flow.from_source(source=source, entrypoint=ENTRYPOINTS[flow.name]))
+        deployment = _called_synchronously(
+            loaded.to_deployment(
+                name=DEPLOYMENT_NAME,
+                work_pool_name=work_pool,
+                tags=["obelisk-session-evidence"],
+                job_variables={"env": environment},
+            )
         )
-        ids.append(str(deployment.apply()))  # `deploy` would also print Prefect's own tables
+        ids.append(str(_called_synchronously(deployment.apply())))  # `deploy` would also print Prefect's own tables
     return ids
 
 

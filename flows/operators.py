@@ -7,6 +7,7 @@ into Prefect's database. No Prefect import: `flows/operator_records.py` publishe
 from collections.abc import Iterable
 from typing import Final
 
+from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchSummary
 from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 
@@ -110,13 +111,13 @@ def decision_table(decision: ReplanEvidenceDecision) -> list[dict[str, str]]:
     return [{"field": name, "value": value} for name, value in rows.items()]
 
 
-def _type_counts(counts: dict[str, int]) -> str:
+def _type_counts(counts: dict[EvidenceType, int]) -> str:
     return ", ".join(f"{kind} {n}" for kind, n in counts.items() if n) or "none"
 
 
 def batch_item_rows(records: Iterable[BatchItemRecord]) -> list[dict[str, str]]:
     """One row per item (the first `MAX_ITEM_ROWS`): the decision table's fields, as columns."""
-    rows = []
+    rows: list[dict[str, str]] = []
     for record in records:
         if len(rows) == MAX_ITEM_ROWS:
             break
@@ -164,23 +165,23 @@ def summary_markdown(summary: BatchSummary) -> str:
             f"max {latency.max_ms:.1f} ms{rate}.",
             "",
         ]
-    sections = [
-        ("Trigger", summary.by_trigger),
-        ("Admission code", summary.by_admission),
-        ("Verdict", summary.by_verdict),
-        ("Outcome", summary.by_outcome),
-        ("Retrieval code", summary.by_retrieval),
-        ("Index freshness", summary.by_freshness),
-        ("Failure (no decision)", summary.failures_by_reason),
-        ("Provider fault (failed open)", summary.provider_faults_by_reason),
+    sections: list[tuple[str, Iterable[tuple[str, int]]]] = [
+        ("Trigger", summary.by_trigger.items()),
+        ("Admission code", summary.by_admission.items()),
+        ("Verdict", summary.by_verdict.items()),
+        ("Outcome", summary.by_outcome.items()),
+        ("Retrieval code", summary.by_retrieval.items()),
+        ("Index freshness", summary.by_freshness.items()),
+        ("Failure (no decision)", summary.failures_by_reason.items()),
+        ("Provider fault (failed open)", summary.provider_faults_by_reason.items()),
     ]
     for title, counts in sections:
         lines += _count_table(title, counts)
     return "\n".join(lines)
 
 
-def _count_table(title: str, counts: dict[str, int]) -> list[str]:
-    if not counts:
+def _count_table(title: str, counts: Iterable[tuple[str, int]]) -> list[str]:
+    rows = [f"| `{value}` | {count} |" for value, count in counts]
+    if not rows:
         return [f"**{title}**: none", ""]
-    rows = [f"| `{value}` | {count} |" for value, count in counts.items()]
     return [f"| {title} | items |", "| --- | --- |", *rows, ""]

@@ -13,13 +13,14 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import State, flow, get_run_logger, task, unmapped
+from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run, task_run
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import RunStats, read_summary
@@ -88,13 +89,17 @@ def _batch_run_name() -> str:
     return batch_run_name(manifest_ref, name=manifest.name, items=len(manifest.item_refs))
 
 
+_Runner = TaskRunner[PrefectFuture[Any]]
+"""What a flow takes as its task runner (Prefect's own runners are cast to it, as Prefect does)."""
+
+
 @flow(
     name="reprocess-stalled",
     flow_run_name=_batch_run_name,
     persist_result=False,
     log_prints=False,
     validate_parameters=True,
-    task_runner=ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY),
+    task_runner=cast(_Runner, ThreadPoolTaskRunner(max_workers=DEFAULT_CONCURRENCY)),
 )
 def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchSummary | State:
     """Decide every stalled item of a spooled manifest; the parameters are its digest and a
@@ -129,12 +134,12 @@ def reprocess_stalled(manifest_ref: str, state_ref: str | None = None) -> BatchS
 
 def task_runner_for(
     kind: TaskRunnerKind, *, concurrency: int = DEFAULT_CONCURRENCY, dask_address: str | None = None
-) -> Any:
+) -> _Runner:
     """Threads in this process, or Dask: an existing cluster at `dask_address`, else a local one."""
     if kind == "thread":
-        return ThreadPoolTaskRunner(max_workers=concurrency)
+        return cast(_Runner, ThreadPoolTaskRunner(max_workers=concurrency))
     try:
-        from prefect_dask import DaskTaskRunner
+        from prefect_dask.task_runners import DaskTaskRunner
     except ImportError:
         raise InvalidInput(
             "--task-runner dask needs the dask extra: pip install 'obelisk-session-evidence[dask]'"
@@ -145,18 +150,21 @@ def task_runner_for(
 
         # distributed's own default (30 s, retried) made an unreachable address fail after ~35 s.
         dask.config.set({"distributed.comm.timeouts.connect": f"{DASK_CONNECT_TIMEOUT_S}s"})
-        return DaskTaskRunner(address=dask_address)
+        return cast(_Runner, DaskTaskRunner(address=dask_address))
     # One process per core at most (each imports Prefect, ~2.5 s); the rest of `concurrency` as threads.
     workers = max(1, min(concurrency, os.cpu_count() or 1))
-    return DaskTaskRunner(
-        cluster_class="distributed.LocalCluster",
-        cluster_kwargs={
-            "n_workers": workers,
-            "threads_per_worker": max(1, concurrency // workers),
-            "processes": True,
-            "host": "127.0.0.1",
-            "dashboard_address": None,
-        },
+    return cast(
+        _Runner,
+        DaskTaskRunner(
+            cluster_class="distributed.LocalCluster",
+            cluster_kwargs={
+                "n_workers": workers,
+                "threads_per_worker": max(1, concurrency // workers),
+                "processes": True,
+                "host": "127.0.0.1",
+                "dashboard_address": None,
+            },
+        ),
     )
 
 

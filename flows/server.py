@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from obelisk_session_evidence.contracts.errors import PrefectServerFailed
+from obelisk_session_evidence.contracts.operators import DatabaseKind
 from obelisk_session_evidence.flows.hardening import prefect_home_for
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir
@@ -68,11 +69,11 @@ class RunningServer:
     address: ServerAddress
     process: subprocess.Popen[bytes]
     prefect_home: Path
-    database: str
+    database: DatabaseKind
     ready_seconds: float
 
 
-def database_kind(environ: Mapping[str, str] = os.environ) -> str:
+def database_kind(environ: Mapping[str, str] = os.environ) -> DatabaseKind:
     """`postgresql` or `sqlite`: the backend the server will use (never the URL, which may hold a
     password)."""
     url = next((environ[name] for name in DATABASE_URL_VARIABLES if environ.get(name)), "")

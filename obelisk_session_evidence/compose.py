@@ -8,7 +8,8 @@ provider answers.
 
 A program that composes this application with another backend in a process it starts (a test
 harness around the CLI, a Dask worker preload) names it once with `use_provider_factory`; code
-that calls `decide` passes `provider_factory` instead.
+that calls `decide` passes `provider_factory` instead. The Stage 0 qualification, which must vary
+the policy, the provider, the thresholds, the encoder and the salt per case, passes each of them.
 """
 
 from pathlib import Path
@@ -22,6 +23,7 @@ from obelisk_session_evidence.providers.factory import BackendFolders, ProviderF
 from obelisk_session_evidence.providers.invoking_session import without_invoking_session
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.stages.admit import matching_enablement
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder
 from obelisk_session_evidence.stages.pipeline import (
     PipelineDependencies,
     PipelineRun,
@@ -29,8 +31,8 @@ from obelisk_session_evidence.stages.pipeline import (
     call_directly,
     run_pipeline,
 )
-from obelisk_session_evidence.state.paths import StatePaths
-from obelisk_session_evidence.state.salt import digest_salt
+from obelisk_session_evidence.state.paths import StatePaths, state_paths
+from obelisk_session_evidence.state.salt import digest_salt as state_digest_salt
 from obelisk_session_evidence.tokenizer import LazyEncoder
 
 _process_provider_factory: ProviderFactory | None = None
@@ -51,29 +53,35 @@ def provider_factory_for(paths: StatePaths, factory: ProviderFactory | None = No
 def decide(
     situation: ReplanSituation,
     *,
-    paths: StatePaths,
+    paths: StatePaths | None = None,
     provider_factory: ProviderFactory | None = None,
     provider_kind: ProviderKind | None = None,
     policy: AdmissionPolicy | None = None,
+    thresholds: RouteThresholds | None = None,
+    encoder: TokenEncoder | None = None,
+    digest_salt: str | None = None,
     call: StageCall = call_directly,
 ) -> PipelineRun:
     """Decide one situation under the owner's policy; `call` runs each stage (directly, or as a
     Prefect task). A failing stage raises `StageFailed`; a provider fault is a typed empty result.
 
-    `policy` is read from `config.json` when not given; a caller that decides many situations
-    under one configuration (a batch, whose idempotency keys name that configuration) reads it
-    once and passes it."""
-    policy = policy if policy is not None else load_policy(paths)
-    factory = provider_factory_for(paths, provider_factory)
+    What is not given comes from the state at `paths` (default: the owner's, `state_paths()`):
+    the policy from `config.json`, the backends over its index, the encoder from its tokenizer
+    cache, the digest salt; the thresholds are `RouteThresholds()`'s defaults. A caller that
+    decides many situations under one configuration (a batch, whose idempotency keys name that
+    configuration) reads the policy once and passes it."""
+    state = paths if paths is not None else state_paths()
+    policy = policy if policy is not None else load_policy(state)
+    factory = provider_factory_for(state, provider_factory)
     dependencies = PipelineDependencies(
         policy=policy,
         # The invoking host session is not history: its records never reach the comparison.
         provider=without_invoking_session(
             _provider_for(policy, situation, factory, provider_kind), situation.invoking_session
         ),
-        encoder=LazyEncoder(tokenizer_cache(paths)),
-        thresholds=RouteThresholds(),
-        digest_salt=digest_salt(paths),
+        encoder=encoder if encoder is not None else LazyEncoder(tokenizer_cache(state)),
+        thresholds=thresholds if thresholds is not None else RouteThresholds(),
+        digest_salt=digest_salt if digest_salt is not None else state_digest_salt(state),
     )
     return run_pipeline(situation, dependencies, call=call)
 
@@ -95,8 +103,8 @@ def backend_for(
     enablement's); None when no enablement matches."""
     if policy.config is None:
         return None
-    enablement, _ = matching_enablement(policy.config.enablements, situation)
-    if enablement is None:
+    enablement = matching_enablement(policy.config.enablements, situation)
+    if isinstance(enablement, str):
         return None
     return enablement, provider_kind or enablement.provider
 

@@ -15,10 +15,11 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Final, NoReturn, ParamSpec, TypeVar
 
 STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
-Function = TypeVar("Function", bound=Callable[..., Any])
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -29,11 +30,11 @@ class Interrupted(KeyboardInterrupt):
         self.signal_number = signal_number
 
 
-def stops_on_signals(command: Function) -> Function:
+def stops_on_signals(command: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
     """Run `command` with the stop handlers installed (restored afterwards)."""
 
     @functools.wraps(command)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
+    def guarded(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
         if threading.current_thread() is not threading.main_thread():
             return command(*args, **kwargs)  # only the main thread may install handlers
         previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
@@ -47,7 +48,7 @@ def stops_on_signals(command: Function) -> Function:
             for number, handler in previous.items():
                 signal.signal(number, handler)
 
-    return guarded  # type: ignore[return-value]
+    return guarded
 
 
 def _stop(signal_number: int, frame: object) -> None:
@@ -65,7 +66,7 @@ def _terminate_running_queries() -> None:
         process.terminate_running_queries()
 
 
-def _exit_stopped(signal_number: int) -> None:
+def _exit_stopped(signal_number: int) -> NoReturn:
     _terminate_running_queries()  # again: a worker thread may have started one meanwhile
     print(f"error: interrupted: {signal.Signals(signal_number).name}", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):

@@ -13,13 +13,14 @@ from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.errors import EvidenceError
 from obelisk_session_evidence.contracts.lifecycle import IndexHealth, ProviderHealth
+from obelisk_session_evidence.contracts.reason_codes import IndexHealthCode, ProviderHealthCode
 
 PROBE_TIMEOUT_S: Final = 10.0
 """Budget for probing a backend (Obelisk: Node and `--version`, then the usage text)."""
 UNKNOWN_INDEX: Final = IndexHealth(
     freshness="unknown", index_revision=None, counts={}, usable=False, reason_code="index_status_unknown"
 )
-_NATIVE_INDEX_REASONS: Final[dict[Freshness, str]] = {
+_NATIVE_INDEX_REASONS: Final[dict[Freshness, IndexHealthCode]] = {
     "fresh": "index_fresh",
     "stale": "index_stale",
     "incomplete": "index_incomplete",
@@ -52,7 +53,7 @@ def index_health(index_dir: Path, enablement: Enablement) -> IndexHealth:
         return UNKNOWN_INDEX.model_copy(update={"reason_code": "index_probe_failed"})
 
 
-def _unavailable(enablement: Enablement, reason_code: str) -> ProviderHealth:
+def _unavailable(enablement: Enablement, reason_code: ProviderHealthCode) -> ProviderHealth:
     return ProviderHealth(kind=enablement.provider, state="unavailable", provider_version=None, reason_code=reason_code)
 
 

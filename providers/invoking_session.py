@@ -52,10 +52,12 @@ def host_session_refs(invoking_session: str) -> frozenset[str]:
     if not is_host_session(invoking_session):
         raise ValueError("not a host-session reference")
     _, source, session_id = invoking_session.split(":", 2)
+    if source not in OBELISK_SOURCE:
+        raise ValueError("not a host-session reference")  # the pattern admits only known sources
     return frozenset(
         {
             native_session_ref(source, session_id),
-            opaque_ref("session", OBELISK_SOURCE[source], session_id),  # type: ignore[index]
+            opaque_ref("session", OBELISK_SOURCE[source], session_id),
         }
     )
 

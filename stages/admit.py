@@ -32,9 +32,9 @@ def admit(situation: ReplanSituation, gap: GapAssessment, *, policy: AdmissionPo
     scope = situation.scope
     if scope.agent_id is None or scope.project_id is None or scope.repository_id is None:
         return denied("scope_incomplete")
-    enablement, scope_denial = matching_enablement(policy.config.enablements, situation)
-    if enablement is None:
-        return denied(scope_denial)
+    enablement = matching_enablement(policy.config.enablements, situation)
+    if isinstance(enablement, str):
+        return denied(enablement)
     trigger = next((t for t in gap.triggers if t in enablement.triggers), None)
     if trigger is None:
         return denied("trigger_not_enabled")
@@ -96,19 +96,19 @@ def _subject_stems(words: list[str]) -> list[str]:
     return stems
 
 
-def matching_enablement(enablements: list[Enablement], situation: ReplanSituation) -> tuple[Enablement | None, str]:
-    """The enablement for exactly this scope, or the broadening the situation would need."""
+def matching_enablement(enablements: list[Enablement], situation: ReplanSituation) -> Enablement | DenialCode:
+    """The enablement for exactly this scope, or the denial of the broadening it would need."""
     scope = situation.scope
     same_project = [e for e in enablements if e.project_id == scope.project_id]
     if not same_project:
-        return None, "cross_project_denied"
+        return "cross_project_denied"
     same_agent = [e for e in same_project if e.agent_id == scope.agent_id]
     if not same_agent:
-        return None, "cross_agent_denied"
+        return "cross_agent_denied"
     same_repository = [e for e in same_agent if e.repository_id == scope.repository_id]
     if not same_repository:
-        return None, "cross_repository_denied"
-    return same_repository[0], "admitted"
+        return "cross_repository_denied"
+    return same_repository[0]
 
 
 def _clamped_limits(situation: ReplanSituation) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from obelisk_session_evidence.contracts.base import TRIGGERS, Trigger
 from obelisk_session_evidence.contracts.outcomes import REPEAT_TRIGGER_KINDS
+from obelisk_session_evidence.contracts.reason_codes import GapCode
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.contracts.stage_values import GapAssessment
 
@@ -18,7 +19,7 @@ def classify_gap(situation: ReplanSituation) -> GapAssessment:
         "operator_requested_history": situation.operator_request.requested,
     }
     triggers = [trigger for trigger in TRIGGERS if applies[trigger]]
-    reason_code = "gap_classified" if triggers else _no_gap_reason(situation)
+    reason_code: GapCode = "gap_classified" if triggers else _no_gap_reason(situation)
     return GapAssessment(triggers=triggers, reason_code=reason_code)
 
 
@@ -34,7 +35,7 @@ def _is_repetition(situation: ReplanSituation) -> bool:
     )
 
 
-def _no_gap_reason(situation: ReplanSituation) -> str:
+def _no_gap_reason(situation: ReplanSituation) -> GapCode:
     """The most specific reason no trigger applies."""
     coverage = situation.coverage
     if coverage.hypotheses_exhausted:

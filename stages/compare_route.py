@@ -32,6 +32,7 @@ from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelt
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
+from obelisk_session_evidence.contracts.reason_codes import ComparisonDimension, DeltaReasonCode
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
@@ -100,7 +101,7 @@ def _match_history(
     return route_match(situation.proposed.route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
 
 
-_Removal = tuple[str, frozenset[OutcomeId], Verdict, frozenset[int]]
+_Removal = tuple[DeltaReasonCode, frozenset[OutcomeId], Verdict, frozenset[int]]
 
 
 def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch") -> list[_Removal]:
@@ -143,7 +144,7 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
 def _narrowed(situation: ReplanSituation, claimed: SemanticDelta, removals: list[_Removal]) -> SemanticDelta:
     """The claimed delta without removed outcomes; the first rule that removed one names it."""
     kept = list(claimed.outcomes)
-    reason_code = None
+    reason_code: DeltaReasonCode | None = None
     for code, outcomes, _, _ in removals:
         if any(outcome in outcomes for outcome in kept):
             kept = [outcome for outcome in kept if outcome not in outcomes]
@@ -155,21 +156,21 @@ def _narrowed(situation: ReplanSituation, claimed: SemanticDelta, removals: list
 
 def _novelty_scores(
     match: "RouteMatch", situation: ReplanSituation, gap: GapAssessment, removals: list[_Removal]
-) -> dict[str, int]:
+) -> dict[ComparisonDimension, int]:
     """Novelty (100 − similarity) per stated dimension, and `combined` over the judged ones.
 
     `combined` is the novelty of the least novel dimension the rules judge: commands, the
     blocker of a blocked observation, and the hypothesis under a hypothesis-history gap. Files
     are reported but never decide on their own (a route may well revisit a file).
     """
-    similarities = {
+    similarities: dict[ComparisonDimension, int | None] = {
         "command": match.command_similarity,
         "file": match.file_similarity,
         "hypothesis": match.hypothesis_similarity,
         "blocker": match.blocker_similarity,
     }
     scores = {name: 100 - value for name, value in similarities.items() if value is not None}
-    judged = ["command"]
+    judged: list[ComparisonDimension] = ["command"]
     if situation.proposed.observation.result_class == "blocked":
         judged.append("blocker")
     if "hypothesis_history_gap" in gap.triggers:

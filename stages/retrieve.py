@@ -29,7 +29,7 @@ def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retr
         answer = provider.search(request)
         _verify_answer(request, answer)
     except EvidenceError as error:
-        reason_code: ProviderFaultCode = error.reason_code  # type: ignore[assignment]
+        reason_code: ProviderFaultCode = error.reason_code
     except Exception:
         reason_code = "provider_crashed"
     else:

@@ -8,19 +8,39 @@ import base64
 import re
 import sqlite3
 import time
+import uuid
 from pathlib import Path
 
 _BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{16,}={0,2}")
+PERSIST_DEADLINE_S = 120.0
+"""How long the server may take to persist what was sent (its event persister flushes every 5 s)."""
+MARKER_EVENT = "obelisk-session-evidence.test.drained"
 
 
 def drain_prefect_workers() -> None:
-    """Flush Prefect's background log and event writers (the server records events async)."""
+    """Flush Prefect's background log and event writers, then wait until the server has persisted
+    everything sent: a marker event sent last reaches its database (the persister writes in order)."""
+    from prefect.events import emit_event
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
 
     APILogWorker.instance().drain()
+    marker = f"obelisk-session-evidence.test.{uuid.uuid4().hex}"
+    assert emit_event(event=MARKER_EVENT, resource={"prefect.resource.id": marker}) is not None
     EventsWorker.drain_all()
-    time.sleep(2)
+    database = prefect_database_path()
+    deadline = time.monotonic() + PERSIST_DEADLINE_S
+    while not _has_marker(database, marker):
+        assert time.monotonic() < deadline, f"the server persisted no marker event within {PERSIST_DEADLINE_S} s"
+        time.sleep(0.05)
+
+
+def _has_marker(database: Path, marker: str) -> bool:
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        found = connection.execute(
+            "SELECT 1 FROM events WHERE event = ? AND resource_id = ? LIMIT 1", (MARKER_EVENT, marker)
+        ).fetchone()
+    return found is not None
 
 
 def prefect_database_path() -> Path:

@@ -167,7 +167,9 @@ def peers_table(runs: Sequence[SizeRun]) -> Table:
             ratios = [value(x) / getattr(x, peer) for x in pool if getattr(x, peer)]
             return f"{percentile(ratios, 50):.1f}× (median)" if ratios else "-"
 
-        retrieve = lambda x: x.stages["retrieve"][0]  # noqa: E731
+        def retrieve(x: Lookup) -> float:
+            return x.stages["retrieve"][0]
+
         table.add(
             label,
             "decision, in process (all stages)",

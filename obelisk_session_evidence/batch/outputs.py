@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchManifest, BatchSummary, LatencySummary
 from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput
@@ -201,7 +201,10 @@ def summary_of(
     )
 
 
-def _counts(values: Iterable[str | None]) -> dict[str, int]:
+_Code = TypeVar("_Code", bound=str)
+
+
+def _counts(values: Iterable[_Code | None]) -> dict[_Code, int]:
     counter = Counter(value for value in values if value is not None)
     return dict(sorted(counter.items()))
 

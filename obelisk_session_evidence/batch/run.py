@@ -41,6 +41,7 @@ from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.contracts.digests import agent_digest, canonical_digest
 from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput, StageFailed
 from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, load_contract
+from obelisk_session_evidence.contracts.reason_codes import BatchItemCode
 from obelisk_session_evidence.contracts.situation import ReplanSituation, public_situation_id
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.providers.base import EvidenceProvider
@@ -276,7 +277,7 @@ def decide_item(
     """Decide one spooled item and write its decision and record; a bad item is a failed record."""
     context = batch_context(batch, provider_factory)
     started = time.perf_counter()
-    failure: tuple[str, str | None] | None = None
+    failure: tuple[BatchItemCode, str | None] | None = None
     problems: tuple[str, ...] = ()
     situation: ReplanSituation | None = None
     decision: ReplanEvidenceDecision | None = None
@@ -304,7 +305,7 @@ def decide_item(
     except Exception:
         failure = (StageFailed.reason_code, None)
     latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    if decision is None:
+    if decision is None or situation is None:
         record = _failed_record(item, situation, failure or (StageFailed.reason_code, None), problems, latency_ms)
     else:
         write_private(decision_path(context.out_dir, item.item_ref), decision.model_dump_json().encode())
@@ -316,7 +317,7 @@ def decide_item(
 def _failed_record(
     item: PlannedItem,
     situation: ReplanSituation | None,
-    failure: tuple[str, str | None],
+    failure: tuple[BatchItemCode, str | None],
     problems: tuple[str, ...],
     latency_ms: float,
 ) -> BatchItemRecord:

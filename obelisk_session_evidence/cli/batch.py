@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -38,6 +39,9 @@ from obelisk_session_evidence.contracts.config import ProviderKind
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.state.paths import StatePaths, state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
+
+if TYPE_CHECKING:
+    from obelisk_session_evidence.flows.reprocess_stalled import TaskRunnerKind
 
 
 @click.command()
@@ -95,7 +99,7 @@ def batch(
     source: Path,
     out_dir: Path,
     concurrency: int,
-    task_runner: str,
+    task_runner: "TaskRunnerKind",
     dask_address: str | None,
     provider_kind: ProviderKind | None,
     no_prefect: bool,
@@ -157,7 +161,7 @@ def _print_spooled(paths: StatePaths, manifest_ref: str, output_format: str) -> 
 def _run_flow(
     paths: StatePaths,
     manifest_ref: str,
-    task_runner: str,
+    task_runner: "TaskRunnerKind",
     concurrency: int,
     dask_address: str | None,
     verbose: bool,
@@ -176,7 +180,7 @@ def _run_flow(
         return run_reprocess_stalled_flow(
             manifest_ref,
             paths=paths,
-            task_runner=task_runner,  # type: ignore[arg-type]
+            task_runner=task_runner,
             concurrency=concurrency,
             dask_address=dask_address,
         )

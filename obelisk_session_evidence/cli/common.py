@@ -5,7 +5,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, TypeVar
 
 import click
 
@@ -16,10 +16,10 @@ from obelisk_session_evidence.contracts.error_envelope import ErrorEnvelope
 from obelisk_session_evidence.contracts.errors import EvidenceError, InvalidInput, StageFailed, StorageFailed
 from obelisk_session_evidence.contracts.json_input import MAX_DOCUMENT_BYTES, read_at_most
 
-EXIT_INTERNAL = 1
-EXIT_NOT_OK = 2
+EXIT_INTERNAL: Final = 1
+EXIT_NOT_OK: Final = 2
 """LoopX's habit: 0 when the result is ok, 2 otherwise (invalid input, not enabled, unhealthy)."""
-EXIT_CLOSED_PIPE = 141
+EXIT_CLOSED_PIPE: Final = 141
 """The reader of stdout went away (`status | head -1`): the shell's code for SIGPIPE, not a fault."""
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
@@ -80,7 +80,7 @@ def fail_internal(error: Exception) -> NoReturn:
     _exit_with(error, EXIT_INTERNAL)
 
 
-def _exit_with(error: Exception, exit_code: int) -> NoReturn:
+def _exit_with(error: Exception, exit_code: Literal[1, 2]) -> NoReturn:
     """The stderr line for people and, under `--format json`, the typed envelope on stdout,
     unless the command already printed its document there (stdout holds one document)."""
     envelope = error_envelope(error, exit_code)
@@ -133,18 +133,18 @@ def leave_on_closed_pipe() -> NoReturn:
     sys.exit(EXIT_CLOSED_PIPE)
 
 
-def error_envelope(error: Exception, exit_code: int) -> ErrorEnvelope:
+def error_envelope(error: Exception, exit_code: Literal[1, 2]) -> ErrorEnvelope:
     """`obelisk_session_evidence_error_v0` for an error this package raised, or for any other
     fault (`internal_error`, named by its type only)."""
     if not isinstance(error, EvidenceError):
         return ErrorEnvelope(reason_code="internal_error", detail=type(error).__name__, exit_code=1)
-    stage_failed = isinstance(error, StageFailed)
+    stage_failed = error if isinstance(error, StageFailed) else None
     return ErrorEnvelope(
-        reason_code=error.reason_code,  # type: ignore[arg-type]
+        reason_code=error.reason_code,
         detail=error.detail[:2000],
-        stage=error.stage if stage_failed else None,
-        cause=error.cause if stage_failed else None,
-        exit_code=exit_code,  # type: ignore[arg-type]
+        stage=stage_failed.stage if stage_failed else None,
+        cause=stage_failed.cause if stage_failed else None,
+        exit_code=exit_code,
     )
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
+    Command,
     fail,
     format_option,
     reported_errors,
@@ -49,7 +50,7 @@ def drop(yes: bool, output_format: str) -> None:
         render_index_drop(outcome, text_console(markup=False, highlight=False))
 
 
-def _root_options(command):
+def _root_options(command: Command) -> Command:
     """`--root SOURCE=PATH` (repeatable): read these folders instead of the agents' defaults."""
     return click.option(
         "--root",
@@ -147,5 +148,5 @@ def parse_roots(options: tuple[str, ...]) -> dict[SourceKind, list[Path]]:
         source, separator, path = option.partition("=")
         if not separator or source not in SOURCE_KINDS or not path:
             raise InvalidInput(f"--root takes SOURCE=PATH with SOURCE one of {', '.join(SOURCE_KINDS)}")
-        roots.setdefault(source, []).append(Path(path).expanduser())  # type: ignore[index]
+        roots.setdefault(source, []).append(Path(path).expanduser())
     return roots

@@ -1,6 +1,7 @@
 """`enable`, `status`, `disable`: explicit, scoped, default-off, never destructive (RFC §8)."""
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -105,14 +106,14 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
 @click.option("--foreign-archive", "foreign_archives", multiple=True, type=_PATH, metavar="PATH", help=_NOT_QUALIFIED)
 @format_option
 @stops_on_signals
-def enable(output_format: str, **options: object) -> None:
+def enable(output_format: str, **options: Any) -> None:  # click gives each option its declared type
     """Enable history lookups for one agent, project and repository (idempotent).
 
     Example: obelisk-session-evidence enable --surface replan-history --agent-id codex-main
     --project-id loopx --repository-id loopx-core --repo-root ~/src/loopx
     """
     with reported_errors():
-        outcome = enable_scope(EnableRequest(**options), paths=state_paths())  # type: ignore[arg-type]
+        outcome = enable_scope(EnableRequest(**options), paths=state_paths())
     if output_format == "json":
         click.echo(outcome.model_dump_json())
     else:

@@ -1,6 +1,7 @@
 """`qualify`: the Stage 0 offline qualification (RFC §9–10) into a report folder."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from obelisk_session_evidence.cli.common import (
 from obelisk_session_evidence.cli.render_qualify import render_qualification
 from obelisk_session_evidence.state.paths import state_paths
 from obelisk_session_evidence.stop_signals import stops_on_signals
+
+if TYPE_CHECKING:
+    from obelisk_session_evidence.qualify import Backend
 
 
 @click.command()
@@ -58,7 +62,7 @@ from obelisk_session_evidence.stop_signals import stops_on_signals
 def qualify(
     out_dir: Path,
     seed: int,
-    backend: str,
+    backend: "Backend",
     workdir: Path | None,
     per_family: int | None,
     real: bool | None,
@@ -88,7 +92,7 @@ def qualify(
             backend=backend,
             encoder=encoder,
             workdir=workdir,
-            cases=cases,  # type: ignore[arg-type]
+            cases=cases,
             real_cases=real_cases,
         )
     if output_format == "json":

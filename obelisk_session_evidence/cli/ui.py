@@ -62,7 +62,7 @@ def _announce(server: RunningServer, output_format: str) -> None:
         url=address.url,
         api_url=address.api_url,
         ui_api_url=ui_api_url(address),
-        database=server.database,  # type: ignore[arg-type]
+        database=server.database,
         prefect_home=str(server.prefect_home),
         ready_seconds=server.ready_seconds,
     )

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, TypedDict
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -26,6 +26,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
     AllowedScope,
     DeniedScope,
     DisableOutcome,
+    EnableChange,
     EnableOutcome,
     IndexHealth,
     LifecycleStatus,
@@ -33,6 +34,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
     ScopeStatus,
     SkippedSource,
 )
+from obelisk_session_evidence.contracts.reason_codes import StatusCode
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.lifecycle.trigger_gate import kept_qualification
@@ -86,6 +88,7 @@ def enable(
     """Record one same-agent, same-project, same-repository enablement (idempotent)."""
     reject_scope_broadening(request)
     candidate, skipped = _enablement_from(request, now or datetime.now(UTC), home=home or Path.home())
+    change: EnableChange
     with _locked_config(paths) as current:
         enablements = list(current.enablements) if current else []
         position = next((i for i, e in enumerate(enablements) if e.scope_key == candidate.scope_key), None)
@@ -137,6 +140,15 @@ def disable(project_id: str, *, agent_id: str | None = None, paths: StatePaths) 
     )
 
 
+class _Reported(TypedDict):
+    """What `status` reports whatever the configuration says."""
+
+    version: str
+    project_id: str
+    agent_id: str | None
+    denied_scopes: list[DeniedScope]
+
+
 def status(
     project_id: str,
     *,
@@ -147,7 +159,7 @@ def status(
 ) -> LifecycleStatus:
     """Configuration, provider and index health, and allowed and denied scope for a project."""
     _check_ids(project_id=project_id, agent_id=agent_id)
-    report = {
+    report: _Reported = {
         "version": PACKAGE_VERSION,
         "project_id": project_id,
         "agent_id": agent_id,
@@ -211,6 +223,7 @@ def _scope_status(
 ) -> ScopeStatus:
     provider = probe(paths.index_dir, enablement)
     index = index_probe(paths.index_dir, enablement)
+    reason_code: StatusCode
     if provider.state != "available":
         reason_code = provider.reason_code
     elif not index.usable or index.freshness == "stale":
@@ -318,7 +331,7 @@ def _historical_root(path: Path, number: int) -> str:
     return str(resolved)
 
 
-def _source_roots(pairs: Sequence[str], sources: list[str]) -> dict[str, str]:
+def _source_roots(pairs: Sequence[str], sources: Sequence[str]) -> dict[str, str]:
     roots: dict[str, str] = {}
     for number, pair in enumerate(pairs, 1):
         source, separator, folder = pair.partition("=")

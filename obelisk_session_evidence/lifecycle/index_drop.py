@@ -21,8 +21,9 @@ INDEX_LOCK_WAIT_S: Final = 2.0
 """How long `index drop` waits for a running refresh before giving up."""
 
 
-def drop_index(*, paths: StatePaths) -> IndexDropOutcome:
-    """Delete the files of the state directory's index folder, and nothing outside it."""
+def drop_index(*, paths: StatePaths, wait_s: float = INDEX_LOCK_WAIT_S) -> IndexDropOutcome:
+    """Delete the files of the state directory's index folder, and nothing outside it; wait at most
+    `wait_s` for a running refresh to end."""
     index_dir = Path(os.path.abspath(paths.index_dir))
     if index_dir.is_symlink():
         raise InvalidInput("the index folder is a symbolic link; refusing to delete through it")
@@ -34,7 +35,7 @@ def drop_index(*, paths: StatePaths) -> IndexDropOutcome:
         raise InvalidInput("the index folder overlaps a session, Obelisk or repository folder")
     if not index_dir.exists():
         return IndexDropOutcome(index_dir=str(index_dir), removed_files=0, removed_bytes=0, reason_code="index_absent")
-    with _index_writer_lock(index_dir):
+    with _index_writer_lock(index_dir, wait_s):
         removed_files, removed_bytes = _remove_tree(index_dir)
     return IndexDropOutcome(
         index_dir=str(index_dir),
@@ -65,11 +66,11 @@ def _remove_tree(index_dir: Path) -> tuple[int, int]:
 
 
 @contextmanager
-def _index_writer_lock(index_dir: Path) -> Iterator[None]:
+def _index_writer_lock(index_dir: Path, wait_s: float) -> Iterator[None]:
     """Hold the native index's writer lock, so a refresh is never cut off midway."""
     from obelisk_session_evidence.providers.native.index.store import index_file, writer_lock
 
-    with writer_lock(index_file(index_dir), wait_s=INDEX_LOCK_WAIT_S) as acquired:
+    with writer_lock(index_file(index_dir), wait_s=wait_s) as acquired:
         if not acquired:
             raise IndexUnavailable("a refresh holds the index; try the drop again when it ends")
         yield

@@ -155,6 +155,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+_TEXT_FIELDS: Final[dict[str, ProtocolRefusalCode]] = {
+    "namespace": "namespace_invalid",
+    "scope_ref": "scope_ref_invalid",
+    "query": "query_invalid",
+    "query_summary": "query_summary_invalid",
+    "observed_at": "observed_at_invalid",
+}
+"""The request's text fields, each with the code that refuses it empty or not text."""
+
+
 def _validated(request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise RequestInvalid("request_not_object")
@@ -166,9 +176,9 @@ def _validated(request: Any) -> dict[str, Any]:
             raise RequestInvalid(f"{name}_invalid")  # type: ignore[arg-type]  # a declared code
     if request["schema_version"] != REQUEST_SCHEMA or request["operation"] != "retrieve":
         raise RequestInvalid("request_schema_invalid")
-    for name in ("namespace", "scope_ref", "query", "query_summary", "observed_at"):
+    for name, refusal in _TEXT_FIELDS.items():
         if not isinstance(request[name], str) or not request[name].strip():
-            raise RequestInvalid(f"{name}_invalid")  # type: ignore[arg-type]  # a declared code
+            raise RequestInvalid(refusal)
     max_results = request["max_results"]
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise RequestInvalid("max_results_invalid")

@@ -31,7 +31,7 @@ the verdict no other field (a completed answer may not carry a reason code).
 import os
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, TypedDict
 
 from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
 from obelisk_session_evidence.compose import decide, provider_factory_for
@@ -84,6 +84,15 @@ MAX_SUMMARY_CHARS: Final = 220
 VERDICT_REF_PREFIX: Final = "replan-decision:"
 """The verdict item's ref: this prefix and the receipt's digest."""
 HISTORY_RULE_CODES: Final = frozenset(codes_of(HistoryRuleCode))
+
+
+class _Lookup(TypedDict):
+    """What a lookup is scoped by (`obligation_lookup` and `scoped_situation` take the same)."""
+
+    enablement: Enablement
+    asking: Asker
+    query: str
+    invoking_session: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +188,7 @@ def situation_for(
         if resume is None and reason is not None:
             return None, invoking_session, reason
         route = resume or route
-    lookup = {"enablement": enablement, "asking": asking, "query": query, "invoking_session": invoking_session}
+    lookup = _Lookup(enablement=enablement, asking=asking, query=query, invoking_session=invoking_session)
     situation, unreadable = obligation_lookup(**lookup, route=route)
     if unreadable is not None:
         return None, None, unreadable

@@ -22,8 +22,9 @@ synthetic training split, and reported in a section of its own with the issue's 
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypedDict
 
+from obelisk_session_evidence.contracts.config import AdmissionPolicy
 from obelisk_session_evidence.contracts.qualification import QualificationSummary
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify.arms import (
@@ -62,6 +63,24 @@ __all__ = [
 ]
 
 Backend = Literal["standin", "native"]
+
+
+class _RealFields(TypedDict, total=False):
+    """The summary's real-set figures (absent: the real set did not run)."""
+
+    real_cases: int
+    real_precision: float
+    real_recall: float
+    real_traps_right: int
+    real_traps: int
+
+
+class _WithHistory(TypedDict):
+    """What arms 2 and 3 share for one case."""
+
+    encoder: TokenEncoder
+    thresholds: RouteThresholds
+    policy: AdmissionPolicy
 
 
 def qualify(
@@ -153,10 +172,10 @@ def write_report(
     (out_dir / "results.json").write_text(_results_json(cases, runs, chosen, real), encoding="utf-8")
     result = detection([cases[i] for i in held], [runs["admitted_retrieval"][i] for i in held])
     tokens_p95 = context_size(runs["admitted_retrieval"]).tokens_p95
-    real_fields = {}
+    real_fields: _RealFields = {}
     if real is not None:
         right, traps = real.traps
-        real_fields = dict(
+        real_fields = _RealFields(
             real_cases=len(real.runs),
             real_precision=real.detection.precision,
             real_recall=real.detection.recall,
@@ -200,7 +219,7 @@ def _run_arms(
             admitted, full, policy = histories.providers(case)
         else:
             admitted, full, policy = standin_provider(case), full_history_provider(case), qualification_policy()
-        with_history = {"encoder": encoder, "thresholds": thresholds, "policy": policy}
+        with_history = _WithHistory(encoder=encoder, thresholds=thresholds, policy=policy)
         run, trace = run_admitted_retrieval(case, provider=admitted, **with_history)
         runs["admitted_retrieval"].append(run)
         traces["admitted_retrieval"].append(trace)
@@ -219,7 +238,7 @@ def _results_json(
     """Per case and arm: verdict, outcomes and context size (no latency, so it is reproducible)."""
     rows = []
     for index, case in enumerate(cases):
-        row = {
+        row: dict[str, Any] = {
             "case_id": case.case_id,
             "family": case.family,
             "split": case.split,
@@ -233,7 +252,7 @@ def _results_json(
             run.pop("arm")
             row[arm] = run
         rows.append(row)
-    document = {"thresholds": chosen.report(), "cases": rows}
+    document: dict[str, Any] = {"thresholds": chosen.report(), "cases": rows}
     if real is not None:
         document["real_set"] = real_results_json(real)
     return json.dumps(document, indent=1, sort_keys=True) + "\n"

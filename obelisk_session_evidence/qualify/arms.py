@@ -12,17 +12,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig, ProviderKind
 from obelisk_session_evidence.contracts.digests import canonical_json
 from obelisk_session_evidence.contracts.stage_values import CappedEvidence
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
-from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.base import EvidenceProvider, UnavailableProvider
 from obelisk_session_evidence.qualify.synthetic import AGENT_ID, PROJECT_ID, REPO_ROOT, REPOSITORY_ID, QualificationCase
 from obelisk_session_evidence.stages.admit import admit
 from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder, item_token_count
 from obelisk_session_evidence.stages.classify_gap import classify_gap
 from obelisk_session_evidence.stages.compare_route import compare_route
-from obelisk_session_evidence.stages.pipeline import PipelineDependencies, Stage, run_pipeline
+from obelisk_session_evidence.stages.pipeline import Stage
 from obelisk_session_evidence.stages.retrieve import retrieve
 
 ArmName = Literal["current_context", "admitted_retrieval", "full_history"]
@@ -32,6 +33,8 @@ LOOPX_REPEAT_CODES: Final = frozenset(
 )
 """LoopX's own exact-id reasons that say the step repeats its baseline."""
 REPEAT_VERDICTS: Final = frozenset({"repeats_prior_failure", "repeats_prior_attempt"})
+DIGEST_SALT: Final = "qualify"
+"""Receipts' digest salt in every arm: fixed, so a run is reproducible (never the owner's)."""
 ProviderFactory = Callable[[QualificationCase], EvidenceProvider]
 
 
@@ -86,16 +89,17 @@ def qualification_policy(*, repo_roots: tuple[str, ...] = (REPO_ROOT,)) -> Admis
 
 
 def run_current_context(case: QualificationCase, *, encoder: TokenEncoder) -> ArmRun:
-    """Arm 1: no retrieval; LoopX's exact-id delta is the whole judgement."""
-    dependencies = PipelineDependencies(
-        policy=AdmissionPolicy(config=None, load_reason_code="config_absent"),
-        provider=None,
-        encoder=encoder,
-        thresholds=RouteThresholds(),
-        digest_salt="qualify",
-    )
+    """Arm 1: no retrieval (nothing is enabled); LoopX's exact-id delta is the whole judgement."""
     latency: dict[str, float] = {}
-    decision = run_pipeline(case.situation, dependencies, call=_timed(latency)).decision
+    decision = decide(
+        case.situation,
+        policy=AdmissionPolicy(config=None, load_reason_code="config_absent"),
+        provider_factory=_no_provider,
+        thresholds=RouteThresholds(),
+        encoder=encoder,
+        digest_salt=DIGEST_SALT,
+        call=_timed(latency),
+    ).decision
     delta = decision.semantic_delta
     if delta.reason_code in LOOPX_REPEAT_CODES:
         verdict = "repeats_prior_attempt"
@@ -124,12 +128,17 @@ def run_admitted_retrieval(
     thresholds: RouteThresholds,
     policy: AdmissionPolicy,
 ) -> tuple[ArmRun, Trace]:
-    """Arm 2: the pipeline as shipped."""
-    dependencies = PipelineDependencies(
-        policy=policy, provider=provider, encoder=encoder, thresholds=thresholds, digest_salt="qualify"
-    )
+    """Arm 2: the pipeline as shipped, through the composition root, with this case's provider."""
     latency: dict[str, float] = {}
-    values = run_pipeline(case.situation, dependencies, call=_timed(latency)).values
+    values = decide(
+        case.situation,
+        policy=policy,
+        provider_factory=lambda enablement, kind: provider,
+        thresholds=thresholds,
+        encoder=encoder,
+        digest_salt=DIGEST_SALT,
+        call=_timed(latency),
+    ).values
     decision, capped = values.decision, values.capped
     run = ArmRun(
         case.case_id,
@@ -189,6 +198,11 @@ def rejudge(trace: Trace, thresholds: RouteThresholds) -> tuple[str, tuple[str, 
         trace.case.situation, classify_gap(trace.case.situation), trace.capped, thresholds=thresholds
     )
     return compared.comparison.verdict, tuple(compared.semantic_delta.outcomes)
+
+
+def _no_provider(enablement: Enablement, kind: ProviderKind) -> EvidenceProvider:
+    """Arm 1's backend: none (it enables nothing, so admission never asks for one)."""
+    return UnavailableProvider("qualify current_context", "no_backend")
 
 
 def _context(capped: CappedEvidence) -> tuple[int | None, int | None, bool | None]:

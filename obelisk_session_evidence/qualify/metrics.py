@@ -3,7 +3,7 @@
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from obelisk_session_evidence.qualify.arms import ArmRun
 from obelisk_session_evidence.qualify.synthetic import QualificationCase
@@ -57,7 +57,29 @@ class Detection:
         return self.false_novelty / self.not_novel if self.not_novel else 0.0
 
 
-def detection(cases: Sequence[QualificationCase], runs: Sequence[ArmRun]) -> Detection:
+class Labelled(Protocol):
+    """A case with its labels (a generated case, or a real one)."""
+
+    @property
+    def repeated_route(self) -> bool: ...
+    @property
+    def expected_verdict(self) -> str: ...
+    @property
+    def expected_outcomes(self) -> tuple[str, ...]: ...
+
+
+class Judged(Protocol):
+    """What a run decided for a case (an arm's run, or a real case's)."""
+
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def outcomes(self) -> tuple[str, ...]: ...
+    @property
+    def predicted_repeat(self) -> bool: ...
+
+
+def detection(cases: Sequence[Labelled], runs: Sequence[Judged]) -> Detection:
     """Detection counts for `runs` (one per case, same order as `cases`)."""
     tp = fp = fn = tn = false_novelty = not_novel = verdicts = outcomes = 0
     for case, run in zip(cases, runs, strict=True):

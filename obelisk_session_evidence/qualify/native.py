@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig, SourceKind
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, RequestLimits
 from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
@@ -130,7 +131,7 @@ def claim_workdir(
     marker.write_text(f"{holds}; safe to delete\n", encoding="utf-8")
 
 
-def _all_roots(home: Path) -> dict:
+def _all_roots(home: Path) -> dict[SourceKind, list[Path]]:
     """The agent's roots and the other agent's, so the index holds rows the scope must exclude."""
     roots = default_roots(home)
     return {source: [roots[source]] for source in (*SELF_SOURCES, OTHER_AGENT_SOURCE)}
@@ -200,7 +201,7 @@ _EPOCH_ZERO: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 def _session_items(session: WrittenSession) -> list[EvidenceItem]:
     """Every evidence item of one session file, as the index would write it uncut."""
-    outcome = parse_session_file(session.path, session.source)  # type: ignore[arg-type]
+    outcome = parse_session_file(session.path, session.source)
     commit = next((s.git_commit for s in outcome.sessions if s.git_commit), None)
     items = []
     for call in outcome.tool_calls:
@@ -238,7 +239,7 @@ def _item(
     session: WrittenSession,
     kind: str,
     uid: str,
-    evidence_type: str,
+    evidence_type: EvidenceType,
     timestamp: str | None,
     commit: str | None,
     snippet: str,
@@ -247,7 +248,7 @@ def _item(
     return EvidenceItem(
         session_ref=session_ref(session.source, str(session.path)),
         message_ref=message_ref(session.source, kind, uid),
-        evidence_type=evidence_type,  # type: ignore[arg-type]
+        evidence_type=evidence_type,
         observed_at=moment if moment is None or moment.tzinfo else None,
         revision_ref=commit[:80] if commit else None,
         snippet=snippet,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
 from obelisk_session_evidence.contracts.sources import SOURCES
@@ -82,7 +82,7 @@ class RealSetResult:
     @property
     def detection(self) -> Detection:
         """Detection counts over every real case."""
-        return detection([r.case for r in self.runs], list(self.runs))  # type: ignore[arg-type]
+        return detection([r.case for r in self.runs], self.runs)
 
     @property
     def traps(self) -> tuple[int, int]:
@@ -153,18 +153,18 @@ def case_provider(case: RealCase, base: Path) -> tuple[NativeIndexProvider, Admi
     home, other_home, index = base / "home", base / "other-agent-home", base / "index"
     write_history(case, home, other_home)
     source = case.group.source
-    roots = {source: [default_roots(home)[source], default_roots(other_home)[source]]}  # type: ignore[index]
+    roots = {source: [default_roots(home)[source], default_roots(other_home)[source]]}
     for name in case.other_repo_groups:
         other = repository_groups()[name]
-        roots.setdefault(other.source, [default_roots(home)[other.source]])  # type: ignore[index]
-    refresh_index(index_file(index), roots, wait_s=None)  # type: ignore[arg-type]
+        roots.setdefault(other.source, [default_roots(home)[other.source]])
+    refresh_index(index_file(index), roots, wait_s=None)
     enablement = Enablement(
         surface="replan-history",
         agent_id=AGENT_ID,
         project_id=PROJECT_ID,
         repository_id=f"repo-real-{case.group.name}",
         repo_roots=list(case.group.repo_roots),
-        sources=[source],  # type: ignore[list-item]
+        sources=[source],
         enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
     )
     provider = NativeIndexProvider(index, enablement, home=home, refresh_window_s=NEVER_REFRESH_S)
@@ -216,7 +216,7 @@ def _instant(stamp: str) -> datetime:
 
 
 def _write(home: Path, group: RepositoryGroup, entry: SessionFile, content: bytes) -> Path:
-    target = default_roots(home)[group.source] / entry.layout  # type: ignore[index]
+    target = default_roots(home)[group.source] / entry.layout
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(content)
     return target
@@ -287,7 +287,7 @@ def _agents(result: RealSetResult) -> str:
     return ", ".join(sorted(spec.title for kind, spec in SOURCES.items() if kind in used))
 
 
-def real_results_json(result: RealSetResult) -> dict:
+def real_results_json(result: RealSetResult) -> dict[str, Any]:
     """The real set's part of `results.json`: targets, figures and every case's decision."""
     found = result.detection
     right, traps = result.traps

@@ -349,7 +349,8 @@ def write_plots(out_dir: Path, inputs: ReportInputs) -> bool:
     plt.close(figure)
 
     figure, axis = plt.subplots(figsize=(10, 4.8))
-    latencies = {arm: stage_latency(inputs.runs[arm]) for arm in ("admitted_retrieval", "full_history")}
+    history_arms: tuple[ArmName, ...] = ("admitted_retrieval", "full_history")
+    latencies = {arm: stage_latency(inputs.runs[arm]) for arm in history_arms}
     stages = [stage for stage in STAGE_ORDER if any(stage in latency for latency in latencies.values())]
     width = 0.4
     for offset, (arm, latency) in zip((-width / 2, width / 2), latencies.items(), strict=False):

@@ -14,10 +14,12 @@ from collections import Counter
 from datetime import timedelta
 from typing import Final
 
+from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.evidence import (
     EvidenceItem,
     HistoricalEvidenceRequest,
     HistoricalEvidenceResult,
+    RequestScope,
     ScopeApplied,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
@@ -78,6 +80,7 @@ def full_history_provider(case: QualificationCase) -> HandlerProvider:
 
 
 def _item(case_id: str, number: int, event: HistoryEvent) -> EvidenceItem:
+    evidence_type: EvidenceType
     if event.kind == "call":
         evidence_type = "prior_failure" if event.exit_code else "tool_outcome"
         snippet = tool_snippet(event.text, outcome_line(exit_code=event.exit_code, is_error=None), event.output)
@@ -88,7 +91,7 @@ def _item(case_id: str, number: int, event: HistoryEvent) -> EvidenceItem:
     return EvidenceItem(
         session_ref="session:" + _hex(case_id, event.session, event.owner),
         message_ref="message:" + _hex(case_id, str(number)),
-        evidence_type=evidence_type,  # type: ignore[arg-type]
+        evidence_type=evidence_type,
         observed_at=EPOCH + timedelta(minutes=event.minute),
         revision_ref=event.revision,
         snippet=snippet,
@@ -120,7 +123,7 @@ def _result(
     case: QualificationCase,
     ranked: list[EvidenceItem],
     *,
-    scope_from=None,
+    scope_from: RequestScope | None = None,
 ) -> HistoricalEvidenceResult:
     limits = request.limits
     kept: list[EvidenceItem] = []
@@ -153,5 +156,5 @@ def _result(
     )
 
 
-def _scope(scope) -> ScopeApplied:
+def _scope(scope: RequestScope) -> ScopeApplied:
     return ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id)

@@ -45,18 +45,13 @@ from obelisk_session_evidence.providers.native.index.binding_cache import stored
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
 from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
-from obelisk_session_evidence.providers.native.index.query import (
-    ScopeFilter,
-    SearchResult,
-    SearchRow,
-    plan_search,
-    search,
-)
+from obelisk_session_evidence.providers.native.index.query import SearchResult, SearchRow, plan_search, search
 from obelisk_session_evidence.providers.native.index.recent_failures import recent_failure_commands
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
 from obelisk_session_evidence.providers.native.index.results import select_items
 from obelisk_session_evidence.providers.native.index.revision import UNKNOWN_REVISION, current_revision
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots, row_in_scope, scope_filter
+from obelisk_session_evidence.providers.native.index.scoped_sql import ScopeFilter
 from obelisk_session_evidence.providers.native.index.status import last_refreshed_at, scope_freshness
 from obelisk_session_evidence.providers.native.index.store import connect, index_errors, index_file, writer_lock
 from obelisk_session_evidence.providers.native.index.timeline import TimedCall, Timeline, timed_calls, timeline

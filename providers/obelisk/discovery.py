@@ -183,7 +183,7 @@ def _node_of(path: str) -> str | None:
 
 
 def _identity(path: str, node_path: str | None) -> str:
-    parts = []
+    parts: list[list[str | int] | None] = []
     for item in (path, node_path):
         if item is None:
             parts.append(None)

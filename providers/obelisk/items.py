@@ -80,6 +80,7 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
     matched, changes = matched_calls(calls, plan)
     lane_calls = [prior_call(call, plan) for call in matched]
     prior_calls = lane_calls[: MAX_PRIOR_CALLS - len(changes)] + [prior_call(call, plan) for call in changes]
+    evidence_type: EvidenceType | None
     for call, prior in zip(matched, lane_calls, strict=True):
         evidence_type = call_evidence_type(prior)
         if evidence_type in plan.evidence_types:

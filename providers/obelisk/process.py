@@ -114,6 +114,7 @@ def run_cli(
                 pipe.close()
     if failure is not None:
         raise failure
+    assert exit_code is not None, "_wait gives None only with a failure"
     return CliAnswer(exit_code=exit_code, stdout=stdout, stderr_bytes=stderr_bytes, stderr_head=stderr_head)
 
 

@@ -89,6 +89,25 @@ def test_the_direction_check_sees_a_violation():
     }
 
 
+def _names_used(path: Path) -> set[str]:
+    """Every name a module imports or reads (`from m import f` and `m.f` alike)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    names |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return names | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+
+
+def test_only_the_composition_root_runs_the_pipeline():
+    """Every decision, qualification's included, is composed by `compose.decide`."""
+    runners = {
+        path.relative_to(ROOT).as_posix()
+        for layer in MAY_IMPORT
+        for path in _files(layer)
+        if "run_pipeline" in _names_used(path)
+    }
+    assert runners == {"obelisk_session_evidence/compose.py"}
+
+
 @pytest.mark.parametrize("stage", PIPELINE, ids=lambda stage: stage.name)
 def test_pipeline_names_are_the_stage_functions_own_parameters(stage):
     parameters = inspect.signature(stage.function).parameters.values()

@@ -1,5 +1,6 @@
 """Golden tests of the messages people read: each says what is wrong and where, and no content."""
 
+import io
 import json
 
 from click.testing import CliRunner
@@ -122,7 +123,7 @@ def test_qualify_names_each_missed_target_with_its_figure_against_the_target():
             ),
         ],
     )
-    console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(width=120, record=True, file=io.StringIO())
     render_qualification(summary, console)
     text = console.export_text()
     assert "│ targets                 │ 2 of 3 NOT met" in text

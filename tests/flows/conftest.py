@@ -1,3 +1,5 @@
 """Flow fixtures: the batch tests' state paths and stand-in provider, shared."""
 
-from tests.batch.conftest import enabled, paths, standin_backend  # noqa: F401 - re-exported fixtures
+from tests.batch.conftest import enabled, paths, standin_backend
+
+__all__ = ["enabled", "paths", "standin_backend"]  # re-exported fixtures

@@ -10,7 +10,6 @@ import pytest
 from obelisk_session_evidence.contracts.config import SOURCE_KINDS, EnablementConfig
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, IndexUnavailable, InvalidInput
 from obelisk_session_evidence.contracts.lifecycle import IndexHealth, ProviderHealth
-from obelisk_session_evidence.lifecycle import index_drop
 from obelisk_session_evidence.lifecycle.enablement import disable, enable, status
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.lifecycle.policy import load_policy
@@ -370,11 +369,10 @@ def test_enable_from_two_processes_loses_nothing(tmp_path):
     assert leftovers == []
 
 
-def test_drop_index_waits_for_no_refresh_and_gives_up_while_one_runs(monkeypatch):
-    monkeypatch.setattr(index_drop, "INDEX_LOCK_WAIT_S", 0.1)
+def test_drop_index_waits_for_no_refresh_and_gives_up_while_one_runs():
     index = populate(state_paths().index_dir, {"native.sqlite": b"rows"})
     with writer_lock(index_file(index), wait_s=0) as held:
         assert held
         with pytest.raises(IndexUnavailable, match="a refresh holds the index"):
-            drop_index(paths=state_paths())
+            drop_index(paths=state_paths(), wait_s=0.1)
     assert (index / "native.sqlite").read_bytes() == b"rows"

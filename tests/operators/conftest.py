@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from obelisk_session_evidence.flows.server import free_port
-from tests.batch.conftest import enabled, paths, standin_backend  # noqa: F401 - re-exported fixtures
+from tests.batch.conftest import enabled, paths, standin_backend
+
+__all__ = ["enabled", "paths", "standin_backend"]  # re-exported fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 240

@@ -4,9 +4,11 @@ import json
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.decision import Verdict
 from obelisk_session_evidence.qualify.real import cut_at_time, cut_before_line, write_history
 from obelisk_session_evidence.qualify.real_cases import (
@@ -20,7 +22,7 @@ from obelisk_session_evidence.qualify.real_cases import (
 )
 
 pytestmark = pytest.mark.skipif(not corpus_root().is_dir(), reason="the real corpus is not on this machine")
-VERDICTS = set(Verdict.__args__)  # type: ignore[attr-defined]
+VERDICTS = set(get_args(Verdict))
 
 
 @pytest.fixture(scope="module")
@@ -106,12 +108,12 @@ def test_cut_at_time_keeps_only_earlier_records(tmp_path: Path) -> None:
     assert cut_before_line(session, 2) == b'{"timestamp": "2026-01-01T00:00:00Z"}\n'
 
 
-def _failed_commands(paths: list[Path], source: str) -> list[str]:
+def _failed_commands(paths: list[Path], source: SourceKind) -> list[str]:
     from obelisk_session_evidence.providers.native.parsers import parse_session_file
 
     return [
         call.command_text or "" for path in paths for call in parse_session_file(path, source).tool_calls if call.failed
-    ]  # type: ignore[arg-type]
+    ]
 
 
 def test_every_other_agent_trap_hides_a_real_failure_of_the_proposed_program(cases, tmp_path: Path) -> None:
@@ -141,8 +143,8 @@ def test_every_other_repository_trap_hides_a_real_failure_outside_the_repository
         program = proposed.split()[0]
         inside, outside = [], []
         for path in written:
-            source = "claude" if ".claude" in path.parts else "codex" if ".codex" in path.parts else "pi"
-            outcome = parse_session_file(path, source)  # type: ignore[arg-type]
+            source: SourceKind = "claude" if ".claude" in path.parts else "codex" if ".codex" in path.parts else "pi"
+            outcome = parse_session_file(path, source)
             cwd = next((s.cwd for s in outcome.sessions if s.cwd), "")
             mine = any(under(cwd, root) for root in case.group.repo_roots)
             (inside if mine else outside).extend(c.command_text or "" for c in outcome.tool_calls if c.failed)

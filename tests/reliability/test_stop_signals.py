@@ -104,7 +104,10 @@ def test_a_stop_signal_during_an_obelisk_query_kills_its_group_and_removes_the_q
     cli.stdin.close()
     started: list[int] = []
     try:
-        children = lambda: [entry for entry in world.stand_in.reports() if "child_pid" in entry]  # noqa: E731
+
+        def children() -> list[dict]:
+            return [entry for entry in world.stand_in.reports() if "child_pid" in entry]
+
         assert _wait_for(lambda: bool(children()), within_s=60), "no query started its child"
         query = world.stand_in.queries()[0]
         started = [query["pid"], children()[0]["child_pid"]]

@@ -94,7 +94,7 @@ TEMP_DIRS: Final = (
     "/tmp/tmpx0r3_n",
 )
 
-OTHER_COMMANDS: Final = (
+OTHER_COMMANDS: Final[tuple[tuple[str, str], ...]] = (
     ("git push origin {branch}", "git push --force origin {branch}"),
     ("git rebase origin/main", "git rebase -i origin/main"),
     ("docker build -t app:{n} .", "docker build --no-cache -t app:{n} ."),

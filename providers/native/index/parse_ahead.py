@@ -130,12 +130,16 @@ class ParsedAhead:
         self.close()
 
 
+_Context = multiprocessing.context.ForkContext | multiprocessing.context.ForkServerContext
+"""The start methods `_start_method` chooses between."""
+
+
 class _Worker:
     """One parser process and the pipe its outcomes arrive on, read in the order it parses them."""
 
     def __init__(
         self,
-        context: multiprocessing.context.BaseContext,
+        context: _Context,
         share: list[tuple[str, SourceKind]],
         *,
         others: list["_Worker"],
@@ -167,7 +171,9 @@ class _Worker:
                 message = self._results.recv_bytes()
                 self._read += 1
                 if self._read > position:
-                    return message or _raised(self._results.recv_bytes())
+                    if not message:  # the job's error follows: raised here, or parsed in process
+                        _raised(self._results.recv_bytes())
+                    return message or None
                 if not message:
                     self._results.recv_bytes()  # a passed-over job's error
         except (EOFError, OSError):
@@ -232,7 +238,7 @@ def _pickled(error: Exception) -> bytes:
         return b""
 
 
-def _start_method() -> multiprocessing.context.BaseContext:
+def _start_method() -> _Context:
     """`fork` from a single-threaded process (nothing to import, pages shared); otherwise a forkserver
     that imports the parsers once (a forked copy of a threaded process may inherit a held lock)."""
     if threading.active_count() == 1:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.providers.native.index.fts import (
     CallShape,
     call_shape,
@@ -121,7 +122,7 @@ class SearchRow:
     entry_id: int
     kind: str
     uid: str
-    evidence_type: str
+    evidence_type: EvidenceType
     tool_name: str | None
     exit_code: int | None
     is_error: int | None

@@ -65,6 +65,7 @@ from obelisk_session_evidence.providers.native.index.store import (
     writer_lock,
 )
 from obelisk_session_evidence.providers.native.parsers import ParseOutcome, parse_session_file
+from obelisk_session_evidence.providers.native.parsers.outcome import ResumeState
 
 Progress = Callable[[int, int], None]
 """Called with (units done, units total) as a refresh proceeds."""
@@ -241,10 +242,10 @@ def _refresh_unit(
 
 def _resume_point(
     unit: Unit, known: sqlite3.Row | None, signature: FileSignature
-) -> tuple[int, object, PrefixDigest | None]:
+) -> tuple[int, ResumeState | None, PrefixDigest | None]:
     """`(start_offset, resume_state, verified prefix)` where an append-only file can continue, else
     `(0, None, None)`."""
-    start_over = 0, None, None
+    start_over: tuple[int, ResumeState | None, PrefixDigest | None] = 0, None, None
     if known is None or signature.is_directory or not known["resumable"] or known["failure"] is not None:
         return start_over
     same_file = (known["device"], known["inode"]) == (signature.device, signature.inode)

@@ -98,7 +98,7 @@ def _item(row: SearchRow, snippet: str) -> EvidenceItem:
     return EvidenceItem(
         session_ref=session_ref(row.source, row.session_id),
         message_ref=message_ref(row.source, row.kind, row.uid),
-        evidence_type=row.evidence_type,  # type: ignore[arg-type]
+        evidence_type=row.evidence_type,
         observed_at=moment(row.observed_at),
         revision_ref=row.git_commit[:80] if row.git_commit else None,
         snippet=snippet,

@@ -284,7 +284,13 @@ RETURNING id
 """
 
 
-def _entry_values(entry_id: int, file_id: int, row: EntryRow, session_rows: dict[str, int]) -> tuple[object, ...]:
+_EntryValues = tuple[
+    int, int, int, str, str, str, str | None, str | None, int | None, int | None, str | None, float | None
+]
+"""An `entries` row (the column order of `_INSERT_ENTRY`)."""
+
+
+def _entry_values(entry_id: int, file_id: int, row: EntryRow, session_rows: dict[str, int]) -> _EntryValues:
     return (
         entry_id,
         file_id,
@@ -312,7 +318,7 @@ class _CallDetails(NamedTuple):
     paths: str
 
 
-def _details(entry: tuple[object, ...], row: EntryRow) -> _CallDetails:
+def _details(entry: _EntryValues, row: EntryRow) -> _CallDetails:
     """A tool call's `call_details` row from its `entries` values: program and command key for shell
     commands only."""
     shell = (row.tool_name or "").lower() in SHELL_TOOL_NAMES

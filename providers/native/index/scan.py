@@ -85,9 +85,9 @@ class _Inside:
 
 def _units(root: str, source: SourceKind, listings: Listings, inside: _Inside) -> Iterator[ScannedUnit]:
     if source == "pi":
-        for folder in listings.entries(root)[0]:
-            if folder.is_folder:
-                files = listings.entries(folder.path)[0]
+        for child in listings.entries(root)[0]:
+            if child.is_folder:
+                files = listings.entries(child.path)[0]
                 yield from (_file_unit(e) for e in files if e.name.endswith(".jsonl") and inside(e))
         return
     pending = [root]

@@ -73,17 +73,19 @@ def build_patterns() -> dict[str, Any]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.filters import heuristic
     from detect_secrets.plugins import keyword
-    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
     from detect_secrets.plugins.jwt import JwtTokenDetector
     from detect_secrets.plugins.private_key import PrivateKeyDetector
 
+    # detect-secrets annotates the mapping with an unbound TypeVar; its values are plugin classes.
+    plugin_classes: list[type[BasePlugin]] = list(get_mapping_from_secret_type_to_class().values())
+    regex_detectors = [
+        detector_class()
+        for detector_class in plugin_classes
+        if issubclass(detector_class, RegexBasedDetector) and detector_class.__name__ not in EXCLUDED_DETECTORS
+    ]
     detectors = sorted(
-        (
-            (_kind(detector_class.secret_type), detector_class())
-            for detector_class in get_mapping_from_secret_type_to_class().values()
-            if issubclass(detector_class, RegexBasedDetector) and detector_class.__name__ not in EXCLUDED_DETECTORS
-        ),
-        key=lambda pair: pair[0],
+        ((_kind(detector.secret_type), detector) for detector in regex_detectors), key=lambda pair: pair[0]
     )
     keywords = {**keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, keyword.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5}
     return {

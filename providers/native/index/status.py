@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from obelisk_session_evidence.contracts.base import Freshness
+from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
 from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.cursor import decode_counts, has_damaged_files
@@ -109,9 +110,9 @@ def index_freshness(connection: sqlite3.Connection, roots: Roots) -> Freshness:
     return "stale" if pending_changes(connection, roots) else stored
 
 
-def stored_roots(connection: sqlite3.Connection) -> dict[str, list[Path]]:
+def stored_roots(connection: sqlite3.Connection) -> dict[SourceKind, list[Path]]:
     """Every root a refresh has read, per source."""
-    roots: dict[str, list[Path]] = {}
+    roots: dict[SourceKind, list[Path]] = {}
     for source, path in connection.execute("SELECT source, path FROM roots ORDER BY source, path"):
         roots.setdefault(source, []).append(Path(path))
     return roots

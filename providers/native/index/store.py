@@ -77,25 +77,38 @@ def atomic(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     The outermost level uses BEGIN IMMEDIATE so the write lock is taken up front: a refresh that
     would otherwise upgrade a read transaction midway could fail with SQLITE_BUSY after work was done.
     """
-    if connection.in_transaction:
-        connection.execute("SAVEPOINT atomic")
-        try:
-            yield connection
-        except BaseException:
-            # Undo the nested work only; the outer transaction decides about the rest.
-            connection.execute("ROLLBACK TO SAVEPOINT atomic")
-            connection.execute("RELEASE SAVEPOINT atomic")
-            raise
-        connection.execute("RELEASE SAVEPOINT atomic")
-        return
+    with _savepoint(connection) if connection.in_transaction else _transaction(connection):
+        yield connection
+
+
+@contextlib.contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
     connection.execute("BEGIN IMMEDIATE")
     try:
-        yield connection
+        yield
+        connection.execute("COMMIT")
     except BaseException:
+        # Also when COMMIT itself failed (a deferred constraint, SQLITE_BUSY): SQLite then keeps
+        # the transaction open, and every later block would nest inside it and never commit.
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    connection.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def _savepoint(connection: sqlite3.Connection) -> Iterator[None]:
+    connection.execute("SAVEPOINT atomic")
+    try:
+        yield
+    except BaseException:
+        # Undo the nested work only; the outer transaction decides about the rest. On some errors
+        # (a full disk, an I/O error) SQLite has already rolled the whole transaction back: the
+        # savepoint is gone, and undoing it would replace the block's error with "no such savepoint".
+        if connection.in_transaction:
+            connection.execute("ROLLBACK TO SAVEPOINT atomic")
+            connection.execute("RELEASE SAVEPOINT atomic")
+        raise
+    connection.execute("RELEASE SAVEPOINT atomic")
 
 
 @contextlib.contextmanager

@@ -15,6 +15,8 @@ from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
 from obelisk_session_evidence.providers.native.parsers._text import (
     KIMI_EXIT,
+    as_array,
+    as_object,
     as_text,
     block_text,
     content_uid,
@@ -80,7 +82,7 @@ def parse_kimi_cli(session_dir: Path, base: SessionRecord) -> ParseOutcome:
             call_times = (wire.call_times.get(call["id"]) for call in calls)
             last_time = next((t for t in call_times if t), last_time)
             for call in calls:
-                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                function = as_object(call.get("function"))
                 name, arguments = as_text(function.get("name")), function.get("arguments")
                 timestamp = wire.call_times.get(call["id"]) or last_time
                 sink.open_call_with_arguments(call["id"], name, arguments, timestamp)
@@ -93,7 +95,7 @@ def parse_kimi_cli(session_dir: Path, base: SessionRecord) -> ParseOutcome:
 
 
 def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    calls = entry.get("tool_calls") if isinstance(entry.get("tool_calls"), list) else []
+    calls = as_array(entry.get("tool_calls"))
     return [call for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)]
 
 
@@ -113,8 +115,8 @@ def _read_wire(path: Path, sink: RecordSink) -> _WireFacts:
         if line.get("type") == "metadata":
             facts.protocol = str(line.get("protocol_version") or "") or None
             continue
-        message = line.get("message")
-        payload = message.get("payload") if isinstance(message, dict) else None
+        message = as_object(line.get("message"))
+        payload = message.get("payload")
         if not isinstance(payload, dict):
             sink.skipped["missing_fields"] += 1
             continue
@@ -126,7 +128,7 @@ def _read_wire(path: Path, sink: RecordSink) -> _WireFacts:
         elif kind == "ToolCall" and isinstance(payload.get("id"), str):
             facts.call_times[payload["id"]] = timestamp
         elif kind == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
-            returned = payload.get("return_value") if isinstance(payload.get("return_value"), dict) else {}
+            returned = as_object(payload.get("return_value"))
             failed, message_text = bool(returned.get("is_error")), str(returned.get("message") or "")
             facts.call_errors[payload["tool_call_id"]] = (failed, message_text)
         elif kind not in _WIRE_EVENTS:

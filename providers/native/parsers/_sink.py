@@ -4,7 +4,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Final, TypeVar
+from typing import Any, Final, TypedDict, TypeVar, Unpack
 
 from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
@@ -25,6 +25,19 @@ RECENT_CALLS_KEPT: Final = 32
 merge into the whole call instead of producing a nameless record."""
 
 _Filed = TypeVar("_Filed", MessageRecord, ToolCallRecord, SummaryRecord)
+
+
+class SessionFields(TypedDict, total=False):
+    """The `SessionRecord` fields a parser learns from the records (None: not known here)."""
+
+    session_id: str | None
+    cwd: str | None
+    git_branch: str | None
+    git_commit: str | None
+    repository_url: str | None
+    title: str | None
+    parent_session_id: str | None
+    forked_from: str | None
 
 
 class RecordSink:
@@ -57,9 +70,9 @@ class RecordSink:
         """The id every record of this file is filed under."""
         return self._session.session_id
 
-    def update_session(self, **fields: object) -> None:
+    def update_session(self, **fields: Unpack[SessionFields]) -> None:
         """Set session fields the records reveal; `None` never overwrites a known value."""
-        known = {name: value for name, value in fields.items() if value is not None}
+        known: dict[str, Any] = {name: value for name, value in fields.items() if value is not None}
         if known:
             self._session = replace(self.session, **known)
         if "session_id" in known:

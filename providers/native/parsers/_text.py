@@ -46,6 +46,16 @@ def as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def as_object(value: object) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_array(value: object) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def iso_timestamp(value: object) -> str | None:
     """Normalise an ISO string or epoch seconds/milliseconds to `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
     if isinstance(value, str):

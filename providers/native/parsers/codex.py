@@ -16,6 +16,7 @@ from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
 from obelisk_session_evidence.providers.native.parsers._text import (
     CODEX_EXIT,
     CODEX_RUNNING,
+    as_object,
     as_text,
     block_text,
     content_uid,
@@ -27,6 +28,7 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     parse_arguments,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.records import Role
 
 UNPAIRED_KEPT: Final = 64
 _IGNORED_EVENTS: Final = frozenset(
@@ -142,7 +144,7 @@ class _Rollout:
         # Later session_meta lines (compacted or forked histories) repeat other threads' headers.
         if self.sink.identified or not isinstance(payload.get("id"), str):
             return
-        git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+        git = as_object(payload.get("git"))
         source = payload.get("source")
         parent = _find_key(source, "parent_thread_id") if isinstance(source, dict) else None
         self.sink.update_session(
@@ -206,7 +208,7 @@ class _Rollout:
             return
         self.unpaired[f"{channel}:{digest}"] = None
         uid = content_uid("codex", role, timestamp, text)
-        kept_role = "user" if role == "user" else "assistant"
+        kept_role: Role = "user" if role == "user" else "assistant"
         self.sink.add_message(uid, kept_role, timestamp, text, is_meta=is_injected(text))
 
     def _function_call(self, payload: dict[str, Any], timestamp: str | None) -> None:

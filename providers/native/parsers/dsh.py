@@ -11,7 +11,14 @@ from typing import Any, Final
 
 from obelisk_session_evidence.providers.native.parsers._reading import JsonLines, ZstdJsonLines
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
-from obelisk_session_evidence.providers.native.parsers._text import as_text, block_text, content_uid, iso_timestamp
+from obelisk_session_evidence.providers.native.parsers._text import (
+    as_array,
+    as_object,
+    as_text,
+    block_text,
+    content_uid,
+    iso_timestamp,
+)
 from obelisk_session_evidence.providers.native.parsers.discovery import canonical_session_file
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
@@ -92,7 +99,7 @@ def _sequence(event: dict[str, Any]) -> int:
 
 def _user_message(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:
     text = block_text(data.get("content"))
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
+    source = as_object(data.get("source"))
     uid = as_text(data.get("id")) or content_uid("dsh", timestamp, "user", text, offset)
     # Plugins (the runtime-context snapshot) speak with the user's role but not the user's voice.
     sink.add_message(uid, "user", timestamp, text, is_meta=source.get("kind") not in (None, "user"))
@@ -121,10 +128,10 @@ def _tool_call(sink: RecordSink, data: dict[str, Any], timestamp: str | None, of
 
 
 def _tool_result(sink: RecordSink, data: dict[str, Any], timestamp: str | None, offset: int) -> None:
-    message = data.get("message") if isinstance(data.get("message"), dict) else {}
-    blocks = message.get("content") if isinstance(message.get("content"), list) else []
+    message = as_object(data.get("message"))
+    blocks = as_array(message.get("content"))
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool-result"]
-    source = message.get("source") if isinstance(message.get("source"), dict) else {}
+    source = as_object(message.get("source"))
     if not results and isinstance(source.get("callId"), str):
         results = [{"toolCallId": source["callId"], "content": message.get("content")}]
     if not results:

@@ -18,6 +18,7 @@ from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
 from obelisk_session_evidence.providers.native.parsers._text import (
     KIMI_EXIT,
+    as_object,
     as_text,
     block_text,
     content_uid,
@@ -62,7 +63,7 @@ def parse_kimi(path: Path, *, start_offset: int = 0, resume: ResumeState | None 
     )
     if (session_dir / "context.jsonl").is_file():
         return parse_kimi_cli(session_dir, base)
-    agents = state.get("agents") if isinstance(state.get("agents"), dict) else {}
+    agents = as_object(state.get("agents"))
     # The main agent first, so a merged outcome leads with the session itself.
     wires = sorted((session_dir / "agents").glob("*/wire.jsonl"), key=_main_agent_first)
     wires = wires or [session_dir / "wire.jsonl"]
@@ -80,7 +81,7 @@ def _main_agent_first(wire: Path) -> tuple[bool, str]:
 
 def _parse_agent(wire: Path, base: SessionRecord, agents: dict[str, Any]) -> ParseOutcome:
     agent_id = wire.parent.name if wire.parent.parent.name == "agents" else "main"
-    agent = agents.get(agent_id) if isinstance(agents.get(agent_id), dict) else {}
+    agent = as_object(agents.get(agent_id))
     session = base
     if agent_id != "main" and agent.get("type") != "main":
         parent = agent.get("parentAgentId")
@@ -163,7 +164,7 @@ class _Wire:
         if not isinstance(call, dict) or not isinstance(call.get("id"), str):
             self.sink.skipped["missing_fields"] += 1
             return
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = as_object(call.get("function"))
         name = as_text(function.get("name"))
         self.sink.open_call_with_arguments(call["id"], name, function.get("arguments"), timestamp)
 

@@ -23,9 +23,10 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     iso_timestamp,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
+from obelisk_session_evidence.providers.native.records import SummaryKind
 
 _IGNORED_ENTRIES: Final = frozenset({"model_change", "thinking_level_change", "label", "custom", "custom_message"})
-_SUMMARY_ROLES: Final = {"compactionSummary": "compaction", "branchSummary": "summary"}
+_SUMMARY_ROLES: Final[dict[str, SummaryKind]] = {"compactionSummary": "compaction", "branchSummary": "summary"}
 
 
 def parse_pi(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:

@@ -2,7 +2,7 @@
 the repository's identity (a merged history, a new remote, a root replaced) makes it recomputed."""
 
 import os
-import subprocess
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,18 +20,18 @@ from tests.providers.native.index.transcripts import ClaudeTranscript
 pytestmark = requires_git
 
 
-def _git_runs(monkeypatch) -> list[list[str]]:
-    """Every `git` command started from now on (the calls still run)."""
-    runs: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counting(command, *args, **kwargs):
-        if isinstance(command, list) and command and command[0] == "git":
-            runs.append(command)
-        return real_run(command, *args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", counting)
-    return runs
+def _git_runs(monkeypatch, folder: Path) -> Path:
+    """A log of every `git` command started from now on: a `git` first on PATH records its
+    arguments and runs the real one."""
+    real_git = shutil.which("git")
+    shim = folder / "git"
+    log = folder / "git-runs.log"
+    folder.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
+    shim.chmod(0o755)
+    log.touch()
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return log
 
 
 def _decide(index_dir: Path, root: Path, claude: Path) -> None:
@@ -61,10 +61,12 @@ def test_a_decision_after_the_first_runs_no_git(tmp_path, monkeypatch):
     root = _repository(tmp_path / "work" / "ledger", "ledger")
     claude = tmp_path / "claude"
     ClaudeTranscript(claude, "s1", str(root)).bash("pytest -x", "1 failed", exit_code=1).write()
+    runs = _git_runs(monkeypatch, tmp_path / "bin")
     _decide(tmp_path / "index", root, claude)  # the first decision computes and stores the binding
-    runs = _git_runs(monkeypatch)
+    assert runs.read_text() != ""  # it ran git (and the log sees it)
+    runs.write_text("")
     _decide(tmp_path / "index", root, claude)  # a later process: a new provider, the same index
-    assert runs == []
+    assert runs.read_text() == ""
 
 
 @pytest.mark.parametrize("change", ["merged-unrelated-history", "remote-added", "root-replaced", "new-commit"])

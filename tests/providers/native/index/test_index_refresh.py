@@ -12,6 +12,7 @@ from obelisk_session_evidence.contracts.errors import IndexUnavailable
 from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
 from obelisk_session_evidence.providers.native.index.store import connect, index_file, writer_lock
+from obelisk_session_evidence.providers.native.parsers._reading import MAX_RECORD_BYTES
 
 
 def _roots(tmp_path: Path) -> dict:
@@ -129,12 +130,9 @@ def test_refresh_index_grown_file_with_changed_earlier_bytes_is_reread(fresh_ind
     assert _texts(fresh_index) == ["appended", "omega"] == _rebuilt(tmp_path)
 
 
-def test_prefix_digest_hashed_while_reading_covers_every_byte_before_the_cursor(
-    fresh_index, transcript, tmp_path, monkeypatch
-):
-    monkeypatch.setattr("obelisk_session_evidence.providers.native.parsers._reading.MAX_RECORD_BYTES", 4096)
-    monkeypatch.setattr("obelisk_session_evidence.providers.native.parsers._reading._LINE_CHUNK", 1000)
-    path = transcript().user("before").user("x" * 10_000).user("after").write()
+def test_prefix_digest_hashed_while_reading_covers_every_byte_before_the_cursor(fresh_index, transcript, tmp_path):
+    oversize = "x" * (MAX_RECORD_BYTES + 1)  # a record past the bound, read in many chunks
+    path = transcript().user("before").user(oversize).user("after").write()
     with open(path, "ab") as handle:
         handle.write(b'{"type": "user", "half-written')
     refresh_locked(fresh_index, _roots(tmp_path))

@@ -67,20 +67,20 @@ def test_a_first_build_makes_the_call_indexes_it_deferred(fresh_index, tmp_path,
 
 
 def test_a_first_build_that_died_midway_has_its_call_indexes_made_by_the_next_refresh(
-    fresh_index, tmp_path, transcript, monkeypatch
+    fresh_index, tmp_path, transcript
 ):
     migrated = _call_indexes(fresh_index)
     transcript("s1", "/work/alpha").bash("make test", "ok").write()
+    transcript("s2", "/work/alpha").bash("make lint", "ok").write()
     roots = {"claude": [tmp_path / "claude"]}
 
-    def dies(*_args, **_kwargs):
+    def dies_after_the_first_unit(done: int, total: int) -> None:
+        assert (done, total) == (1, 2)
         raise KeyboardInterrupt
 
-    with monkeypatch.context() as patched:
-        patched.setattr("obelisk_session_evidence.providers.native.index.refresh._refresh_unit", dies)
-        with pytest.raises(KeyboardInterrupt):
-            refresh_locked(fresh_index, roots)
+    with pytest.raises(KeyboardInterrupt):
+        refresh_locked(fresh_index, roots, progress=dies_after_the_first_unit)
     assert _call_indexes(fresh_index) == []
     refresh_locked(fresh_index, roots)
     assert _call_indexes(fresh_index) == migrated
-    assert _counts(fresh_index) == (1, 1, 0, 0)
+    assert _counts(fresh_index) == (2, 2, 0, 0)

@@ -60,6 +60,46 @@ def test_atomic_nested_rolls_back_only_the_inner_block(fresh_index):
     assert fresh_index.execute("SELECT key FROM meta").fetchall() == [("outer",)]
 
 
+def _parent_and_child(path):
+    """An index with a deferred foreign key: a dangling child fails only at COMMIT."""
+    connection = connect(path)
+    connection.execute("PRAGMA foreign_keys = ON")
+    connection.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+    connection.execute("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+    return connection
+
+
+def test_atomic_rolls_back_a_failed_commit_so_the_next_block_commits(tmp_path):
+    path = index_file(tmp_path / "index")
+    connection = _parent_and_child(path)
+    try:
+        with pytest.raises(sqlite3.IntegrityError), atomic(connection):
+            connection.execute("INSERT INTO child (parent_id) VALUES (7)")  # no parent 7: COMMIT fails
+        assert not connection.in_transaction
+        with atomic(connection):
+            connection.execute("INSERT INTO parent (id) VALUES (1)")
+    finally:
+        connection.close()
+    reader = sqlite3.connect(path)  # another connection sees only committed rows
+    try:
+        assert reader.execute("SELECT id FROM parent").fetchall() == [(1,)]
+        assert reader.execute("SELECT count(*) FROM child").fetchone() == (0,)
+    finally:
+        reader.close()
+
+
+def test_atomic_nested_reports_the_error_when_sqlite_already_ended_the_transaction(fresh_index):
+    """SQLite rolls a whole transaction back on some errors (a full disk, an I/O error): the
+    savepoint is then gone, and the block's own error must not be masked by undoing it."""
+    with pytest.raises(RuntimeError, match="the block's own"), atomic(fresh_index):
+        fresh_index.execute("INSERT INTO meta (key, value) VALUES ('outer', '1')")
+        with atomic(fresh_index):
+            fresh_index.execute("ROLLBACK")  # what SQLite does itself on SQLITE_FULL
+            raise RuntimeError("the block's own error")
+    assert not fresh_index.in_transaction
+    assert fresh_index.execute("SELECT count(*) FROM meta").fetchone() == (0,)
+
+
 @pytest.mark.parametrize(
     ("name", "quoted"), [("entries", '"entries"'), ('we"ird', '"we""ird"'), ("a b", '"a b"'), ("", '""')]
 )
