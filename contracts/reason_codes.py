@@ -88,10 +88,11 @@ DeltaReasonCode = Literal[
     "blocker_already_evidenced",
     "hypothesis_already_tried",
 ]
-"""A semantic delta's reason: LoopX's exact-id rules, then the four history removals."""
+"""A semantic delta's reason: LoopX's exact-id rules, then the five history removals."""
 
 HistoryRuleCode = Literal[
     "route_repeats_prior_failure",
+    "route_repeats_failure_after_change",
     "route_repeats_prior_attempt",
     "blocker_already_evidenced",
     "hypothesis_already_tried",

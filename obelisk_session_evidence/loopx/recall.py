@@ -31,7 +31,7 @@ the verdict no other field (a completed answer may not carry a reason code).
 import os
 import re
 from dataclasses import dataclass
-from typing import Final, Literal, TypedDict
+from typing import Final, Literal, TypedDict, TypeGuard
 
 from obelisk_session_evidence.comparators.exact_ids import exact_id_delta
 from obelisk_session_evidence.compose import decide, provider_factory_for
@@ -340,10 +340,10 @@ def recall_verdict(
     assert receipt is not None  # a retrieved decision has its receipt
     delta = decision.semantic_delta
     loopx_accepted = exact_id_delta(situation.obligation, situation.proposed.observation).accepted
-    divergence = None
+    divergence: HistoryRuleCode | None = None
     if loopx_accepted != delta.accepted:
         # History only removes outcomes, so only a history rule's code can name the difference.
-        divergence = delta.reason_code if delta.reason_code in HISTORY_RULE_CODES else None
+        divergence = delta.reason_code if _is_history_rule(delta.reason_code) else None
         assert divergence is not None, "acceptance differs without a history rule"
     return RecallVerdict(
         verdict=decision.comparison.verdict,
@@ -480,3 +480,7 @@ def _recalled(item: EvidenceItem, freshness: str) -> RecalledItem:
         summary="; ".join(parts),
         content=item.snippet,
     )
+
+
+def _is_history_rule(code: str | None) -> TypeGuard[HistoryRuleCode]:
+    return code in HISTORY_RULE_CODES

@@ -1,4 +1,5 @@
 import json
+from datetime import timedelta
 
 import jsonschema
 import pytest
@@ -6,9 +7,11 @@ import pytest
 from fixtures.situations import situation
 from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ProviderUnavailable
+from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.limits import HARD_CAPS
 from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
 from obelisk_session_evidence.contracts.schemas import json_schema
+from obelisk_session_evidence.contracts.snippets import tool_snippet
 from obelisk_session_evidence.loopx.recall import (
     MAX_RECALL_ITEMS,
     MAX_SUMMARY_CHARS,
@@ -97,6 +100,30 @@ def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx
     assert "delta route_repeats_prior_failure; accepted false; loopx accepted true;" in verdict_item.summary
     assert FAILED_RUN not in verdict_item.content and "pytest" not in verdict_item.content
     assert history_item.content == FAILED_RUN
+
+
+def test_recall_verdict_names_the_changed_since_rule_when_it_alone_makes_loopx_differ(encoder):
+    """A failure whose cause a later edit touched removes the same-probe outcomes: LoopX accepts
+    the new probe family, history does not, and the document names that rule (it is a history
+    rule like the others, not an acceptance that differs without one)."""
+    edited = EvidenceItem(
+        session_ref=EARLIER_SESSION_FAILURE.session_ref,
+        message_ref="message:" + "3" * 64,
+        evidence_type="file_history",
+        observed_at=EARLIER_SESSION_FAILURE.observed_at + timedelta(minutes=5),
+        snippet=tool_snippet("Edit tests/test_auth.py", "ok", ""),
+    )
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=3,
+        **backend(lambda request: [EARLIER_SESSION_FAILURE, edited]),
+    )
+    document = json.loads(outcome.items[0].content)
+    jsonschema.validate(document, json_schema("replan_recall_verdict_v0"))
+    assert document["verdict"] == "repeats_prior_failure_changed_since"
+    assert (document["accepted"], document["loopx_accepted"]) == (False, True)
+    assert document["divergence_code"] == document["reason_code"] == "route_repeats_failure_after_change"
 
 
 def test_recall_verdict_summary_fits_loopx_public_summary_bound_at_its_longest():
