@@ -22,7 +22,7 @@ def test_decide_runs_with_the_dependencies_it_is_given_and_touches_no_state(tmp_
         kinds.append(kind)
         return _provider()
 
-    thresholds = RouteThresholds(hypothesis_repeat=61, blocker_repeat=62, changed_since_penalty=7)
+    thresholds = RouteThresholds(hypothesis_repeat=61, blocker_repeat=62, min_text_words=3)
     run = decide(
         situation_model(),
         paths=state,
