@@ -9,7 +9,7 @@ from typing import Annotated, Final, Literal
 from pydantic import AwareDatetime, Field, StringConstraints
 
 from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, Freshness
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SourceKind
 
 Count = Annotated[int, Field(ge=0)]
 IndexRevision = Annotated[str, StringConstraints(min_length=1, max_length=200)]

@@ -10,7 +10,7 @@ from typing import Annotated, Final, Literal, get_args
 from pydantic import Field, StringConstraints
 
 from obelisk_session_evidence.contracts.base import PROVIDER_ID, ContractModel, Freshness, OpaqueId, Trigger
-from obelisk_session_evidence.contracts.config import AbsolutePath, Enablement, ProviderKind, SourceKind
+from obelisk_session_evidence.contracts.config import AbsolutePath, Enablement, ProviderKind
 from obelisk_session_evidence.contracts.decision import ReasonCode
 from obelisk_session_evidence.contracts.index_status import IndexRootStatus
 from obelisk_session_evidence.contracts.reason_codes import (
@@ -19,6 +19,7 @@ from obelisk_session_evidence.contracts.reason_codes import (
     SkippedSourceCode,
     StatusCode,
 )
+from obelisk_session_evidence.contracts.sources import SourceKind
 
 ProviderState = Literal["available", "unavailable", "unknown"]
 ConfigState = Literal["config_loaded", "config_absent", "config_invalid"]

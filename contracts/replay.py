@@ -106,6 +106,10 @@ class CallRef(ContractModel):
     """Where the failed run it repeats lies, when it re-ran one."""
 
 
+OtherToolKind = Literal["edit", "read", "other"]
+"""A tool call replay does not judge (it runs no command): an edit, a read, anything else."""
+
+
 class ScopeReplay(ContractModel):
     """One enabled scope's replay."""
 
@@ -116,7 +120,7 @@ class ScopeReplay(ContractModel):
     """The scope's freshness after the replay's one refresh."""
     tool_calls: int
     """Dated tool calls in scope (every tool)."""
-    other_tool_calls: dict[Literal["edit", "read", "other"], int]
+    other_tool_calls: dict[OtherToolKind, int]
     """Tool calls not replayed (they run no command): edits, reads, others."""
     undated_calls: int
     """Tool calls without a time: they cannot be placed, so they are not replayed."""

@@ -4,6 +4,7 @@ import json
 from typing import Annotated, Final, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic.config import JsonDict
 
 from obelisk_session_evidence.contracts.base import ContractModel, EvidenceType, OpaqueId
 from obelisk_session_evidence.contracts.observations import RecentObservation, TypedProgressObservation
@@ -135,7 +136,7 @@ class SituationLimits(ContractModel):
     """Token budget of the private result."""
 
 
-EXAMPLE_SITUATION: Final = {
+EXAMPLE_SITUATION: Final[JsonDict] = {
     "schema_version": "replan_situation_v0",
     "situation_id": "manual-5f2c9e1a7b3d4c60",
     "scope": {"agent_id": "codex-main", "project_id": "my-project", "repository_id": "my-repo"},

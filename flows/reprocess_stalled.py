@@ -205,11 +205,12 @@ def run_reprocess_stalled_flow(
             manifest_ref, state_reference(paths), return_state=True
         )
     outcome = state.result(raise_on_failure=False)
-    summary = None if isinstance(outcome, BaseException) else _summary_of_run(outcome, paths, manifest_ref)
-    # plan-batch, one task run per item this run processed, summarize-batch
-    expect_records(state.state_details.flow_run_id, task_runs=summary.processed_this_run + 2 if summary else None)
-    if summary is None:
+    if isinstance(outcome, BaseException):
+        expect_records(state.state_details.flow_run_id, task_runs=None)
         raise outcome  # the flow's own content-free StageFailed
+    summary = _summary_of_run(outcome, paths, manifest_ref)
+    # plan-batch, one task run per item this run processed, summarize-batch
+    expect_records(state.state_details.flow_run_id, task_runs=summary.processed_this_run + 2)
     return summary
 
 

@@ -191,7 +191,10 @@ def settle(api: TemporaryApi, *, timeout: float = SETTLE_TIMEOUT_SECONDS) -> str
     marker = f"obelisk.flush.{uuid.uuid4()}"
     emit_event(event=FLUSH_EVENT, resource={"prefect.resource.id": marker})
     for worker in (APILogWorker, EventsWorker):
-        _, undrained = worker.drain_all(timeout=max(0.0, deadline - time.monotonic()))  # type: ignore[misc]
+        drained = worker.drain_all(timeout=max(0.0, deadline - time.monotonic()))
+        # drain_all returns a coroutine only inside an event loop, which settle never runs in
+        assert isinstance(drained, tuple), "settle runs outside an event loop"
+        _, undrained = drained
         if undrained:
             return f"this process could not send its {worker.__name__} queue"
     with httpx.Client(base_url=api.api_url, timeout=30) as client:

@@ -82,7 +82,7 @@ def enabled_scope(
         if all(value in (None, getattr(e, name)) for name, value in given.items())
     ]
     if all(given.values()):
-        return SituationScope(**given)  # type: ignore[arg-type]
+        return SituationScope(**given)
     if len(matching) != 1:
         found = "no enabled scope matches" if not matching else f"{len(matching)} enabled scopes match"
         raise InvalidInput(f"{found}: name it with --agent-id, --project-id and --repository-id (see `status`)")

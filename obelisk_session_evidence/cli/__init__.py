@@ -37,20 +37,26 @@ class LazyGroup(click.Group):
     whatever happens: a usage error under `--format json` is also one error document on stdout,
     an error after a command's document adds no second one, a closed stdout exits 141."""
 
-    def main(self, args: Sequence[str] | None = None, *pargs: Any, **options: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         from obelisk_session_evidence.cli.common import tracked_stdout
 
         argv = list(sys.argv[1:] if args is None else args)
-        standalone = options.pop("standalone_mode", True)
         try:
             with tracked_stdout():
-                returned = super().main(argv, *pargs, standalone_mode=False, **options)
+                returned = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as error:
             _usage_error(error, argv)
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
-        if not standalone:
+        if not standalone_mode:
             return returned
         sys.exit(returned if isinstance(returned, int) else 0)  # as click's standalone mode ends
 
@@ -92,8 +98,9 @@ def _usage_error(error: click.ClickException, argv: list[str]) -> NoReturn:
 
         param = getattr(error, "param", None)
         hint = getattr(error, "param_hint", None) or getattr(error, "option_name", None)
+        ctx = error.ctx if isinstance(error, click.UsageError) else None
         if hint is None and param is not None:
-            hint = param.get_error_hint(error.ctx) if error.ctx is not None else param.name
+            hint = param.get_error_hint(ctx) if ctx is not None else param.name
         what = type(error).__name__
         detail = f"usage: {what}" + (f" ({hint})" if isinstance(hint, str) else "") + "; see --help"
         click.echo(ErrorEnvelope(reason_code="invalid_input", detail=detail, exit_code=2).model_dump_json())

@@ -116,7 +116,7 @@ def stdout_written() -> bool:
 def tracked_stdout() -> Iterator[None]:
     """Around a command: stdout wrapped so that an error after its document adds none."""
     original = sys.stdout
-    sys.stdout = _WriteTracking(original)  # type: ignore[assignment]
+    sys.stdout = _WriteTracking(original)
     try:
         yield
     finally:
@@ -125,10 +125,11 @@ def tracked_stdout() -> Iterator[None]:
 
 def leave_on_closed_pipe() -> NoReturn:
     """The reader of stdout is gone: write nothing more there (nor at exit) and exit 141."""
+    stdout = sys.__stdout__  # None when the process started without one
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
-    except (OSError, AttributeError, ValueError):
+        if stdout is not None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    except (OSError, ValueError):
         pass
     sys.exit(EXIT_CLOSED_PIPE)
 

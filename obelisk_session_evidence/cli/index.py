@@ -15,8 +15,8 @@ from obelisk_session_evidence.cli.common import (
     text_console,
 )
 from obelisk_session_evidence.cli.render_lifecycle import render_index_drop
-from obelisk_session_evidence.contracts.config import SOURCE_KINDS, SourceKind
 from obelisk_session_evidence.contracts.errors import InvalidInput
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS, SourceKind
 from obelisk_session_evidence.lifecycle.index_drop import drop_index
 from obelisk_session_evidence.providers.native.parsers import default_roots
 from obelisk_session_evidence.state.paths import StatePaths, state_paths

@@ -17,7 +17,7 @@ from obelisk_session_evidence.cli.render_lifecycle import (
     render_status,
 )
 from obelisk_session_evidence.contracts.base import TRIGGERS
-from obelisk_session_evidence.contracts.config import SOURCE_KINDS
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 from obelisk_session_evidence.lifecycle.enablement import disable as disable_scope
 from obelisk_session_evidence.lifecycle.enablement import enable as enable_scope

@@ -18,7 +18,7 @@ from typing import Final, TypedDict
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk_session_evidence.contracts.base import TRIGGERS, OpaqueId
-from obelisk_session_evidence.contracts.config import SOURCE_KINDS, STAGE_1_TRIGGERS, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.config import STAGE_1_TRIGGERS, Enablement, EnablementConfig
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.lifecycle import (
@@ -35,6 +35,7 @@ from obelisk_session_evidence.contracts.lifecycle import (
     SkippedSource,
 )
 from obelisk_session_evidence.contracts.reason_codes import StatusCode
+from obelisk_session_evidence.contracts.sources import SOURCE_KINDS, SourceKind
 from obelisk_session_evidence.lifecycle.policy import load_config
 from obelisk_session_evidence.lifecycle.scope_guard import scopes_reading_the_same_sessions
 from obelisk_session_evidence.lifecycle.trigger_gate import kept_qualification
@@ -147,6 +148,8 @@ class _Reported(TypedDict):
     project_id: str
     agent_id: str | None
     denied_scopes: list[DeniedScope]
+    spooled_situations: int
+    spool_retention_hours: int
 
 
 def status(
@@ -279,7 +282,9 @@ def _enablement_from(request: EnableRequest, now: datetime, *, home: Path) -> tu
         raise InvalidInput(describe_validation_error(error)) from None
 
 
-def _chosen_sources(request: EnableRequest, home: Path) -> tuple[list[str], list[str], list[SkippedSource]]:
+def _chosen_sources(
+    request: EnableRequest, home: Path
+) -> tuple[list[SourceKind], list[SourceKind], list[SkippedSource]]:
     """`(sources, found, skipped)`. The sources asked for with `--source`, else those whose
     session folder (`--source-root`, else the agent's standard one) exists; when none does, all
     of them, each unused until its folder appears. `found`: the chosen sources whose folder
@@ -289,7 +294,7 @@ def _chosen_sources(request: EnableRequest, home: Path) -> tuple[list[str], list
     given = {
         source: Path(folder).expanduser() for source, _, folder in (p.partition("=") for p in request.source_roots)
     }
-    folders = {source: given.get(source, defaults[source]) for source in SOURCE_KINDS}  # type: ignore[index]
+    folders = {source: given.get(source, defaults[source]) for source in SOURCE_KINDS}
     present = [source for source in SOURCE_KINDS if folders[source].is_dir()]
     if request.sources:
         sources = [source for source in SOURCE_KINDS if source in request.sources]

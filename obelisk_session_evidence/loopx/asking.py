@@ -26,7 +26,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, NoReturn
 
 from obelisk_session_evidence.contracts.sources import SOURCES, source_named
 
@@ -223,15 +223,15 @@ class _NotLoopX(Exception):
 
 
 class _Strict(argparse.ArgumentParser):
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         # No help action: `-h` must never print into the extension's protocol stream.
-        super().__init__(allow_abbrev=False, add_help=False, **kwargs)  # type: ignore[arg-type]
+        super().__init__(allow_abbrev=False, add_help=False, **kwargs)
         self.add_argument("-h", "--help", action="store_true")
 
-    def error(self, message: str) -> None:  # type: ignore[override]  # never prints or exits
+    def error(self, message: str) -> NoReturn:  # never prints or exits
         raise _NotLoopX(message)
 
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise _NotLoopX(message or "exit")
 
 

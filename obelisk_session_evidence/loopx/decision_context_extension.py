@@ -63,9 +63,10 @@ REQUEST_FIELDS: Final = frozenset(
         "observed_at",
     }
 )
-ASKER_FIELDS: Final = frozenset({"goal_id", "agent_id"})
+ASKER_FIELDS: Final[dict[str, ProtocolRefusalCode]] = {"goal_id": "goal_id_invalid", "agent_id": "agent_id_invalid"}
 """Optional: a LoopX that names the asker in the request (its chat server's body carries both)
-is preferred to reading LoopX's invocation (`asking.py`); null means not said."""
+is preferred to reading LoopX's invocation (`asking.py`); null means not said. Each with the code
+that refuses it malformed."""
 ASKER_ID: Final = re.compile(OPAQUE_ID_PATTERN)
 MAX_REQUEST_BYTES: Final = 1_000_000
 """LoopX's own request cap (`MAX_EXTENSION_REQUEST_BYTES`)."""
@@ -168,12 +169,12 @@ _TEXT_FIELDS: Final[dict[str, ProtocolRefusalCode]] = {
 def _validated(request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise RequestInvalid("request_not_object")
-    if not REQUEST_FIELDS <= set(request) <= REQUEST_FIELDS | ASKER_FIELDS:
+    if not REQUEST_FIELDS <= set(request) <= REQUEST_FIELDS | set(ASKER_FIELDS):
         raise RequestInvalid("request_fields_invalid")
-    for name in ASKER_FIELDS & set(request):
-        value = request[name]
+    for name, refusal in ASKER_FIELDS.items():
+        value = request.get(name)
         if value is not None and (not isinstance(value, str) or ASKER_ID.fullmatch(value) is None):
-            raise RequestInvalid(f"{name}_invalid")  # type: ignore[arg-type]  # a declared code
+            raise RequestInvalid(refusal)
     if request["schema_version"] != REQUEST_SCHEMA or request["operation"] != "retrieve":
         raise RequestInvalid("request_schema_invalid")
     for name, refusal in _TEXT_FIELDS.items():

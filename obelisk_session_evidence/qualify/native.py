@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Final
 
 from obelisk_session_evidence.contracts.base import EvidenceType
-from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig, SourceKind
+from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest, RequestLimits
 from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
 from obelisk_session_evidence.contracts.snippets import outcome_line, tool_snippet
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.base import EvidenceProvider
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.results import message_ref, session_ref

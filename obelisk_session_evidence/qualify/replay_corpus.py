@@ -8,9 +8,9 @@ repository, so a group's replay never sees another group's sessions.
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, cast
+from typing import Final
 
-from obelisk_session_evidence.contracts.config import Enablement, EnablementConfig, SourceKind
+from obelisk_session_evidence.contracts.config import Enablement, EnablementConfig
 from obelisk_session_evidence.providers.native.parsers.discovery import default_roots
 from obelisk_session_evidence.qualify.real_cases import AGENT_ID, PROJECT_ID, RepositoryGroup, corpus_root
 
@@ -23,7 +23,7 @@ def lay_out_corpus(groups: dict[str, RepositoryGroup], home: Path, *, corpus: Pa
     roots = default_roots(home)
     enablements = []
     for name, group in sorted(groups.items()):
-        source = cast(SourceKind, group.source)
+        source = group.source
         for entry in group.files:
             target = roots[source] / entry.layout
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,12 +15,12 @@ from typing import Final, Protocol
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.digests import salted_digest
-from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
+from obelisk_session_evidence.contracts.prior_calls import CallOutcome, PriorToolCall
 from obelisk_session_evidence.contracts.replay import (
     MAX_LISTED_CALLS,
-    CallOutcome,
     CallRef,
     EvidencePlace,
+    OtherToolKind,
     ScopeReplay,
 )
 from obelisk_session_evidence.contracts.situation import ReplanSituation
@@ -92,7 +92,7 @@ def replay_scope(
     judged: list[JudgedCall] = []
     false_alarms: list[CallRef] = []
     missed: list[CallRef] = []
-    others = {"edit": 0, "read": 0, "other": 0}
+    others: dict[OtherToolKind, int] = {"edit": 0, "read": 0, "other": 0}
     last_runs: dict[str, _LastRun] = {}
     positions: dict[str, int] = {}
     started = time.perf_counter()
@@ -193,7 +193,7 @@ def _list(
         private.append(PrivateCall(ref, call.command, call.cwd))
 
 
-def _other_kind(call: PriorToolCall) -> str:
+def _other_kind(call: PriorToolCall) -> OtherToolKind:
     name = call.tool_name.lower()
     if name in _EDIT_TOOLS:
         return "edit"

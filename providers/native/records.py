@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from obelisk_session_evidence.contracts.base import EvidenceType
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.failure_causes import call_outcome
 
 Role = Literal["user", "assistant"]

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from obelisk_session_evidence.contracts.base import EvidenceType
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.limits import LimitTally
 from obelisk_session_evidence.contracts.prior_calls import (
@@ -39,6 +38,7 @@ from obelisk_session_evidence.contracts.prior_calls import (
     PriorToolCall,
 )
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, outcome_line, tool_snippet
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
 from obelisk_session_evidence.providers.native.index.lanes import FILE_EDIT_TOOLS, may_change_files
 from obelisk_session_evidence.providers.native.parsers._text import patch_file_paths
@@ -142,7 +142,9 @@ def select_items(calls: list[CallRow], hits: list[HitRow], plan: QueryPlan, *, c
 def matched_calls(calls: list[CallRow], plan: QueryPlan) -> tuple[list[CallRow], list[CallRow]]:
     """The lanes' rows whose lane holds for them, and the changes after them: those following a
     matched failure first, then the newest."""
-    matched, following, changes = [], [], []
+    matched: list[CallRow] = []
+    following: list[CallRow] = []
+    changes: list[CallRow] = []
     for call in calls:
         command = call.command or ""
         if call.lane < 0:

@@ -15,12 +15,12 @@ from typing import Final
 from pydantic import ValidationError
 
 from obelisk_session_evidence.contracts.base import EvidenceType
-from obelisk_session_evidence.contracts.config import Enablement, SourceKind
+from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.errors import ScopeViolation, UnsupportedOption
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, RequestLimits
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.prior_calls import MAX_CALL_COMMAND_CHARS
-from obelisk_session_evidence.contracts.sources import SOURCES
+from obelisk_session_evidence.contracts.sources import SOURCES, SourceKind
 from obelisk_session_evidence.providers.native.index.fts import call_shape, is_weak_word, path_tail, token_words
 from obelisk_session_evidence.providers.native.index.lanes import CHANGER_PROGRAMS, FILE_EDIT_TOOLS
 from obelisk_session_evidence.providers.native.index.scope import enablement_roots

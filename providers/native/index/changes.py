@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.index_status import RootState
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.cursor import FileSignature
 from obelisk_session_evidence.providers.native.index.listings import Listings, load_listings
 from obelisk_session_evidence.providers.native.index.revision import current_revision, read_meta

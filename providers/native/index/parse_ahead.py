@@ -25,7 +25,7 @@ from typing import Final
 
 import msgspec
 
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.parsers import PARSER_MODULES, ParseOutcome, parse_session_file
 
 MIN_BYTES: Final = 32_000_000

@@ -311,7 +311,9 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
         f"JOIN {TEXT} AS t ON t.rowid = e.id"
     )
     rows = (
-        SearchRow(*values, tuple(json.loads(paths)), session_row, epoch)
+        # one row: its columns, its session files, then its session row and time (one tuple: mypy
+        # cannot count the columns of a starred row before further arguments)
+        SearchRow(*(*values, tuple(json.loads(paths)), session_row, epoch))
         for *values, paths, session_row, epoch in connection.execute(sql, {"ids": json.dumps(list(ids))})
     )
     return {row.entry_id: row for row in rows}

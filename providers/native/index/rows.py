@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
 from obelisk_session_evidence.providers.native.index.repository import RepositoryResolver, normalise_path, url_key
 from obelisk_session_evidence.providers.native.parsers import ParseOutcome

@@ -11,7 +11,8 @@ Project: the enablement itself is per project; the index holds no project of its
 
 from pathlib import Path
 
-from obelisk_session_evidence.contracts.config import Enablement, SourceKind
+from obelisk_session_evidence.contracts.config import Enablement
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.query import SearchRow
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds, under
 from obelisk_session_evidence.providers.native.index.roots import root_text

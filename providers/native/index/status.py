@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from obelisk_session_evidence.contracts.base import Freshness
-from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.contracts.index_status import STATUS_TYPE_ORDER, IndexRootStatus, IndexStatus
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.cursor import decode_counts, has_damaged_files
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds

@@ -6,7 +6,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Final, TypedDict, TypeVar, Unpack
 
-from obelisk_session_evidence.contracts.config import SourceKind
+from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import (
