@@ -23,7 +23,15 @@ from obelisk_session_evidence.stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.salt import digest_salt
 
-__all__ = ["PrivateCall", "ScopeRun", "replay_history", "replay_one_scope", "scopes_to_replay", "targets_met"]
+__all__ = [
+    "PrivateCall",
+    "ScopeRun",
+    "decider",
+    "replay_history",
+    "replay_one_scope",
+    "scopes_to_replay",
+    "targets_met",
+]
 
 
 def scopes_to_replay(paths: StatePaths, *, project_id: str | None, agent_id: str | None) -> list[Enablement]:
@@ -59,7 +67,7 @@ def replay_one_scope(
     return replay_scope(
         enablement,
         source,
-        decide=_decider(paths, enablement),
+        decide=decider(paths, enablement),
         salt=digest_salt(paths),
         progress=progress,
         private=private,
@@ -91,7 +99,7 @@ def targets_met(found: ReplayFigures) -> bool:
     return at_targets and right > naive_right
 
 
-def _decider(paths: StatePaths, enablement: Enablement) -> Decide:
+def decider(paths: StatePaths, enablement: Enablement) -> Decide:
     """Decisions under the scope's own enablement, admitted as an operator's request for history."""
     triggers = list(dict.fromkeys([*enablement.triggers, "operator_requested_history"]))
     admitted = enablement.model_copy(update={"triggers": triggers})
