@@ -49,6 +49,13 @@ SYNC_PROGRAMS: Final = frozenset(
     {"git pull", "git fetch", "git rebase", "git merge", "git reset", "git switch", "git checkout"}
 )
 PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
+REMOTE_PROGRAMS: Final = frozenset(
+    {"gh", "curl", "wget", "http", "ssh", "scp", "rsync", "kubectl", "aws", "gcloud", "az", "heroku", "vercel"}
+    | {"git fetch", "git pull", "git ls-remote", "git clone", "npm view", "npm info", "npm show", "docker pull"}
+)
+"""Programs whose answer is a remote service's state (a pending check, a version not yet published)."""
+REMOTE_STATE_CAUSES: Final = frozenset({"unknown", "tool_error"})
+"""Causes that, for a remote program, are the service's state rather than the command's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +125,9 @@ def cause_touched(
         return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
     if kind in ANY_CHANGE_CAUSES:
         return any(change.writes or change.installs for change in changes)
-    if kind in SERVICE_CAUSES:
-        return True  # a wait or a connection that failed may work later: time itself changes it
+    if kind in SERVICE_CAUSES or (kind in REMOTE_STATE_CAUSES and _remote(failing)):
+        # A wait, a connection or a remote service's answer may differ later: time itself changes it.
+        return True
     if kind == "permission_denied":
         return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
     return _files_touched(subjects, failing, output_paths, changes, roots=roots)
@@ -170,6 +178,10 @@ READING_PROGRAMS: Final = frozenset(
 def reads_only(shape: CommandShape) -> bool:
     """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`')."""
     return shape.program in READING_PROGRAMS
+
+
+def _remote(shape: CommandShape) -> bool:
+    return shape.program in REMOTE_PROGRAMS or shape.program.split(" ")[0] in REMOTE_PROGRAMS
 
 
 def _is_manifest(path: str) -> bool:

@@ -268,7 +268,7 @@ def _changes_after(
     """What changed after `failure` in its checkout, as the cause rules read it; the route's own edits too."""
     changes = [Change(tuple(route_edits), False, False, (), False)] if route_edits else []
     for other in steps:
-        if other.index == failure.index or not other.is_tool_call or other.result == "failed":
+        if other.index == failure.index or not other.is_tool_call:
             continue
         if _same_checkout(other, failure) and _happened_after(other, failure, revision):
             changes.append(
@@ -279,7 +279,7 @@ def _changes_after(
                     programs=tuple(shape.program for shape in other.shapes),
                     background=other.background,
                     subjects=tuple(target for shape in other.shapes for target in shape.targets),
-                    acts=other.is_edit or any(not reads_only(shape) for shape in other.shapes),
+                    acts=other.result != "failed" and (other.is_edit or not all(map(reads_only, other.shapes))),
                 )
             )
     return changes
@@ -292,6 +292,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     changes = []
     for shape in earlier:
         if reads_only(shape):
+            changes.append(Change((), False, False, (shape.program,), False, acts=False))  # time passes
             continue
         written = changed_paths(shape)
         changes.append(
