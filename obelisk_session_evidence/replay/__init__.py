@@ -9,7 +9,7 @@ listed calls' text goes only to the owner's private file.
 
 from datetime import UTC, datetime
 
-from obelisk_session_evidence.compose import decide
+from obelisk_session_evidence.compose import decide, tokenizer_cache
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.config import AdmissionPolicy, Enablement, EnablementConfig, ProviderKind
 from obelisk_session_evidence.contracts.errors import InvalidInput, UnsupportedOption
@@ -18,11 +18,13 @@ from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.providers.base import EvidenceProvider
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.replay.encoder import RememberingEncoder
 from obelisk_session_evidence.replay.run import Decide, PrivateCall, Progress, ScopeRun, merged, replay_scope
 from obelisk_session_evidence.replay.tally import figures
 from obelisk_session_evidence.stages.pipeline import PipelineRun
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.salt import digest_salt
+from obelisk_session_evidence.tokenizer import LazyEncoder
 
 __all__ = [
     "PrivateCall",
@@ -131,8 +133,15 @@ def _decider(paths: StatePaths, enablement: Enablement) -> Decide:
     triggers = list(dict.fromkeys([*enablement.triggers, "operator_requested_history"]))
     admitted = enablement.model_copy(update={"triggers": triggers})
     policy = AdmissionPolicy(config=EnablementConfig(enablements=[admitted]), load_reason_code="config_loaded")
+    encoder = RememberingEncoder(LazyEncoder(tokenizer_cache(paths)))
 
     def decide_with(situation: ReplanSituation, provider: EvidenceProvider) -> PipelineRun:
-        return decide(situation, paths=paths, provider_factory=lambda _enablement, _kind: provider, policy=policy)
+        return decide(
+            situation,
+            paths=paths,
+            provider_factory=lambda _enablement, _kind: provider,
+            policy=policy,
+            encoder=encoder,
+        )
 
     return decide_with

@@ -9,6 +9,7 @@ or a dead end's evidence lies is told by deciding again on the call's own sessio
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
@@ -52,6 +53,10 @@ class ReplaySource(Protocol):
     def timed_calls(self, keys: Timeline) -> Iterator[TimedCall]: ...
 
     def as_of(self, cut: AsOf) -> EvidenceProvider: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold the index open for the as-of lookups made inside."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,32 +110,33 @@ def replay_scope(
     positions: dict[str, int] = {}
     shell_calls = 0
     started = time.perf_counter()
-    for at, timed in enumerate(source.timed_calls(keys)):
-        if at >= part.stop:
-            break
-        call, deciding = timed.call, at >= part.start
-        if not is_shell_call(call):
-            if deciding:
-                others[_other_kind(call)] += 1
-        else:
-            position = positions.get(call.session_ref, 0)
-            positions[call.session_ref] = position + 1
-            key = command_key(call.command)
-            if deciding:
-                one = _judge(enablement, source, decide, call, timed.cut, last_runs.get(key), index=shell_calls)
-                judged.append(one)
-                if one.alarm and one.outcome in ("succeeded", "no_match"):
-                    _list(false_alarms, private, call, one, position, salt)
-                if one.dead_end and not one.alarm:
-                    _list(missed, private, call, one, position, salt)
-                outcome = one.outcome
+    with source.reading():
+        for at, timed in enumerate(source.timed_calls(keys)):
+            if at >= part.stop:
+                break
+            call, deciding = timed.call, at >= part.start
+            if not is_shell_call(call):
+                if deciding:
+                    others[_other_kind(call)] += 1
             else:
-                outcome = call_outcome(call)
-            if outcome in _JUDGED:
-                last_runs[key] = _LastRun(outcome, timed.cut.session_key)
-            shell_calls += 1
-        if progress is not None and deciding:
-            progress(at + 1 - part.start, len(part))
+                position = positions.get(call.session_ref, 0)
+                positions[call.session_ref] = position + 1
+                key = command_key(call.command)
+                if deciding:
+                    one = _judge(enablement, source, decide, call, timed.cut, last_runs.get(key), index=shell_calls)
+                    judged.append(one)
+                    if one.alarm and one.outcome in ("succeeded", "no_match"):
+                        _list(false_alarms, private, call, one, position, salt)
+                    if one.dead_end and not one.alarm:
+                        _list(missed, private, call, one, position, salt)
+                    outcome = one.outcome
+                else:
+                    outcome = call_outcome(call)
+                if outcome in _JUDGED:
+                    last_runs[key] = _LastRun(outcome, timed.cut.session_key)
+                shell_calls += 1
+            if progress is not None and deciding:
+                progress(at + 1 - part.start, len(part))
     seconds = time.perf_counter() - started
     report = ScopeReplay(
         agent_id=enablement.agent_id,

@@ -18,6 +18,7 @@ Freshness is per scope (`status.scope_freshness`): a failed or damaged file that
 sessions of other repositories does not make this enablement's answers `incomplete`.
 """
 
+import contextlib
 import copy
 import dataclasses
 import sqlite3
@@ -66,6 +67,14 @@ CALL_FRONT_SHARE: Final = 2
 """The proposed commands' prior calls take at most 1/2 of `max_items` at the front of the result."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Reader:
+    """The connection and freshness a replay's as-of views share (`NativeIndexProvider.reading`)."""
+
+    connection: sqlite3.Connection
+    freshness: Freshness
+
+
 class NativeIndexProvider:
     """Answers lookups from the native index for one enablement's agent, project and repository."""
 
@@ -87,6 +96,7 @@ class NativeIndexProvider:
         self._binding: RepositoryBinding | None = None
         self._calls: PriorCallBuilder | None = None
         self._as_of: AsOf | None = None
+        self._reader: _Reader | None = None
 
     def as_of(self, cut: AsOf) -> "NativeIndexProvider":
         """This provider answering from history strictly before `cut` (replay): it never refreshes,
@@ -95,10 +105,34 @@ class NativeIndexProvider:
         view._as_of = cut
         return view
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One connection, one freshness reading and one remembering prior-call builder for the
+        as-of views made inside: a replay's thousands of lookups then neither reopen the index (and
+        its page cache) nor re-read its freshness, nor rebuild the same prior calls, per lookup."""
+        with index_errors():
+            connection = connect(self._index_path)
+        try:
+            with index_errors():
+                binding = self._repository_binding(connection)
+                freshness = scope_freshness(connection, self._roots, binding)
+            self._reader = _Reader(connection, freshness)
+            self._calls = PriorCallBuilder(binding, remember=True)
+            yield
+        finally:
+            self._reader = self._calls = None
+            connection.close()
+
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
         _check_bounds(request)
         self._check_scope(request)
+        if self._as_of is not None and self._reader is not None:
+            with index_errors():
+                reader = self._reader
+                binding = self._repository_binding(reader.connection)
+                scope = dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of)
+                return self._answer(reader.connection, request, scope, binding, reader.freshness)
         with index_errors():
             connection = connect(self._index_path)
             try:
