@@ -41,7 +41,9 @@ def replay_table(corpus: Corpus, calls: int, *, real: bool) -> tuple[Table, dict
     _add(table, f"generated, {count(corpus.stats['messages'])} messages", runs, wall, cpu, figures, "replay")
     if real:
         runs, wall, cpu = _real_corpus_runs()
-        _add(table, "the project's real corpus (6 repository groups)", runs, wall, cpu, figures, "replay_real")
+        _add(
+            table, f"the project's real corpus ({len(runs)} repository groups)", runs, wall, cpu, figures, "replay_real"
+        )
     table.notes.append(
         "decisions = calls + alarms (an alarm is decided again on its own session alone, for its place);"
         " the target is judged on calls per CPU-second, like the decision targets."

@@ -17,6 +17,7 @@ from obelisk_session_evidence.contracts.replay import REPLAY_TARGETS, ReplayFigu
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.providers.base import EvidenceProvider
+from obelisk_session_evidence.providers.native.index.history_size import Count
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.replay.encoder import RememberingEncoder
 from obelisk_session_evidence.replay.run import Decide, PrivateCall, Progress, ScopeRun, merged, replay_scope
@@ -64,9 +65,10 @@ def replay_one_scope(
     private: list[PrivateCall] | None = None,
     part: range | None = None,
     freshness: Freshness | None = None,
+    arms: Count | None = None,
 ) -> ScopeRun:
-    """Replay one enabled scope on the native index (`provider_kind` must be native); `part` and
-    `freshness` as in `replay_scope` (a part of the timeline, after the caller's refresh)."""
+    """Replay one enabled scope on the native index (`provider_kind` must be native); `part`,
+    `freshness` and `arms` as in `replay_scope`."""
     source = _native_source(paths, enablement, provider_kind)
     return replay_scope(
         enablement,
@@ -77,6 +79,7 @@ def replay_one_scope(
         private=private,
         part=part,
         freshness=freshness,
+        arms=arms,
     )
 
 

@@ -43,6 +43,7 @@ from obelisk_session_evidence.providers.base import AsOf
 from obelisk_session_evidence.providers.native.index.binding_cache import stored_binding
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
+from obelisk_session_evidence.providers.native.index.history_size import Count, HistorySizes
 from obelisk_session_evidence.providers.native.index.query import (
     ScopeFilter,
     SearchResult,
@@ -179,6 +180,15 @@ class NativeIndexProvider:
                 if self._calls is None:
                     self._calls = PriorCallBuilder(binding)
                 yield from timed_calls(connection, keys.call_keys, self._calls)
+            finally:
+                connection.close()
+
+    def history_sizes(self, count: Count) -> HistorySizes:
+        """The size (by `count`) of the scope's history before any as-of cut (RFC §10's cost ceiling)."""
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                return HistorySizes(connection, scope_filter(self._roots, self._repository_binding(connection)), count)
             finally:
                 connection.close()
 
