@@ -64,6 +64,7 @@ PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
 CANDIDATES_PER_ITEM: Final = 4
 MIN_CANDIDATES: Final = 100
 """Rows fetched per lookup: room for duplicates and per-session caps to drop some."""
+SECONDS_PER_DAY: Final = 86_400
 CALL_FRONT_SHARE: Final = 2
 """The proposed commands' prior calls take at most 1/2 of `max_items` at the front of the result."""
 
@@ -132,13 +133,12 @@ class NativeIndexProvider:
             with index_errors():
                 reader = self._reader
                 binding = self._repository_binding(reader.connection)
-                scope = dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of)
-                return self._answer(reader.connection, request, scope, binding, reader.freshness)
+                return self._answer(reader.connection, request, self._scope(binding), binding, reader.freshness)
         with index_errors():
             connection = connect(self._index_path)
             try:
                 binding = self._repository_binding(connection)
-                scope = dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of)
+                scope = self._scope(binding)
                 if self._as_of is None:
                     freshness = self._refresh_if_due(connection, binding)
                 else:  # a replay reads the index as its one refresh left it
@@ -207,6 +207,14 @@ class NativeIndexProvider:
             return None
         return None if revision == UNKNOWN_REVISION else revision
 
+    def _scope(self, binding: RepositoryBinding) -> ScopeFilter:
+        """The enablement's scope in SQL, with the replay's cut and the history window, if any: the
+        window ends at the cut's time in a replay, else now."""
+        days = self._enablement.history_window_days
+        end = self._as_of.epoch if self._as_of is not None else time.time()
+        window_start = end - days * SECONDS_PER_DAY if days is not None else None
+        return dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of, window_start=window_start)
+
     def _check_scope(self, request: HistoricalEvidenceRequest) -> None:
         scope = request.scope
         asked = (scope.agent_id, scope.project_id, scope.repository_id)
@@ -265,6 +273,9 @@ class NativeIndexProvider:
             raise ScopeViolation("a returned row lies outside the enablement's scope")
         if self._as_of is not None and not all(_before(row, self._as_of) for row in returned):
             raise ScopeViolation("a returned row lies after the as-of cut")
+        start = scope.window_start
+        if start is not None and not all(row.observed_epoch is None or row.observed_epoch >= start for row in returned):
+            raise ScopeViolation("a returned row lies before the history window")
         selection = select_items(
             found.rows,
             limits,
