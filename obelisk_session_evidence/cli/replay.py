@@ -3,7 +3,7 @@ each call really did; the naive rule beside the verdict (RFC §10's first measur
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
@@ -109,7 +109,8 @@ def replay(
         scopes = scopes_to_replay(paths, project_id=project_id, agent_id=agent_id)
         for enablement in scopes:
             check_replayable(enablement, kind)  # before any refresh, or a Prefect API started
-        flow = _FlowOptions(task_runner or "thread", concurrency, dask_address, calls_per_task, verbose)
+        runner = cast('Literal["thread", "dask"]', task_runner or "thread")
+        flow = _FlowOptions(runner, concurrency, dask_address, calls_per_task, verbose)
         if prefect or task_runner is not None:
             report, private = _replay_with_prefect(
                 paths, project_id, agent_id, kind, flow, keep=private_out is not None
@@ -134,7 +135,7 @@ def replay(
 
 @dataclass(frozen=True, slots=True)
 class _FlowOptions:
-    task_runner: str
+    task_runner: Literal["thread", "dask"]
     concurrency: int
     dask_address: str | None
     calls_per_task: int
@@ -184,7 +185,7 @@ def _replay_with_prefect(
             project_id=project_id,
             agent_id=agent_id,
             provider_kind=kind,
-            task_runner=flow.task_runner,  # type: ignore[arg-type]
+            task_runner=flow.task_runner,
             concurrency=flow.concurrency,
             dask_address=flow.dask_address,
             calls_per_task=flow.calls_per_task,
