@@ -22,6 +22,7 @@ from obelisk_session_evidence.providers.factory import BackendFolders, ProviderF
 from obelisk_session_evidence.providers.invoking_session import without_invoking_session
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.stages.admit import matching_enablement
+from obelisk_session_evidence.stages.cap_by_tokens import TokenEncoder
 from obelisk_session_evidence.stages.pipeline import (
     PipelineDependencies,
     PipelineRun,
@@ -56,13 +57,15 @@ def decide(
     provider_kind: ProviderKind | None = None,
     policy: AdmissionPolicy | None = None,
     call: StageCall = call_directly,
+    encoder: TokenEncoder | None = None,
 ) -> PipelineRun:
     """Decide one situation under the owner's policy; `call` runs each stage (directly, or as a
     Prefect task). A failing stage raises `StageFailed`; a provider fault is a typed empty result.
 
     `policy` is read from `config.json` when not given; a caller that decides many situations
     under one configuration (a batch, whose idempotency keys name that configuration) reads it
-    once and passes it."""
+    once and passes it; `encoder` likewise (a replay's remembers its counts), else the state's
+    tokenizer, loaded on first use."""
     policy = policy if policy is not None else load_policy(paths)
     factory = provider_factory_for(paths, provider_factory)
     dependencies = PipelineDependencies(
@@ -71,7 +74,7 @@ def decide(
         provider=without_invoking_session(
             _provider_for(policy, situation, factory, provider_kind), situation.invoking_session
         ),
-        encoder=LazyEncoder(tokenizer_cache(paths)),
+        encoder=encoder if encoder is not None else LazyEncoder(tokenizer_cache(paths)),
         thresholds=RouteThresholds(),
         digest_salt=digest_salt(paths),
     )

@@ -8,7 +8,8 @@ from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 
-SpoolKind = Literal["situations", "manifests"]
+SpoolKind = Literal["situations", "manifests", "replays"]
+"""Replan situations, batch manifests, and the text of a replay's listed calls (`--private-out`)."""
 
 
 def spool_document(paths: StatePaths, kind: SpoolKind, raw: bytes) -> str:
