@@ -17,6 +17,8 @@ from bench._report import Table
 
 SCHEMA: Final = "obelisk-session-evidence-bench-results/1"
 NOCHANGE_FILES: Final = 10_000
+REPLAY_CALLS: Final = 10_000
+"""The replay throughput target is judged on a replay of this many shell calls (issue 24)."""
 APPEND_FLAT_RATIO: Final = 2.0
 """The bench's rule for "flat": the 1× corpus's append time at most doubles at the largest size."""
 
@@ -107,6 +109,14 @@ TARGETS: Final = (
         2000.0,
         True,
         "tokens",
+    ),
+    Target(
+        "replay_throughput",
+        "replay in process >= 50 calls per CPU-second (10,000-call generated history)",
+        "replay_10k_calls_per_cpu_s",
+        50.0,
+        False,
+        "calls per CPU-s",
     ),
 )
 

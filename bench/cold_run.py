@@ -130,6 +130,7 @@ def build_demo_state(home: Path) -> dict[str, Path]:
             "--repo-root",
             roots["REPO_ROOT"],
             *(arg for s in sources for arg in ("--source-root", f"{s}={roots[s.upper() + '_ROOT']}")),
+            *("--trigger", "replan_repetition", "--trigger", "operator_requested_history"),
             "--format",
             "json",
         ],

@@ -9,10 +9,11 @@ per target of issue 17, the figure it is judged on and a `met` flag (`bench/_tar
 
 Sections: 1 cold-path decision (end to end, per stage), 2 peers (rg, a bare FTS5 query), 3
 indexing (full build, no-change and append refresh, peak memory), 4 private context size, 5 batch,
-6 tokenizer and comparator. Generated corpora are cached in `.state/bench/` (keyed by seed and
-shape), so only the first run pays for generating them. Everything is seeded: the histories
-(`--seed`, default 7) and the situations (`bench.batch_throughput.stalled_situations`, seed 5).
-No number here is asserted anywhere; the report states each target and the figure reached.
+6 tokenizer and comparator, 7 the Obelisk adapter, 8 replay throughput. Generated corpora are
+cached in `.state/bench/` (keyed by seed and shape), so only the first run pays for generating
+them. Everything is seeded: the histories (`--seed`, default 7) and the situations
+(`bench.batch_throughput.stalled_situations`, seed 5). No number here is asserted anywhere; the
+report states each target and the figure reached.
 """
 
 import argparse
@@ -36,7 +37,7 @@ from bench._scaled import (
     generated_corpus,
     single_session_file,
 )
-from bench._targets import NOCHANGE_FILES, results_document, targets_table, write_results
+from bench._targets import NOCHANGE_FILES, REPLAY_CALLS, results_document, targets_table, write_results
 from bench.batch_throughput import stalled_situations
 from bench.sections import batch, cold_path, cold_path_tables, indexing, obelisk_adapter, tokenizer
 from obelisk_session_evidence.contracts.limits import DEFAULT_LIMITS
@@ -78,6 +79,8 @@ class Profile:
     tokenizer_loads: int = 0
     sample_chars: int = 1_000_000
     obelisk_calls: int = 5
+    replay_calls: int = 0
+    """Shell calls replayed in section 8 (generated history); the real corpus too when it is present."""
     """Lookups of each kind in section 7 (the adapter against the native provider)."""
     why_less: dict[str, str] = field(default_factory=dict)
     """Why this profile leaves a measurement out, by key (shown as `not run (...)`)."""
@@ -100,7 +103,8 @@ PROFILES: Final = {
         batch_items=5,
         sample_chars=20_000,
         obelisk_calls=2,
-        why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke"},
+        replay_calls=100,
+        why_less={"prefect": "--smoke", "batch_prefect": "--smoke", "sizes": "--smoke", "replay": "--smoke"},
     ),
     "quick": Profile(
         name="quick",
@@ -119,7 +123,9 @@ PROFILES: Final = {
         rss_megabytes=10,
         batch_items=100,
         tokenizer_loads=2,
+        replay_calls=1_000,
         why_less={
+            "replay": "--quick replays 1,000 calls; run `make bench`",
             "prefect": "--quick: a standing server takes 10–25 s to start; run `make bench`",
             "batch_prefect": "--quick: needs the standing server; run `make bench`",
             "sizes": "--quick measures 10k and 100k only; run `make bench`",
@@ -146,6 +152,7 @@ PROFILES: Final = {
         batch_prefect=True,
         tokenizer_loads=5,
         obelisk_calls=20,
+        replay_calls=10_000,
     ),
 }
 
@@ -352,6 +359,16 @@ class Bench:
     def obelisk_adapter(self) -> Table:
         return obelisk_adapter.obelisk_adapter_table(self.profile.obelisk_calls)
 
+    def replay(self) -> Table:
+        from bench.sections.replay import replay_scale, replay_table
+        from obelisk_session_evidence.qualify.real_cases import corpus_root
+
+        calls = self.profile.replay_calls
+        corpus = self.corpus(scale=replay_scale(calls), rounds=DECISION_ROUNDS)
+        table, figures = replay_table(corpus, calls, real=self.profile.name != "smoke" and corpus_root().is_dir())
+        self.figures.update(figures)
+        return table
+
     def judged_figures(self) -> dict[str, Any]:
         """The figures, with the ones targets are judged on derived, and why any of those is missing."""
         figures = dict(self.figures)
@@ -360,6 +377,8 @@ class Bench:
         appends = [value for key, value in figures.items() if key.startswith("append_bytes_") and key.endswith("x_s")]
         if len(appends) > 1:
             figures["append_bytes_growth_ratio"] = appends[-1] / appends[0]
+        if figures.get("replay_calls", 0) >= REPLAY_CALLS:
+            figures["replay_10k_calls_per_cpu_s"] = figures["replay_calls_per_cpu_s"]
         return figures
 
     def why_not(self) -> dict[str, str]:
@@ -373,6 +392,7 @@ class Bench:
             "append_flat": "fewer than two corpus sizes in this profile",
             "build_throughput": "no real corpus build in this profile, or the corpus is absent",
             "private_context": "no admitted decision",
+            "replay_throughput": profile.why_less.get("replay", "no replay of 10,000 calls in this run"),
         }
         reasons["build_peak_memory"] = reasons["build_throughput"]
         reasons["cold_run_admitted"] = reasons["cold_run_not_admitted"] = (
@@ -412,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.section("1", "1, 2, 4: tables", bench.cold_path_report)
     bench.section("6", "6. Tokenizer and comparator", bench.tokenizer)
     bench.section("7", "7. Obelisk adapter against the native provider", bench.obelisk_adapter)
+    if profile.replay_calls:
+        bench.section("8", "8. Replay", bench.replay)
     ordered = [bench.targets()] + [bench.tables[key] for key in sorted(bench.tables, key=_section_order)]
     command = {"full": "make bench", "quick": "make bench-quick", "smoke": "python -m bench.run --smoke"}[profile.name]
     report = render(

@@ -48,8 +48,14 @@ MANIFESTS: Final = frozenset(
 SYNC_PROGRAMS: Final = frozenset(
     {"git pull", "git fetch", "git rebase", "git merge", "git reset", "git switch", "git checkout"}
 )
-_STARTS: Final = re.compile(r"\b(?:serve|server|dev|start|up|run|watch)\b")
 PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
+REMOTE_PROGRAMS: Final = frozenset(
+    {"gh", "curl", "wget", "http", "ssh", "scp", "rsync", "kubectl", "aws", "gcloud", "az", "heroku", "vercel"}
+    | {"git fetch", "git pull", "git ls-remote", "git clone", "npm view", "npm info", "npm show", "docker pull"}
+)
+"""Programs whose answer is a remote service's state (a pending check, a version not yet published)."""
+REMOTE_STATE_CAUSES: Final = frozenset({"unknown", "tool_error"})
+"""Causes that, for a remote program, are the service's state rather than the command's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,15 @@ class Change:
     """The programs it ran (`git pull`, `chmod`, ...)."""
     background: bool
     """It started something that keeps running (a server, a watcher)."""
+    subjects: tuple[str, ...] = ()
+    """What a call that acted (not a reading) named: its targets (`bd create --id av-1` names `av-1`)."""
+    acts: bool = True
+    """False for a call that only read (`cat`, `git log`): time passed, nothing changed."""
+
+    @property
+    def writes(self) -> bool:
+        """It changed files (named or not)."""
+        return bool(self.paths) or self.unnamed
 
 
 def cause_touched(
@@ -109,9 +124,10 @@ def cause_touched(
     if kind == "git_rejected":
         return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
     if kind in ANY_CHANGE_CAUSES:
+        return any(change.writes or change.installs for change in changes)
+    if kind in SERVICE_CAUSES or (kind in REMOTE_STATE_CAUSES and _remote(failing)):
+        # A wait, a connection or a remote service's answer may differ later: time itself changes it.
         return True
-    if kind in SERVICE_CAUSES:
-        return any(change.background or any(_STARTS.search(p) for p in change.programs) for change in changes)
     if kind == "permission_denied":
         return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
     return _files_touched(subjects, failing, output_paths, changes, roots=roots)
@@ -137,6 +153,7 @@ def _files_touched(
         )
         if not path.startswith(("/", "<"))
     ]
+    own = {target for target in failing.targets if len(target) > 2 and not target.startswith(("-", "<"))}
     for change in changes:
         if change.unnamed or change.installs:
             return True
@@ -144,8 +161,27 @@ def _files_touched(
             return True
         if any(related_files(target, path) for target in named for path in change.paths):
             return True
+        if change.acts and own & set(change.subjects):
+            return True  # something acted on what the failing command named (`bd create X` after `bd show X`)
     # Nothing named the failure's files: a check of the whole tree is changed by any change in it.
     return not named and sees_whole_tree(failing) and any(change.paths for change in changes)
+
+
+READING_PROGRAMS: Final = frozenset(
+    {"cat", "ls", "grep", "rg", "head", "tail", "find", "echo", "printf", "pwd", "wc", "which", "stat", "file"}
+    | {"git status", "git log", "git diff", "git show", "git branch", "tree", "less", "jq", "od", "xxd", "sed", "awk"}
+    | {"sort", "uniq", "cut", "tr", "date", "sleep", "ps", "du", "df", "env", "type"}
+)
+"""Programs that only read: a later run of one changes nothing a failure depends on."""
+
+
+def reads_only(shape: CommandShape) -> bool:
+    """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`')."""
+    return shape.program in READING_PROGRAMS
+
+
+def _remote(shape: CommandShape) -> bool:
+    return shape.program in REMOTE_PROGRAMS or shape.program.split(" ")[0] in REMOTE_PROGRAMS
 
 
 def _is_manifest(path: str) -> bool:

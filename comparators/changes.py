@@ -210,8 +210,9 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
         return None  # `git stash list` only reads
     # Paths outside the repository (`/tmp/…`) change nothing a repository command reads: a command
     # that named only such paths changed nothing here (not "files it does not name").
-    inside = tuple(path for path in shape.paths if not path.startswith(("/", "<")))
-    return None if shape.paths and not inside else inside
+    if shape.targets and all(target.startswith(("/", "<")) for target in shape.targets):
+        return None
+    return tuple(path for path in shape.paths if not path.startswith(("/", "<")))
 
 
 def is_project_config(path: str) -> bool:

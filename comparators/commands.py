@@ -380,6 +380,29 @@ def _basename(word: str) -> str:
     return posixpath.basename(word) if "/" in word else word
 
 
+_DIRECTORY_OPTIONS: Final = {"git": ("-C",), "make": ("-C", "--directory"), "gmake": ("-C", "--directory")}
+"""Programs whose option names the folder they run in: `git -C DIR status` runs in DIR, a place."""
+
+
+def _directory_option(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple[list[str], str | None]:
+    """The words without a `-C DIR` folder option, and the cwd it moves the command to."""
+    options = _DIRECTORY_OPTIONS.get(_basename(words[0])) if words else None
+    if not options:
+        return words, cwd
+    kept = [words[0]]
+    index = 1
+    while index < len(words):
+        word = words[index]
+        name, _, attached = word.partition("=")
+        if name in options and (attached or index + 1 < len(words)):
+            cwd = _next_cwd(cwd, attached or words[index + 1], roots)
+            index += 1 if attached else 2
+            continue
+        kept.append(word)
+        index += 1
+    return kept, cwd
+
+
 def _program(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple[str, list[str]]:
     """The program key (with subcommand) and the remaining words."""
     head, rest = words[0], words[1:]
@@ -408,6 +431,7 @@ def _program(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple
 
 
 def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: Segment) -> CommandShape | None:
+    words, cwd = _directory_option(words, roots, cwd)
     program, rest = _program(words, roots, cwd)
     if not program:
         return None

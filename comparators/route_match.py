@@ -18,11 +18,12 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 `text_similarity` against the prose of decisions, summaries and failures.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
 
-from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched
+from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, reads_only
+from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths
 from obelisk_session_evidence.comparators.commands import (
     CommandShape,
     cd_roots,
@@ -31,7 +32,7 @@ from obelisk_session_evidence.comparators.commands import (
     same_place,
 )
 from obelisk_session_evidence.comparators.history import PriorStep
-from obelisk_session_evidence.comparators.paths import repository_path, same_file
+from obelisk_session_evidence.comparators.paths import mask_temp_paths, repository_path, same_file
 from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
@@ -131,7 +132,8 @@ def route_match(
 ) -> RouteMatch:
     """Score `route` against `steps` on every dimension the route states."""
     route_roots = (*roots, *(root for command in route.commands for root in cd_roots(command)))
-    parsed = [parse_command(command, roots=route_roots) for command in route.commands]
+    start = _start_of(route.cwd, route_roots)
+    parsed = [parse_command(command, roots=route_roots, cwd=start) for command in route.commands]
     units = [shape for command in parsed for shape in command.shapes][:MAX_ROUTE_UNITS]
     route_files = [repository_path(path, roots=route_roots) for path in route.files]
     route_edits = route_files if (route.action_kind or "") in EDIT_ACTION_KINDS else []
@@ -160,6 +162,17 @@ def route_match(
     )
 
 
+def _start_of(cwd: str | None, roots: Sequence[str]) -> str:
+    """Where the route starts, as prior calls' places are written: repository-relative inside a
+    root, the absolute (temp-masked) folder outside; the root when unknown."""
+    if not cwd:
+        return ""
+    relative = repository_path(cwd, roots=roots)
+    if relative == ".":
+        return ""
+    return mask_temp_paths(relative.rstrip("/")) if relative.startswith("/") else relative.strip("/")
+
+
 def _command_match(
     units: list[CommandShape],
     steps: Sequence[PriorStep],
@@ -176,7 +189,7 @@ def _command_match(
     superseded: set[int] = set()
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call]
-    for unit, score in zip(units, scores, strict=True):
+    for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
         runs: list[tuple[PriorStep, int, int, bool]] = []
         for step in calls:
             similarity, position = _best_shape(unit, step)
@@ -198,7 +211,11 @@ def _command_match(
                 matched.add(step.index)
             continue
         matched.add(step.index)
-        changes = _changes_after(step, steps, route_edits, revision)
+        ran_before = {shape.text for shape in step.shapes[:position]}
+        changes = [
+            *_changes_after(step, steps, route_edits, revision),
+            *_route_changes(unit for unit in units[:position_of] if unit.text not in ran_before),
+        ]
         if cause_touched(step.cause, step.shapes[position], step.output_paths, changes, roots=roots):
             score.changed = similarity
             superseded.add(step.index)
@@ -263,18 +280,43 @@ def _changes_after(
     """What changed after `failure` in its checkout, as the cause rules read it; the route's own edits too."""
     changes = [Change(tuple(route_edits), False, False, (), False)] if route_edits else []
     for other in steps:
-        if other.index == failure.index or not (other.is_edit or other.installs or other.background):
+        if other.index == failure.index or not other.is_tool_call:
             continue
         if _same_checkout(other, failure) and _happened_after(other, failure, revision):
             changes.append(
                 Change(
-                    paths=other.changed,
+                    paths=other.changed if other.is_edit else (),
                     unnamed=other.is_edit and not other.changed,
                     installs=other.installs,
                     programs=tuple(shape.program for shape in other.shapes),
                     background=other.background,
+                    subjects=tuple(target for shape in other.shapes for target in shape.targets),
+                    acts=other.result != "failed" and (other.is_edit or not all(map(reads_only, other.shapes))),
                 )
             )
+    return changes
+
+
+def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
+    """The route's own earlier commands that act (`git remote set-url … && git fetch`): what they
+    do happens before the later command runs, so they are changes to its failure's cause (not
+    those the failed call also ran first: `git add -A && git commit` again changes nothing new)."""
+    changes = []
+    for shape in earlier:
+        if reads_only(shape):
+            changes.append(Change((), False, False, (shape.program,), False, acts=False))  # time passes
+            continue
+        written = changed_paths(shape)
+        changes.append(
+            Change(
+                paths=written or (),
+                unnamed=written == (),
+                installs=shape.program in TREE_CHANGERS,
+                programs=(shape.program,),
+                background="&" in (shape.next_op, shape.joined_by),
+                subjects=shape.targets,
+            )
+        )
     return changes
 
 

@@ -22,6 +22,9 @@ AUTOMATIC_TRIGGERS: Final[tuple[Trigger, ...]] = (
 an operator names them."""
 STAGE_1_TRIGGERS: Final[tuple[Trigger, ...]] = ("operator_requested_history",)
 """RFC §9 Stage 1: what `enable` admits when no trigger is named."""
+MAX_HISTORY_WINDOW_DAYS: Final = 36_500
+DEFAULT_HISTORY_WINDOW_DAYS: Final[int | None] = None
+"""No window by default: see docs/history-window.md for the replay figures it was chosen on."""
 TriggerGrant = Literal["operator", "stage_1", "replay_qualified"]
 """Why a scope admits its triggers: the operator named them (`--trigger`, or a configuration
 written before the gate existed), Stage 1 by default, or a replay of the scope's own history met
@@ -81,6 +84,9 @@ class Enablement(ContractModel):
     """Why these triggers are admitted (`TriggerGrant`)."""
     replay: ReplayQualification | None = None
     """The last replay of this scope's history, when one ran."""
+    history_window_days: Annotated[int, Field(ge=1, le=MAX_HISTORY_WINDOW_DAYS)] | None = DEFAULT_HISTORY_WINDOW_DAYS
+    """History older than this many days (before now; before the cut in a replay) is left out of
+    lookups by the native provider; None: all of it."""
     enabled_at: AwareDatetime
     """When the enablement was recorded."""
 

@@ -86,6 +86,9 @@ class RouteProposal(ContractModel):
     """Shell commands the route would run."""
     files: Annotated[list[FilePath], Field(max_length=MAX_ROUTE_FILES)] = []
     """Files the route would touch."""
+    cwd: FilePath | None = None
+    """The folder the route's commands start in (absolute, or relative to the repository), when
+    known: the same command in another place is another route. Unknown: the repository's root."""
     hypothesis: RouteText | None = None
     """The hypothesis the route tests, in words."""
     blocker: RouteText | None = None

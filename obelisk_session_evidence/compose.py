@@ -69,7 +69,8 @@ def decide(
     the policy from `config.json`, the backends over its index, the encoder from its tokenizer
     cache, the digest salt; the thresholds are `RouteThresholds()`'s defaults. A caller that
     decides many situations under one configuration (a batch, whose idempotency keys name that
-    configuration) reads the policy once and passes it."""
+    configuration) reads the policy once and passes it; a replay passes the encoder that remembers
+    its token counts."""
     state = paths if paths is not None else state_paths()
     policy = policy if policy is not None else load_policy(state)
     factory = provider_factory_for(state, provider_factory)

@@ -93,22 +93,11 @@ def _rule(kind: FailureCauseKind, pattern: str, *, names_files: bool = False, fl
 
 
 CATALOGUE: Final[tuple[_Rule, ...]] = (
-    _rule("command_not_found", r"(?P<s>[\w.+/-]+): (?:command )?not found\b|command not found: (?P<t>\S+)"),
+    _rule(
+        "command_not_found",
+        r"command not found: (?P<t>\S+)|(?<![\w:])(?P<s>[A-Za-z_./][\w.+/-]*): (?:command )?not found$",
+    ),
     _rule("command_not_found", r"'(?P<s>[^'\n]{1,200})' is not recognized as an internal or external command"),
-    _rule(
-        "usage_error",
-        r"unrecognized subcommand '(?P<s>[^'\n]{1,200})'|error: unexpected argument '(?P<t>[^'\n]{1,200})'",
-    ),
-    _rule(
-        "usage_error",
-        r"\b(?:unknown|unrecognized|invalid|illegal|unexpected|no such) (?:option|flag|argument|subcommand)s?"
-        r"(?: --)?[:=]? ?['\"‘`]?(?P<s>-{0,2}[\w:.-]{1,80})",
-        flags=re.MULTILINE | re.IGNORECASE,
-    ),
-    _rule(
-        "usage_error", r"[Mm]issing script:? ['\"]?(?P<s>[\w:.-]{1,80})|[Ss]cript not found ['\"]?(?P<t>[\w:.-]{1,80})"
-    ),
-    _rule("usage_error", r"^[Uu]sage: (?P<s>\S{1,80})"),
     _rule(
         "module_not_found",
         r"No module named '?(?P<s>[\w.]{1,200})"
@@ -118,25 +107,19 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     ),
     _rule("wrong_architecture", r"Exec format error|wrong ELF class|incompatible architecture|Bad CPU type"),
     _rule("git_ignored", r"paths are ignored by one of your \.gitignore files:\s+(?P<s>\S{1,400})"),
+    _rule(
+        "hook_failed",
+        r"pre-commit|\bhusky\b|lint-staged|hook (?:failed|exited|declined)|\.{4,}\s*Failed\b",
+        names_files=True,
+    ),
     _rule("git_rejected", r"\[rejected\]|failed to push some refs|non-fast-forward|Updates were rejected"),
     _rule("nothing_to_commit", r"nothing to commit|no changes added to commit"),
     _rule("merge_conflict", r"^CONFLICT \(|Merge conflict in (?P<s>\S{1,400})|unmerged files|fix conflicts"),
-    _rule("hook_failed", r"pre-commit|\bhusky\b|lint-staged|hook (?:failed|exited|declined)", names_files=True),
     _rule(
         "no_tests_collected",
         r"collected 0 items|no tests ran|No tests? (?:files? )?found|[1-9]\d* deselected.*\b0 selected|0 tests? ran"
         r"|No test suite found|no test files",
         flags=re.MULTILINE | re.IGNORECASE,
-    ),
-    _rule(
-        "permission_denied",
-        r"Permission denied|[Oo]peration not permitted|\bEACCES\b|\bEPERM\b"
-        r"|sandbox(?:ed)? (?:denied|blocked|violation)",
-    ),
-    _rule(
-        "connection_refused",
-        r"ECONNREFUSED|[Cc]onnection refused|ENOTFOUND|getaddrinfo|Name or service not known|[Nn]etwork is unreachable"
-        r"|[Cc]ould not connect to (?P<s>\S{1,200})",
     ),
     _rule(
         "compile_error",
@@ -158,7 +141,31 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
         r"|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) |^\s*\d+\) test |AssertionError|assert(?:ion)? failed",
         names_files=True,
     ),
-    _rule("timeout", r"timed out|\bETIMEDOUT\b|deadline exceeded|Timeout of \d+ms exceeded"),
+    _rule(
+        "usage_error",
+        r"unrecognized subcommand '(?P<s>[^'\n]{1,200})'|error: unexpected argument '(?P<t>[^'\n]{1,200})'",
+    ),
+    _rule(
+        "usage_error",
+        r"\b(?:unknown|unrecognized|invalid|illegal|unexpected|no such) (?:option|flag|argument|subcommand)s?"
+        r"(?: --)?[:=]? ?['\"‘`]?(?P<s>-{0,2}[\w:.-]{1,80})",
+        flags=re.MULTILINE | re.IGNORECASE,
+    ),
+    _rule(
+        "usage_error", r"[Mm]issing script:? ['\"]?(?P<s>[\w:.-]{1,80})|[Ss]cript not found ['\"]?(?P<t>[\w:.-]{1,80})"
+    ),
+    _rule("usage_error", r"^[Uu]sage: (?P<s>\S{1,80})"),
+    _rule(
+        "permission_denied",
+        r"Permission denied|[Oo]peration not permitted|\bEACCES\b|\bEPERM\b"
+        r"|sandbox(?:ed)? (?:denied|blocked|violation)",
+    ),
+    _rule(
+        "connection_refused",
+        r"ECONNREFUSED|[Cc]onnection refused|ENOTFOUND|getaddrinfo|Name or service not known|[Nn]etwork is unreachable"
+        r"|[Cc]ould not connect to (?P<s>\S{1,200})",
+    ),
+    _rule("timeout", r"[Tt]imed? ?out\b|[Tt]imeout (?:waiting|of \d+ms exceeded)|\bETIMEDOUT\b|deadline exceeded"),
     _rule(
         "path_not_found",
         r"cannot access '(?P<s>[^'\n]{1,400})'|can't open file '(?P<t>[^'\n]{1,400})'"

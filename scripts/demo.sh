@@ -19,11 +19,14 @@ eval "$(.venv/bin/python -m fixtures.demo_histories "$OBELISK_SESSION_EVIDENCE_H
 ROOTS=(--root "claude=$CLAUDE_ROOT" --root "codex=$CODEX_ROOT" --root "kimi=$KIMI_ROOT" --root "pi=$PI_ROOT" --root "dsh=$DSH_ROOT")
 
 echo
-echo "== 3. Enable one agent, project and repository (the worktree resolves to the repository)"
+echo "== 3. Enable one agent, project and repository (the worktree resolves to the repository)."
+echo "      Without --trigger only operator requests are admitted (Stage 1) until a replay of the"
+echo "      scope's history meets its targets; naming the Replan trigger is the operator's override."
 "$CLI" enable --surface replan-history --agent-id agent-fixture --project-id project-fixture \
   --repository-id repo-fixture --repo-root "$REPO_ROOT" \
   --source-root "claude=$CLAUDE_ROOT" --source-root "codex=$CODEX_ROOT" --source-root "kimi=$KIMI_ROOT" \
-  --source-root "pi=$PI_ROOT" --source-root "dsh=$DSH_ROOT" --format json > /dev/null
+  --source-root "pi=$PI_ROOT" --source-root "dsh=$DSH_ROOT" \
+  --trigger replan_repetition --trigger operator_requested_history --format json > /dev/null
 echo "enabled agent-fixture / project-fixture / repo-fixture at $REPO_ROOT"
 
 echo
@@ -42,3 +45,8 @@ print("verdict:  ", decision["comparison"]["verdict"])
 print("rejection:", delta["reason_code"], "-", delta["reason"])
 print("receipt:  ", json.dumps(decision["receipt"], indent=2))
 '
+
+echo
+echo "== 6. Replay: every shell call of the enabled history decided on what came before it, judged by what"
+echo "      it really did next, beside the naive rule (counts only; commands never printed)"
+"$CLI" replay --project-id project-fixture

@@ -1,7 +1,6 @@
 """`batch`: reprocess stalled work items through the Prefect flow `reprocess-stalled` (against the
 configured API or a temporary local one), or directly with `--no-prefect`."""
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from obelisk_session_evidence.cli.common import (
     reported_errors,
     text_console,
 )
+from obelisk_session_evidence.cli.prefect_api import api_for_this_run
 from obelisk_session_evidence.cli.render_batch import render_batch_summary
 from obelisk_session_evidence.contracts.batch import BatchSpooled, BatchSummary
 from obelisk_session_evidence.contracts.config import ProviderKind
@@ -176,7 +176,7 @@ def _run_flow(
 
     if dask_address:
         probe_dask_address(dask_address)  # before paying for a temporary API
-    with _api_for_this_run(), _progress_bar(paths, manifest_ref):
+    with api_for_this_run(), _progress_bar(paths, manifest_ref):
         return run_reprocess_stalled_flow(
             manifest_ref,
             paths=paths,
@@ -184,33 +184,6 @@ def _run_flow(
             concurrency=concurrency,
             dask_address=dask_address,
         )
-
-
-@contextmanager
-def _api_for_this_run() -> Iterator[None]:
-    """The configured API as it is; else a temporary one, with a spinner for people while it
-    starts and one line on stderr saying it started and how long that took."""
-    from obelisk_session_evidence.flows.temporary_api import api_configured, temporary_api
-
-    if api_configured():
-        yield
-        return
-    console = Console(stderr=True, highlight=False)
-    status = console.status("no PREFECT_API_URL: starting a temporary Prefect API …")
-    status.start()
-    try:
-        with temporary_api() as api:
-            status.stop()
-            console.print(
-                f"temporary Prefect API started in {api.started_seconds:.1f} s (no PREFECT_API_URL); these "
-                f"runs stay in {os.environ['PREFECT_HOME']}, shown by `obelisk-session-evidence ui`",
-                soft_wrap=True,
-            )
-            yield
-    finally:
-        status.stop()
-    if api.unsettled:
-        console.print(f"the temporary Prefect API stopped before it recorded this run: {api.unsettled}", soft_wrap=True)
 
 
 class _RateColumn(ProgressColumn):

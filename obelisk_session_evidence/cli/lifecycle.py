@@ -17,6 +17,7 @@ from obelisk_session_evidence.cli.render_lifecycle import (
     render_status,
 )
 from obelisk_session_evidence.contracts.base import TRIGGERS
+from obelisk_session_evidence.contracts.config import MAX_HISTORY_WINDOW_DAYS
 from obelisk_session_evidence.contracts.sources import SOURCE_KINDS
 from obelisk_session_evidence.lifecycle.enablement import EnableRequest
 from obelisk_session_evidence.lifecycle.enablement import disable as disable_scope
@@ -100,6 +101,13 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
     multiple=True,
     type=click.Choice(TRIGGERS),
     help="Admit only these RFC §4 triggers (default: all four). Repeatable.",
+)
+@click.option(
+    "--history-window-days",
+    type=click.IntRange(1, MAX_HISTORY_WINDOW_DAYS),
+    metavar="N",
+    help="Leave history older than N days out of lookups (native provider; default: no window,"
+    " see docs/history-window.md).",
 )
 @click.option("--allow-cross-agent", is_flag=True, help=_NOT_QUALIFIED)
 @click.option("--allow-cross-project", is_flag=True, help=_NOT_QUALIFIED)

@@ -57,6 +57,13 @@ if TYPE_CHECKING:
     default=None,
     help="Run the hand-labelled real-transcript set too (default: when the real corpus is present).",
 )
+@click.option(
+    "--replay/--no-replay",
+    "replay",
+    default=None,
+    help="Replay the real corpus and judge by real outcomes, RFC §10's three arms on identical calls "
+    "(default: when the real corpus is present and not a --per-family smoke run).",
+)
 @format_option
 @stops_on_signals
 def qualify(
@@ -66,12 +73,14 @@ def qualify(
     workdir: Path | None,
     per_family: int | None,
     real: bool | None,
+    replay: bool | None,
     output_format: str,
 ) -> None:
     """Run the three arms on the labelled fixtures and write the qualification report.
 
-    Exits 0 when arm 2 meets every target on the held-back split, 2 otherwise; each missed
-    target is named with its figure against the target.
+    Exits 0 when every judging target is met, 2 otherwise; each missed target is named with its
+    figure against the target. With the real corpus replayed, its targets (alarms right, dead ends
+    caught, judged by what each call really did next) judge; the synthetic arms are coverage.
 
     Example: obelisk-session-evidence qualify --out qualification/
     """
@@ -94,6 +103,7 @@ def qualify(
             workdir=workdir,
             cases=cases,
             real_cases=real_cases,
+            real_replay=replay if replay is not None else corpus_root().is_dir() and per_family is None,
         )
     if output_format == "json":
         click.echo(summary.model_dump_json())

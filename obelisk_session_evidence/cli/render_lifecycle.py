@@ -147,6 +147,8 @@ def _enablement_rows(table: Table, enablement: Enablement) -> None:
     table.add_row("sources", ", ".join(enablement.sources))
     table.add_row("source roots", "\n".join(source_roots) or "defaults")
     table.add_row("triggers", f"{', '.join(enablement.triggers)} ({_GRANTS[enablement.trigger_grant]})")
+    days = enablement.history_window_days
+    table.add_row("history window", "all history" if days is None else f"the last {days} days")
     table.add_row("last replay", _replay_line(enablement))
     table.add_row("backend", enablement.provider + (f" ({enablement.obelisk_bin})" if enablement.obelisk_bin else ""))
     if enablement.obelisk_home:

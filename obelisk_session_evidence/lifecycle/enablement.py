@@ -18,7 +18,12 @@ from typing import Final, TypedDict
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk_session_evidence.contracts.base import TRIGGERS, OpaqueId
-from obelisk_session_evidence.contracts.config import STAGE_1_TRIGGERS, Enablement, EnablementConfig
+from obelisk_session_evidence.contracts.config import (
+    DEFAULT_HISTORY_WINDOW_DAYS,
+    STAGE_1_TRIGGERS,
+    Enablement,
+    EnablementConfig,
+)
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, InvalidInput, ScopeBroadeningNotQualified
 from obelisk_session_evidence.contracts.json_input import describe_validation_error
 from obelisk_session_evidence.contracts.lifecycle import (
@@ -73,6 +78,8 @@ class EnableRequest:
     obelisk_home: Path | None = None
     """Where the operator's Obelisk keeps its index (`--provider obelisk` only)."""
     triggers: Sequence[str] = ()
+    history_window_days: int | None = None
+    """None: the default window (`DEFAULT_HISTORY_WINDOW_DAYS`)."""
     allow_cross_agent: bool = False
     allow_cross_project: bool = False
     foreign_archives: Sequence[Path] = ()
@@ -274,6 +281,7 @@ def _enablement_from(request: EnableRequest, now: datetime, *, home: Path) -> tu
         "obelisk_home": _obelisk_home(request),
         "triggers": [t for t in TRIGGERS if t in request.triggers] if request.triggers else list(STAGE_1_TRIGGERS),
         "trigger_grant": "operator" if request.triggers else "stage_1",
+        "history_window_days": request.history_window_days or DEFAULT_HISTORY_WINDOW_DAYS,
         "enabled_at": now,
     }
     try:

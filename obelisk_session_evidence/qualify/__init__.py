@@ -46,6 +46,12 @@ from obelisk_session_evidence.qualify.real import (
     run_real_arm,
 )
 from obelisk_session_evidence.qualify.real_cases import RealCase
+from obelisk_session_evidence.qualify.replay_arm import (
+    ReplayArmResult,
+    render_replay_section,
+    replay_results_json,
+    run_replay_arm,
+)
 from obelisk_session_evidence.qualify.report import ReportInputs, render_report, target_checks, write_plots
 from obelisk_session_evidence.qualify.standin import full_history_provider, standin_provider
 from obelisk_session_evidence.qualify.synthetic import QualificationCase, qualification_cases
@@ -66,13 +72,24 @@ Backend = Literal["standin", "native"]
 
 
 class _RealFields(TypedDict, total=False):
-    """The summary's real-set figures (absent: the real set did not run)."""
+    """The summary's real-set and replay figures (absent: that part did not run)."""
 
     real_cases: int
     real_precision: float
     real_recall: float
     real_traps_right: int
     real_traps: int
+    replay_calls: int
+    replay_dead_end_rate: float | None
+    replay_alarms_right: float | None
+    replay_dead_ends_caught: float | None
+    replay_naive_alarms_right: float | None
+    replay_within_session_alarms_right: float | None
+    replay_within_session_dead_ends_caught: float | None
+    replay_private_tokens_p95: int | None
+    replay_truncation_rate: float | None
+    replay_full_history_tokens_p95: int | None
+    replay_decide_ms_p95: float | None
 
 
 class _WithHistory(TypedDict):
@@ -92,11 +109,13 @@ def qualify(
     workdir: Path | None = None,
     cases: tuple[QualificationCase, ...] | None = None,
     real_cases: tuple[RealCase, ...] = (),
+    real_replay: bool = False,
 ) -> QualificationSummary:
     """Run the three arms, calibrate on the training split, write the report; return the headline.
 
     `cases` defaults to every case for `seed`; tests pass a subset. `real_cases` run after
-    calibration, with the chosen thresholds, as the real-transcript arm.
+    calibration, with the chosen thresholds, as the real-transcript arm. `real_replay` replays the
+    real corpus (the three arms judged by outcome), whose targets then judge the run.
     """
     # The histories' repository roots are enablement roots, which must be absolute.
     out_dir, workdir = out_dir.absolute(), workdir.absolute() if workdir is not None else None
@@ -107,7 +126,12 @@ def qualify(
     if real_cases:
         real_workdir = (workdir or out_dir / "native-histories") / "real-cases"
         real = run_real_arm(real_cases, encoder=encoder, thresholds=chosen, workdir=real_workdir)
-    return write_report(out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend, real=real)
+    replay = None
+    if real_replay:
+        replay = run_replay_arm(encoder=encoder, workdir=(workdir or out_dir / "native-histories") / "real-replay")
+    return write_report(
+        out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend, real=real, replay=replay
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +174,13 @@ def decided_with(results: ArmResults, thresholds: RouteThresholds) -> ArmResults
 
 
 def write_report(
-    out_dir: Path, results: ArmResults, *, seed: int, backend: Backend, real: RealSetResult | None = None
+    out_dir: Path,
+    results: ArmResults,
+    *,
+    seed: int,
+    backend: Backend,
+    real: RealSetResult | None = None,
+    replay: ReplayArmResult | None = None,
 ) -> QualificationSummary:
     """`report.md`, the plots and `results.json` for decided runs; the headline numbers."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -165,11 +195,12 @@ def write_report(
     inputs = replace(inputs, plots_written=write_plots(out_dir, inputs))
     report_path = out_dir / "report.md"
     report = render_report(inputs)
-    if real is not None:
+    sections = [*(render_replay_section(replay) if replay else []), *(render_real_section(real) if real else [])]
+    if sections:
         head, latency = report.split("## Latency per stage", 1)
-        report = head + "\n".join(render_real_section(real)) + "\n## Latency per stage" + latency
+        report = head + "\n".join(sections) + "\n## Latency per stage" + latency
     report_path.write_text(report, encoding="utf-8")
-    (out_dir / "results.json").write_text(_results_json(cases, runs, chosen, real), encoding="utf-8")
+    (out_dir / "results.json").write_text(_results_json(cases, runs, chosen, real, replay), encoding="utf-8")
     result = detection([cases[i] for i in held], [runs["admitted_retrieval"][i] for i in held])
     tokens_p95 = context_size(runs["admitted_retrieval"]).tokens_p95
     real_fields: _RealFields = {}
@@ -182,7 +213,9 @@ def write_report(
             real_traps_right=right,
             real_traps=traps,
         )
-    targets = target_checks(result, tokens_p95, real)
+    if replay is not None:
+        real_fields |= _replay_fields(replay)
+    targets = target_checks(result, tokens_p95, real, replay)
     return QualificationSummary(
         cases=len(cases),
         held_back=len(held),
@@ -193,9 +226,29 @@ def write_report(
         false_repeat_rate=result.false_repeat_rate,
         tokens_p95=tokens_p95,
         targets=targets,
-        targets_met=all(check.met for check in targets),
+        targets_met=all(check.met for check in targets if check.judge),
         report_path=str(report_path),
         **real_fields,
+    )
+
+
+def _replay_fields(replay: ReplayArmResult) -> _RealFields:
+    """The summary's replay figures (empty rates stay None)."""
+    total = replay.report.total
+    if total is None:
+        return {}
+    return _RealFields(
+        replay_calls=total.calls,
+        replay_dead_end_rate=total.repeated_dead_end_rate,
+        replay_alarms_right=total.verdict.alarms_right,
+        replay_dead_ends_caught=total.verdict.dead_ends_caught_rate,
+        replay_naive_alarms_right=total.naive.alarms_right,
+        replay_within_session_alarms_right=replay.within_session.alarms_right,
+        replay_within_session_dead_ends_caught=replay.within_session.dead_ends_caught_rate,
+        replay_private_tokens_p95=replay.private_tokens_p95,
+        replay_truncation_rate=replay.truncation_rate,
+        replay_full_history_tokens_p95=replay.full_history_tokens_p95,
+        replay_decide_ms_p95=replay.decide_ms_p95,
     )
 
 
@@ -234,6 +287,7 @@ def _results_json(
     runs: dict[ArmName, tuple[ArmRun, ...]],
     chosen: RouteThresholds,
     real: RealSetResult | None = None,
+    replay: ReplayArmResult | None = None,
 ) -> str:
     """Per case and arm: verdict, outcomes and context size (no latency, so it is reproducible)."""
     rows = []
@@ -255,4 +309,6 @@ def _results_json(
     document: dict[str, Any] = {"thresholds": chosen.report(), "cases": rows}
     if real is not None:
         document["real_set"] = real_results_json(real)
+    if replay is not None:
+        document["real_replay"] = replay_results_json(replay)
     return json.dumps(document, indent=1, sort_keys=True) + "\n"

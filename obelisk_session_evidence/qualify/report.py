@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Final, Literal
 
 from obelisk_session_evidence.contracts.qualification import TargetCheck, TargetName
+from obelisk_session_evidence.contracts.replay import REPLAY_TARGETS
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.qualify.arms import ARMS, ArmName, ArmRun
 from obelisk_session_evidence.qualify.calibrate import MAX_FALSE_REPEAT_RATE, SweepPoint
 from obelisk_session_evidence.qualify.metrics import STAGES as STAGE_ORDER
 from obelisk_session_evidence.qualify.metrics import Detection, context_size, detection, safety, stage_latency
 from obelisk_session_evidence.qualify.real import REAL_TARGETS, RealSetResult
+from obelisk_session_evidence.qualify.replay_arm import ReplayArmResult
 from obelisk_session_evidence.qualify.synthetic import QualificationCase
 
 ARM_TITLES: Final[dict[ArmName, str]] = {
@@ -31,6 +33,8 @@ TARGETS: Final = {
     "real_precision": REAL_TARGETS["precision"],
     "real_recall": REAL_TARGETS["recall"],
     "real_traps": 1.0,
+    "replay_alarms_right": REPLAY_TARGETS["alarms_right"],
+    "replay_dead_ends_caught": REPLAY_TARGETS["dead_ends_caught"],
 }
 TARGET_BOUNDS: Final[dict[TargetName, tuple[str, Literal[">=", "<="]]]] = {
     "precision": ("precision on repeated routes", ">="),
@@ -40,13 +44,18 @@ TARGET_BOUNDS: Final[dict[TargetName, tuple[str, Literal[">=", "<="]]]] = {
     "real_precision": ("real set: precision on repeated routes", ">="),
     "real_recall": ("real set: recall on repeated routes", ">="),
     "real_traps": ("real set: share of traps right", ">="),
+    "replay_alarms_right": ("real outcomes: alarms right", ">="),
+    "replay_dead_ends_caught": ("real outcomes: dead ends caught", ">="),
 }
 """Each target's label and direction; the bounds are `TARGETS`."""
 
 
-def target_checks(result: Detection, tokens_p95: float, real: RealSetResult | None = None) -> list[TargetCheck]:
-    """Every target with arm 2's figure (held-back split; the real set's when it ran) and whether
-    it is met."""
+def target_checks(
+    result: Detection, tokens_p95: float, real: RealSetResult | None = None, replay: ReplayArmResult | None = None
+) -> list[TargetCheck]:
+    """Every target with arm 2's figure (held-back split; the real set's when it ran; the real
+    corpus's replay when it ran) and whether it is met. With the replay, its targets judge and the
+    synthetic arms' are coverage (`judge=False`)."""
     figures: dict[TargetName, float] = {
         "precision": result.precision,
         "recall": result.recall,
@@ -60,13 +69,37 @@ def target_checks(result: Detection, tokens_p95: float, real: RealSetResult | No
             "real_recall": real.detection.recall,
             "real_traps": right / traps if traps else 1.0,
         }
+    total = replay.report.total if replay is not None else None
+    if total is not None:  # no judged alarm or no dead end is a figure of 0: nothing was shown right
+        figures |= {
+            "replay_alarms_right": total.verdict.alarms_right or 0.0,
+            "replay_dead_ends_caught": total.verdict.dead_ends_caught_rate or 0.0,
+        }
     checks = []
     for name, (label, comparison) in TARGET_BOUNDS.items():
         if name not in figures:
             continue
         target, figure = float(TARGETS[name]), float(figures[name])
         met = figure >= target if comparison == ">=" else figure <= target
-        checks.append(TargetCheck(name=name, label=label, comparison=comparison, target=target, figure=figure, met=met))
+        judge = total is None or name.startswith("replay_")
+        checks.append(
+            TargetCheck(
+                name=name, label=label, comparison=comparison, target=target, figure=figure, met=met, judge=judge
+            )
+        )
+    if total is not None:
+        naive = total.naive.alarms_right or 0.0
+        figure = total.verdict.alarms_right or 0.0
+        checks.append(
+            TargetCheck(
+                name="replay_alarms_right_over_naive",
+                label="real outcomes: alarms right above the naive rule's",
+                comparison=">",
+                target=naive,
+                figure=figure,
+                met=figure > naive,
+            )
+        )
     return checks
 
 

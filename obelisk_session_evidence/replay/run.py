@@ -8,7 +8,8 @@ or a dead end's evidence lies is told by deciding again on the call's own sessio
 """
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
@@ -25,6 +26,7 @@ from obelisk_session_evidence.contracts.replay import (
 )
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.providers.base import AsOf, EvidenceProvider
+from obelisk_session_evidence.providers.native.index.history_size import Count, HistorySizes
 from obelisk_session_evidence.providers.native.index.timeline import TimedCall, Timeline
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 from obelisk_session_evidence.replay.outcomes import call_outcome, command_key, is_shell_call
@@ -52,6 +54,12 @@ class ReplaySource(Protocol):
     def timed_calls(self, keys: Timeline) -> Iterator[TimedCall]: ...
 
     def as_of(self, cut: AsOf) -> EvidenceProvider: ...
+
+    def history_sizes(self, count: Count) -> HistorySizes: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Hold the index open for the as-of lookups made inside."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,35 +93,59 @@ def replay_scope(
     salt: str,
     progress: Progress | None = None,
     private: list[PrivateCall] | None = None,
+    part: range | None = None,
+    freshness: Freshness | None = None,
+    arms: Count | None = None,
 ) -> ScopeRun:
-    """Replay the scope's calls in time order; `private` (when given) receives the listed calls' text."""
-    freshness = source.refresh()
+    """Replay the scope's calls in time order; `private` (when given) receives the listed calls' text.
+
+    `part` (positions in the timeline) decides only those calls: the calls before it are read, not
+    decided, for the naive rule's last runs and each session's call positions, so the parts of a
+    timeline replayed apart (a Prefect task each) merge into the whole (`merged`). `freshness`
+    given: the caller refreshed the index already. `arms` (a size counter) measures RFC §10's three
+    arms on every call: each is decided on its own session alone too (arm 1), and the history
+    before it is sized with `arms` (arm 3, the full history's cost)."""
+    freshness = freshness if freshness is not None else source.refresh()
     keys = source.timeline()
+    part = part if part is not None else range(len(keys.call_keys))
     judged: list[JudgedCall] = []
     false_alarms: list[CallRef] = []
     missed: list[CallRef] = []
     others: dict[OtherToolKind, int] = {"edit": 0, "read": 0, "other": 0}
     last_runs: dict[str, _LastRun] = {}
     positions: dict[str, int] = {}
+    shell_calls = 0
+    sizes = source.history_sizes(arms) if arms is not None else None
     started = time.perf_counter()
-    for done, timed in enumerate(source.timed_calls(keys), start=1):
-        call = timed.call
-        if not is_shell_call(call):
-            others[_other_kind(call)] += 1
-        else:
-            position = positions.get(call.session_ref, 0)
-            positions[call.session_ref] = position + 1
-            key = command_key(call.command)
-            one = _judge(enablement, source, decide, call, timed.cut, last_runs.get(key), index=len(judged))
-            judged.append(one)
-            if one.alarm and one.outcome in ("succeeded", "no_match"):
-                _list(false_alarms, private, call, one, position, salt)
-            if one.dead_end and not one.alarm:
-                _list(missed, private, call, one, position, salt)
-            if one.outcome in _JUDGED:
-                last_runs[key] = _LastRun(one.outcome, timed.cut.session_key)
-        if progress is not None:
-            progress(done, len(keys.call_keys))
+    with source.reading():
+        for at, timed in enumerate(source.timed_calls(keys)):
+            if at >= part.stop:
+                break
+            call, deciding = timed.call, at >= part.start
+            if not is_shell_call(call):
+                if deciding:
+                    others[_other_kind(call)] += 1
+            else:
+                position = positions.get(call.session_ref, 0)
+                positions[call.session_ref] = position + 1
+                key = command_key(call.command)
+                if deciding:
+                    one = _judge(
+                        enablement, source, decide, call, timed.cut, last_runs.get(key), index=shell_calls, sizes=sizes
+                    )
+                    judged.append(one)
+                    if one.alarm and one.outcome in ("succeeded", "no_match"):
+                        _list(false_alarms, private, call, one, position, salt)
+                    if one.dead_end and not one.alarm:
+                        _list(missed, private, call, one, position, salt)
+                    outcome = one.outcome
+                else:
+                    outcome = call_outcome(call)
+                if outcome in _JUDGED:
+                    last_runs[key] = _LastRun(outcome, timed.cut.session_key)
+                shell_calls += 1
+            if progress is not None and deciding:
+                progress(at + 1 - part.start, len(part))
     seconds = time.perf_counter() - started
     report = ScopeReplay(
         agent_id=enablement.agent_id,
@@ -127,9 +159,32 @@ def replay_scope(
         false_alarms=false_alarms,
         missed_dead_ends=missed,
         seconds=round(seconds, 3),
-        calls_per_second=round(len(judged) / seconds, 1) if judged and seconds > 0 else None,
+        calls_per_second=_rate(len(judged), seconds),
     )
     return ScopeRun(report, tuple(judged))
+
+
+def merged(parts: Sequence[ScopeRun]) -> ScopeRun:
+    """One scope's replay from its parts' (`replay_scope(part=...)`), given in timeline order."""
+    first = parts[0].report
+    judged = tuple(call for run in parts for call in run.judged)
+    seconds = sum(run.report.seconds for run in parts)
+    others = {kind: sum(run.report.other_tool_calls.get(kind, 0) for run in parts) for kind in first.other_tool_calls}
+    report = first.model_copy(
+        update={
+            "other_tool_calls": others,
+            "figures": figures(judged),
+            "false_alarms": [ref for run in parts for ref in run.report.false_alarms][:MAX_LISTED_CALLS],
+            "missed_dead_ends": [ref for run in parts for ref in run.report.missed_dead_ends][:MAX_LISTED_CALLS],
+            "seconds": round(seconds, 3),
+            "calls_per_second": _rate(len(judged), seconds),
+        }
+    )
+    return ScopeRun(report, judged)
+
+
+def _rate(calls: int, seconds: float) -> float | None:
+    return round(calls / seconds, 1) if calls and seconds > 0 else None
 
 
 def _judge(
@@ -141,6 +196,7 @@ def _judge(
     last: _LastRun | None,
     *,
     index: int,
+    sizes: HistorySizes | None,
 ) -> JudgedCall:
     situation = replay_situation(enablement, call, index=index)
     started = time.perf_counter()
@@ -152,10 +208,16 @@ def _judge(
     rerun_place: EvidencePlace | None = None
     if rerun and last is not None:
         rerun_place = "within_session" if last.session_key == cut.session_key else "across_sessions"
+    own_alarm: bool | None = None
+    own_ms: float | None = None
+    if verdict == ALARM or sizes is not None:  # where an alarm's evidence lies; arm 1 for every call
+        started = time.perf_counter()
+        own = decide(situation, source.as_of(replace(cut, own_session_only=True)))
+        own_ms = (time.perf_counter() - started) * 1000
+        own_alarm = own.decision.comparison.verdict == ALARM
     alarm_place: EvidencePlace | None = None
     if verdict == ALARM:
-        own = decide(situation, source.as_of(replace(cut, own_session_only=True)))
-        alarm_place = "within_session" if own.decision.comparison.verdict == ALARM else "across_sessions"
+        alarm_place = "within_session" if own_alarm else "across_sessions"
     result = run.private_result
     return JudgedCall(
         outcome=outcome,
@@ -167,6 +229,10 @@ def _judge(
         private_items=len(result.items) if result else 0,
         truncated=bool(result and result.truncated),
         decide_ms=decide_ms,
+        own_alarm=own_alarm if sizes is not None else None,
+        own_decide_ms=own_ms if sizes is not None else None,
+        private_tokens=run.values.capped.token_count,
+        history_size=sizes.before(cut) if sizes is not None else None,
     )
 
 

@@ -34,6 +34,15 @@ class JudgedCall:
     private_items: int
     truncated: bool
     decide_ms: float
+    own_alarm: bool | None = None
+    """Arm 1 (`replay_scope(arms=...)`): the verdict decided on the call's own session alone
+    alarmed; None when the replay decided it only for alarms."""
+    own_decide_ms: float | None = None
+    """Arm 1's decision time."""
+    private_tokens: int = 0
+    """Tokens of the private result the decision (arm 2) capped."""
+    history_size: int | None = None
+    """Arm 3: the size of the whole in-scope history before the call; None outside arms."""
 
     @property
     def dead_end(self) -> bool:
@@ -59,6 +68,16 @@ def figures(calls: Sequence[JudgedCall]) -> ReplayFigures:
         truncated_decisions=sum(call.truncated for call in calls),
         decide_ms_p95=round(_percentile([call.decide_ms for call in calls], 95), 2),
     )
+
+
+def arm_rule(calls: Sequence[JudgedCall], alarmed: Callable[[JudgedCall], bool]) -> RuleFigures:
+    """An alarm rule (an arm's verdicts) judged by outcome over every dead end of `calls`."""
+    return _rule(calls, alarmed=alarmed, counted=lambda call: call.dead_end)
+
+
+def percentile(values: Sequence[float], percent: int) -> float:
+    """Nearest-rank percentile; 0 for no values."""
+    return _percentile(values, percent)
 
 
 def _place(calls: Sequence[JudgedCall], place: EvidencePlace) -> PlaceFigures:

@@ -22,7 +22,8 @@ from obelisk_session_evidence.state.config_store import read_config
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import private_dir, write_private
 
-SpoolKind = Literal["situations", "manifests"]
+SpoolKind = Literal["situations", "manifests", "replays"]
+"""Replan situations, batch manifests, and the text of a replay's listed calls (`--private-out`)."""
 DEFAULT_RETENTION_HOURS: Final = 24
 """How long a spooled document is kept after it was last spooled, unless config.json says otherwise."""
 _SWEPT: set[tuple[Path, str]] = set()

@@ -20,6 +20,7 @@ Freshness is per scope (`status.scope_freshness`): a failed or damaged file that
 sessions of other repositories does not make this enablement's answers `incomplete`.
 """
 
+import contextlib
 import copy
 import dataclasses
 import sqlite3
@@ -45,6 +46,7 @@ from obelisk_session_evidence.providers.native.index.binding_cache import stored
 from obelisk_session_evidence.providers.native.index.calls import PriorCallBuilder
 from obelisk_session_evidence.providers.native.index.changes import pending_changes
 from obelisk_session_evidence.providers.native.index.excerpts import needles_for
+from obelisk_session_evidence.providers.native.index.history_size import Count, HistorySizes
 from obelisk_session_evidence.providers.native.index.query import SearchResult, SearchRow, plan_search, search
 from obelisk_session_evidence.providers.native.index.recent_failures import recent_failure_commands
 from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding
@@ -62,8 +64,17 @@ PROVIDER_VERSION: Final = f"{PACKAGE_VERSION} native-index/1"
 CANDIDATES_PER_ITEM: Final = 4
 MIN_CANDIDATES: Final = 100
 """Rows fetched per lookup: room for duplicates and per-session caps to drop some."""
+SECONDS_PER_DAY: Final = 86_400
 CALL_FRONT_SHARE: Final = 2
 """The proposed commands' prior calls take at most 1/2 of `max_items` at the front of the result."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Reader:
+    """The connection and freshness a replay's as-of views share (`NativeIndexProvider.reading`)."""
+
+    connection: sqlite3.Connection
+    freshness: Freshness
 
 
 class NativeIndexProvider:
@@ -87,6 +98,7 @@ class NativeIndexProvider:
         self._binding: RepositoryBinding | None = None
         self._calls: PriorCallBuilder | None = None
         self._as_of: AsOf | None = None
+        self._reader: _Reader | None = None
 
     def as_of(self, cut: AsOf) -> "NativeIndexProvider":
         """This provider answering from history strictly before `cut` (replay): it never refreshes,
@@ -95,15 +107,38 @@ class NativeIndexProvider:
         view._as_of = cut
         return view
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One connection, one freshness reading and one remembering prior-call builder for the
+        as-of views made inside: a replay's thousands of lookups then neither reopen the index (and
+        its page cache) nor re-read its freshness, nor rebuild the same prior calls, per lookup."""
+        with index_errors():
+            connection = connect(self._index_path)
+        try:
+            with index_errors():
+                binding = self._repository_binding(connection)
+                freshness = scope_freshness(connection, self._roots, binding)
+            self._reader = _Reader(connection, freshness)
+            self._calls = PriorCallBuilder(binding, remember=True)
+            yield
+        finally:
+            self._reader = self._calls = None
+            connection.close()
+
     def search(self, request: HistoricalEvidenceRequest) -> ProviderAnswer:
         """In-scope items for `request`, or a `ProviderError` (never a foreign exception)."""
         _check_bounds(request)
         self._check_scope(request)
+        if self._as_of is not None and self._reader is not None:
+            with index_errors():
+                reader = self._reader
+                binding = self._repository_binding(reader.connection)
+                return self._answer(reader.connection, request, self._scope(binding), binding, reader.freshness)
         with index_errors():
             connection = connect(self._index_path)
             try:
                 binding = self._repository_binding(connection)
-                scope = dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of)
+                scope = self._scope(binding)
                 if self._as_of is None:
                     freshness = self._refresh_if_due(connection, binding)
                 else:  # a replay reads the index as its one refresh left it
@@ -161,6 +196,15 @@ class NativeIndexProvider:
             finally:
                 connection.close()
 
+    def history_sizes(self, count: Count) -> HistorySizes:
+        """The size (by `count`) of the scope's history before any as-of cut (RFC §10's cost ceiling)."""
+        with index_errors():
+            connection = connect(self._index_path)
+            try:
+                return HistorySizes(connection, scope_filter(self._roots, self._repository_binding(connection)), count)
+            finally:
+                connection.close()
+
     def index_revision(self) -> str | None:
         """The stored revision, read without refreshing; None without an index or on a fault."""
         if not self._index_path.exists():
@@ -175,6 +219,14 @@ class NativeIndexProvider:
         except ProviderError:
             return None
         return None if revision == UNKNOWN_REVISION else revision
+
+    def _scope(self, binding: RepositoryBinding) -> ScopeFilter:
+        """The enablement's scope in SQL, with the replay's cut and the history window, if any: the
+        window ends at the cut's time in a replay, else now."""
+        days = self._enablement.history_window_days
+        end = self._as_of.epoch if self._as_of is not None else time.time()
+        window_start = end - days * SECONDS_PER_DAY if days is not None else None
+        return dataclasses.replace(scope_filter(self._roots, binding), as_of=self._as_of, window_start=window_start)
 
     def _check_scope(self, request: HistoricalEvidenceRequest) -> None:
         scope = request.scope
@@ -238,6 +290,9 @@ class NativeIndexProvider:
             raise ScopeViolation("a returned row lies outside the enablement's scope")
         if self._as_of is not None and not all(_before(row, self._as_of) for row in returned):
             raise ScopeViolation("a returned row lies after the as-of cut")
+        start = scope.window_start
+        if start is not None and not all(row.observed_epoch is None or row.observed_epoch >= start for row in returned):
+            raise ScopeViolation("a returned row lies before the history window")
         selection = select_items(
             found.rows,
             limits,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from obelisk_session_evidence.contracts.base import EvidenceType
+from obelisk_session_evidence.contracts.prior_calls import CallOutcome
 from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.failure_causes import call_outcome
 
@@ -89,17 +90,21 @@ class ToolCallRecord:
 
     @property
     def failed(self) -> bool:
-        """True when the call failed (`failure_causes.call_outcome`): not a call that never ran (rejected,
-        cancelled, aborted), nor a search that found nothing, nor one whose outcome is unknown."""
-        outcome = call_outcome(
+        """True when the tool reported an error or the command exited nonzero (as recorded)."""
+        return bool(self.is_error) or (self.exit_code is not None and self.exit_code != 0)
+
+    @property
+    def outcome(self) -> CallOutcome:
+        """What the call did (`failure_causes.call_outcome`): a rejected, cancelled or aborted call
+        never ran, a search that found nothing answered, a filter's status hid a failure."""
+        return call_outcome(
             self.command_text or "", exit_code=self.exit_code, is_error=self.is_error, output=self.output_excerpt or ""
         )
-        return outcome == "failed"
 
     @property
     def evidence_type(self) -> EvidenceType:
         """`prior_failure`, `file_history` for successful file tools, else `tool_outcome`."""
-        if self.failed:
+        if self.outcome == "failed":
             return "prior_failure"
         if (self.name or "").lower() in FILE_TOOL_NAMES:
             return "file_history"

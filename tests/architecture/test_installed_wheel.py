@@ -25,6 +25,7 @@ import pytest
 
 from fixtures.shared import REAL_CORPUS
 from fixtures.situations import FIXTURE_AGENT, FIXTURE_PROJECT, FIXTURE_REPOSITORY, situation
+from obelisk_session_evidence.contracts.base import TRIGGERS
 from obelisk_session_evidence.providers.native.parsers import default_roots
 from obelisk_session_evidence.qualify.session_writers import write_native_histories
 
@@ -161,7 +162,17 @@ def test_installed_run_decides_a_situation_from_indexed_history(installed: Insta
     situation_file.write_text(json.dumps(situation(situation_id="installed-repeat-failure")))
     scope = ["--agent-id", FIXTURE_AGENT, "--project-id", FIXTURE_PROJECT, "--repository-id", FIXTURE_REPOSITORY]
     source_roots = [arg for source, path in roots.items() for arg in ("--source-root", f"{source}={path}")]
-    enable = ["enable", "--surface", "replan-history", *scope, "--repo-root", manifest.repo_root, *source_roots]
+    triggers = [arg for trigger in TRIGGERS for arg in ("--trigger", trigger)]  # named: past the promotion gate
+    enable = [
+        "enable",
+        "--surface",
+        "replan-history",
+        *scope,
+        "--repo-root",
+        manifest.repo_root,
+        *source_roots,
+        *triggers,
+    ]
     enabled = installed.run(installed.cli, *enable, "--format", "json")
     assert enabled.returncode == 0, enabled.stdout + enabled.stderr
     index_roots = [arg for source, path in roots.items() for arg in ("--root", f"{source}={path}")]

@@ -1,4 +1,5 @@
-"""A cold `run` process imports only what its decision uses (checked in `sys.modules` of a fresh
+"""A cold `run` process from obelisk_session_evidence.contracts.base import TRIGGERS
+imports only what its decision uses (checked in `sys.modules` of a fresh
 process that runs the real CLI over the demo's generated histories)."""
 
 import importlib.metadata
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.situations import situation
+from obelisk_session_evidence.contracts.base import TRIGGERS
 from obelisk_session_evidence.providers.native.parsers import default_roots
 from obelisk_session_evidence.providers.version import DISTRIBUTION, PACKAGE_VERSION
 from obelisk_session_evidence.qualify.session_writers import write_native_histories
@@ -73,6 +75,7 @@ def demo_state(tmp_path_factory):
             "--repo-root",
             str(manifest.repo_root),
             *(arg for source, path in roots.items() for arg in ("--source-root", f"{source}={path}")),
+            *(arg for trigger in TRIGGERS for arg in ("--trigger", trigger)),
             "--format",
             "json",
         ],

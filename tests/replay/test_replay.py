@@ -146,3 +146,24 @@ def test_replay_without_an_enablement_is_refused(tmp_path):
     result = CliRunner().invoke(main, ["replay", "--format", "json"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["reason_code"] == "invalid_input"
+
+
+def test_hypothesis_text_never_flips_the_verdict_of_a_repeated_failure(history):
+    """The verdict judges commands here: adding a hypothesis (not judged without a hypothesis gap)
+    leaves a repeat of an unfixed failure a repeat."""
+    from obelisk_session_evidence.replay import decider
+    from obelisk_session_evidence.replay.situations import replay_situation
+
+    paths, enablement = history
+    provider = NativeIndexProvider(paths.index_dir, enablement)
+    provider.refresh()
+    calls = list(provider.timed_calls(provider.timeline()))
+    repeat = calls[2]  # session two's re-run of the test that failed in session one
+    decide = decider(paths, enablement)
+    plain = replay_situation(enablement, repeat.call, index=2)
+    route = plain.proposed.route.model_copy(update={"hypothesis": "the login token expires one second too early"})
+    hypothesised = plain.model_copy(update={"proposed": plain.proposed.model_copy(update={"route": route})})
+    verdicts = {
+        decide(situation, provider.as_of(repeat.cut)).decision.comparison.verdict for situation in (plain, hypothesised)
+    }
+    assert verdicts == {"repeats_prior_failure"}

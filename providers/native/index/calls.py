@@ -45,12 +45,19 @@ _PARSER_CUT: Final = re.compile(r"\n\[… \d+ characters omitted …\]\n")
 """The mark the parsers leave where they cut a long output to its head and tail (`parsers._text.excerpt`)."""
 
 
-class PriorCallBuilder:
-    """Builds prior calls for one enablement's repository, remembering each cwd's checkout."""
+REMEMBERED_CALLS: Final = 4096
+"""Most prior calls a remembering builder keeps (it forgets them all past it): a bound on memory."""
 
-    def __init__(self, binding: RepositoryBinding) -> None:
+
+class PriorCallBuilder:
+    """Builds prior calls for one enablement's repository, remembering each cwd's checkout, and
+    with `remember` each built call by its row (a replay's lookups return the same rows again and
+    again; a row's prior call depends on the row alone, while the index is held unchanged)."""
+
+    def __init__(self, binding: RepositoryBinding, *, remember: bool = False) -> None:
         self._binding = binding
         self._places: dict[tuple[str, str | None], str | None] = {}
+        self._built: dict[int, PriorToolCall] | None = {} if remember else None
 
     def build(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
         """Prior calls for the tool-call rows among `rows`, in order, one per record, at most `MAX_PRIOR_CALLS`."""
@@ -62,8 +69,18 @@ class PriorCallBuilder:
 
     def build_each(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
         """One prior call per tool-call row, in order, uncapped (the caller bounds `rows`)."""
-        files = _call_files(connection, [row.entry_id for row in rows])
-        return [self._call(row, files.get(row.entry_id, ())) for row in rows]
+        built = self._built
+        if built is None:
+            files = _call_files(connection, [row.entry_id for row in rows])
+            return [self._call(row, files.get(row.entry_id, ())) for row in rows]
+        missing = [row for row in rows if row.entry_id not in built]
+        if len(built) + len(missing) > REMEMBERED_CALLS:
+            built.clear()
+            missing = list(rows)
+        files = _call_files(connection, [row.entry_id for row in missing])
+        for row in missing:
+            built[row.entry_id] = self._call(row, files.get(row.entry_id, ()))
+        return [built[row.entry_id] for row in rows]
 
     def repository_cwd(self, cwd: str | None, *, identity: str | None) -> str | None:
         """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""

@@ -59,6 +59,8 @@ class ScopeFilter:
     """The roots' remotes are known, so a recorded remote outside `url_keys` excludes a session."""
     as_of: AsOf | None = None
     """Replay's cut: only rows before it (`as_of_sql`); None for the whole index."""
+    window_start: float | None = None
+    """The enablement's history window: rows observed before this epoch are left out (`window_sql`)."""
 
     @property
     def binding(self) -> RepositoryBinding:
@@ -116,6 +118,8 @@ def scope_clauses(
     )
     if rows and scope.as_of is not None:
         clauses.append(as_of_sql(scope.as_of, params, session="e.session_row", row="e.id", epoch="e.observed_epoch"))
+    if rows and scope.window_start is not None:
+        clauses.append(window_sql(scope.window_start, params, epoch="e.observed_epoch"))
     # The sole-owner probe last, after the cheaper predicates.
     clauses += [
         agent_sql("f", scope, params),
@@ -134,6 +138,13 @@ def as_of_sql(cut: AsOf, params: dict[str, object], *, session: str, row: str, e
     if cut.own_session_only:
         return own
     return f"({own} OR ({session} != :asof_session AND {epoch} < :asof_epoch))"
+
+
+def window_sql(start: float, params: dict[str, object], *, epoch: str) -> str:
+    """Rows observed at or after `start` (the history window's first instant); an undated row has
+    no age to judge, so the window keeps it."""
+    params["window_start"] = start
+    return f"({epoch} IS NULL OR {epoch} >= :window_start)"
 
 
 def agent_sql(file: str, scope: ScopeFilter, params: dict[str, object]) -> str:

@@ -75,7 +75,8 @@ def test_parse_session_file_pi_reads_exit_codes_of_bash_results() -> None:
     # Its result text is exactly "Command exited with code 1".
     failed = calls["toolu_01XrQPnkjYXzpzFGYHBzU2vm"]
     assert (failed.name, failed.is_error, failed.exit_code) == ("bash", True, 1)
-    assert failed.evidence_type == "prior_failure"
+    # It is `grep`'s exit 1: no match is an answer, not a failure of the command (issue 25).
+    assert failed.outcome == "no_match" and failed.evidence_type == "tool_outcome"
     reads = [c for c in outcome.tool_calls if c.name == "read" and not c.failed]
     assert reads and all(c.file_paths and c.evidence_type == "file_history" for c in reads)
 

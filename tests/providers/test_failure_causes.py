@@ -1,0 +1,116 @@
+"""The one outcome rule and the failure-cause catalogue every provider uses (docs/failure-causes.md)."""
+
+import pytest
+
+from obelisk_session_evidence.providers.failure_causes import call_outcome, failure_cause
+
+OUTCOMES = [
+    # (command, exit code, error flag, output, outcome)
+    ("pytest -x", 1, True, "FAILED tests/test_auth.py::test_login", "failed"),
+    ("pytest -x", 0, False, "3 passed", "succeeded"),
+    ("pytest -x", None, None, "", "unknown"),
+    ("ls", None, True, "The user doesn't want to proceed with this tool use. The tool use was rejected.", "not_run"),
+    ("make", None, True, "[Request interrupted by user for tool use]", "not_run"),
+    ("npm test", None, True, "<tool_use_error>Sibling tool call errored</tool_use_error>", "not_run"),
+    ("npm test", 1, True, "Operation aborted", "not_run"),
+    ("grep -rn token src", 1, True, "", "no_match"),
+    ("git log | grep fix", 1, True, "", "no_match"),
+    ("grep -rn token missing/", 2, True, "grep: missing/: No such file or directory", "failed"),
+    ("bun run test 2>&1 | tail -5", 0, False, " 1231 pass\n 1 fail\nRan 1232 tests", "failed"),
+    ("bun run lint 2>&1 | tail -3", 0, False, "Found 2 errors.\ncheck ━━━", "failed"),
+    ("npx tsc 2>&1 | head", 0, False, "src/a.ts(3,4): error TS2345: Argument of type", "failed"),
+    ("bun run test 2>&1 | tail -5", 0, False, " 1232 pass\n 0 fail\nRan 1232 tests", "succeeded"),
+    ("bun run test 2>&1 | head -20", 0, False, "bun test v1.3.5\n\nsrc/a.test.ts:", "unknown"),
+    ("cat src/a.ts | head -20", 0, False, "import x from 'y'", "succeeded"),
+    ("rtk bun run test 2>&1 | tail -30", 0, False, "error: unrecognized subcommand 'bun'", "failed"),
+    ("bun run test 2>&1 | tail -30", 0, False, "error: Database connection failed\n      at test", "unknown"),
+]
+
+
+@pytest.mark.parametrize(("command", "exit_code", "is_error", "output", "expected"), OUTCOMES)
+def test_call_outcome(command, exit_code, is_error, output, expected):
+    assert call_outcome(command, exit_code=exit_code, is_error=is_error, output=output) == expected
+
+
+CAUSES = [
+    # (command, exit code, output, kind, a subject it must name)
+    (
+        "rtk bun run test",
+        2,
+        "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>",
+        "usage_error",
+        "bun",
+    ),
+    ("cat -A f", 1, "cat: illegal option -- A\nusage: cat [-belnstuv] [file ...]", "usage_error", "A"),
+    ("ps -ef", 1, "zsh:1: command not found: rtk", "command_not_found", "rtk"),
+    ("mix phx.server", 127, "bash: mix: command not found", "command_not_found", "mix"),
+    ("foo", 127, "", "command_not_found", "foo"),
+    ("npm run lnt", 1, 'npm error Missing script: "lnt"', "usage_error", "lnt"),
+    ("python -c 'import yaml'", 1, "ModuleNotFoundError: No module named 'yaml'", "module_not_found", "yaml"),
+    (
+        "bun test",
+        1,
+        "error: Cannot find module '@octokit/rest' from 'src/x.test.ts'",
+        "module_not_found",
+        "@octokit/rest",
+    ),
+    (
+        "git add dist",
+        1,
+        "The following paths are ignored by one of your .gitignore files:\ndist",
+        "git_ignored",
+        "dist",
+    ),
+    ("git push", 1, " ! [rejected]        main -> main (fetch first)", "git_rejected", None),
+    ("git commit -m x", 1, "nothing to commit, working tree clean", "nothing_to_commit", None),
+    ("pytest -m slow", 5, "collected 12 items / 12 deselected / 0 selected", "no_tests_collected", None),
+    ("pytest", 5, "no tests ran in 0.01s", "no_tests_collected", None),
+    (
+        "curl localhost:4000",
+        7,
+        "curl: (7) Failed to connect to localhost port 4000: Connection refused",
+        "connection_refused",
+        None,
+    ),
+    (
+        "npx tsc",
+        2,
+        "src/shared/engine.ts(218,25): error TS7006: Parameter 'p' implicitly has an 'any' type.",
+        "compile_error",
+        "src/shared/engine.ts",
+    ),
+    (
+        "bun run lint",
+        1,
+        "at src/a.test.ts format ━━━\n  × Formatter would have printed the following content:",
+        "format_or_lint_refused",
+        "src/a.test.ts",
+    ),
+    (
+        "mix test",
+        2,
+        "  1) test mount renders (SpotterWeb.ReviewTest)\n     test/spotter_web/review_test.exs:12",
+        "test_failed",
+        "test/spotter_web/review_test.exs",
+    ),
+    ("ls x/", 1, "ls: cannot access 'x/': No such file or directory", "path_not_found", "x/"),
+    ("ls ~/a*.jsonl", 1, "(eval):1: no matches found: /home/u/a*.jsonl", "path_not_found", "/home/u/a*.jsonl"),
+    ("cat src", 1, "cat: src: Is a directory", "is_a_directory", None),
+    ("ps -ef", 1, "zsh:1: operation not permitted: ps", "permission_denied", None),
+    ("git push", 128, "fatal: The current branch x has no upstream branch.", "tool_error", None),
+    ("./run.sh", 3, "something odd happened", "unknown", None),
+]
+
+
+@pytest.mark.parametrize(("command", "exit_code", "output", "kind", "subject"), CAUSES)
+def test_failure_cause(command, exit_code, output, kind, subject):
+    cause = failure_cause(command, exit_code=exit_code, output=output)
+    assert cause.kind == kind
+    if subject is not None:
+        assert subject in cause.subjects
+
+
+def test_a_cause_is_bounded_whatever_the_output():
+    output = "\n".join(f"src/file_{n}.ts(1,1): error TS1000: bad" for n in range(500))
+    cause = failure_cause("npx tsc", exit_code=2, output=output)
+    assert cause.kind == "compile_error" and len(cause.subjects) <= 16
