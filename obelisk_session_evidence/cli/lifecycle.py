@@ -71,7 +71,7 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
     "sources",
     multiple=True,
     type=click.Choice(SOURCE_KINDS),
-    help="A session source bound to this agent (default: all). Repeatable.",
+    help="A session source bound to this agent (default: those whose session folder exists, else all). Repeatable.",
 )
 @click.option(
     "--source-root",
@@ -100,7 +100,7 @@ _NOT_QUALIFIED = "Not supported in v0: always rejected with scope_broadening_not
     "triggers",
     multiple=True,
     type=click.Choice(TRIGGERS),
-    help="Admit only these RFC §4 triggers (default: all four). Repeatable.",
+    help="Admit only these RFC §4 triggers (default: Stage 1, operator_requested_history only). Repeatable.",
 )
 @click.option(
     "--history-window-days",
