@@ -6,9 +6,9 @@ a cold process about 45 ms, most of it `requests` (its plugins can verify secret
 `secret_patterns.json`, and `load_patterns()` compiles that file (about 6 ms). Regenerate it after
 upgrading detect-secrets:
 
-    .venv/bin/python -m providers.native.index.secret_patterns
+    .venv/bin/python -m providers.redaction.secret_patterns
 
-`tests/providers/native/index/test_secret_patterns.py` builds the file fresh and compares.
+`tests/providers/redaction/test_secret_patterns.py` builds the file fresh and compares.
 """
 
 import json

@@ -10,8 +10,8 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from obelisk_session_evidence.providers.native.index import secret_filters
-from obelisk_session_evidence.providers.native.index.secret_patterns import (
+from obelisk_session_evidence.providers.redaction import secret_filters
+from obelisk_session_evidence.providers.redaction.secret_patterns import (
     PATTERNS_FILE,
     build_patterns,
     load_patterns,
@@ -58,7 +58,7 @@ from_alphabets = st.text(alphabet="ABCDEFabcdef0123456789+/=-{}<>$[]()'\"=:. _",
 
 def test_a_fresh_build_from_detect_secrets_equals_the_committed_file():
     assert patterns_text(build_patterns()) == PATTERNS_FILE.read_text(encoding="utf-8"), (
-        "detect-secrets changed: run .venv/bin/python -m providers.native.index.secret_patterns"
+        "detect-secrets changed: run .venv/bin/python -m providers.redaction.secret_patterns"
     )
 
 
