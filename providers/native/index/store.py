@@ -15,8 +15,21 @@ from pathlib import Path
 from typing import Final
 
 from obelisk_session_evidence.contracts.errors import IndexUnavailable
-from obelisk_session_evidence.providers.native.index.schema import apply_migrations, pending_migrations
+from obelisk_session_evidence.providers.native.index.integrity import (
+    DAMAGED,
+    REPAIR,
+    mark_writing,
+    seal,
+    seal_file,
+    verify,
+)
+from obelisk_session_evidence.providers.native.index.schema import (
+    apply_migrations,
+    pending_migrations,
+    unknown_migrations,
+)
 
+SCHEMA_TOO_NEW: Final = "schema_too_new"
 INDEX_FILE_NAME: Final = "native.sqlite"
 """The index file inside `StatePaths.index_dir`."""
 BUSY_TIMEOUT_MS: Final = 5000
@@ -35,11 +48,13 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def connect(index_path: Path | str) -> sqlite3.Connection:
-    """Open (creating if needed) the index at `index_path`, in WAL mode, migrated to the latest schema.
+def connect(index_path: Path | str, *, holds_writer_lock: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) the index at `index_path`, in WAL mode, migrated to the latest schema,
+    past the integrity guard (`integrity.verify`: a damaged index raises `index_unavailable`).
 
     Pass `":memory:"` for a private in-memory index (tests). Transactions are explicit: the
-    connection runs in autocommit mode and `atomic()` opens them.
+    connection runs in autocommit mode and `atomic()` opens them. A caller that holds the writer
+    lock says so, so the guard checks rather than leaving the check to the writer.
     """
     with index_errors():
         if str(index_path) != MEMORY:
@@ -51,11 +66,18 @@ def connect(index_path: Path | str) -> sqlite3.Connection:
                 connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA temp_store = MEMORY")
+            if unknown_migrations(connection):
+                # A newer release wrote this index: its rows may mean something this one cannot read.
+                raise IndexUnavailable(f"{SCHEMA_TOO_NEW}; upgrade obelisk-session-evidence or drop the index")
+            if str(index_path) != MEMORY:
+                verify(connection, index_path, writer_active=not holds_writer_lock and writer_busy(index_path))
             if pending_migrations(connection):
                 # Only a schema change takes the write lock: opening a current index never
                 # waits for a refresh in progress.
+                mark_writing(connection)
                 with atomic(connection):
                     apply_migrations(connection)
+                seal(connection)
         except BaseException:
             connection.close()
             raise
@@ -104,9 +126,13 @@ def index_errors() -> Iterator[None]:
     try:
         yield
     except sqlite3.Error as error:
+        if type(error) is sqlite3.DatabaseError:  # "malformed", "not a database": the file is damaged
+            raise IndexUnavailable(f"{DAMAGED}:sqlite:DatabaseError; {REPAIR}") from None
         raise IndexUnavailable(f"sqlite:{type(error).__name__}") from None
     except OSError as error:
         raise IndexUnavailable(f"os:{type(error).__name__}") from None
+    except UnicodeError as error:  # text a damaged page no longer decodes (flipped bytes)
+        raise IndexUnavailable(f"{DAMAGED}:{type(error).__name__}; {REPAIR}") from None
 
 
 @contextlib.contextmanager
@@ -132,6 +158,28 @@ def writer_lock(index_path: Path | str, *, wait_s: float | None) -> Iterator[boo
                 fcntl.flock(descriptor, fcntl.LOCK_UN)
     finally:
         os.close(descriptor)
+
+
+def writer_busy(index_path: Path | str) -> bool:
+    """True while another open file holds the writer lock (a refresh is writing)."""
+    try:
+        descriptor = os.open(f"{index_path}.lock", os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)  # closing the descriptor releases a lock it got
+    return False
+
+
+def discard(index_path: Path | str) -> None:
+    """Remove a damaged index and its WAL, shared memory and seal (the caller holds the writer lock)."""
+    for path in (Path(index_path), *(Path(f"{index_path}{suffix}") for suffix in ("-wal", "-shm"))):
+        path.unlink(missing_ok=True)
+    seal_file(index_path).unlink(missing_ok=True)
 
 
 def _acquire(descriptor: int, wait_s: float | None) -> bool:
