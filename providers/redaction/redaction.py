@@ -79,7 +79,11 @@ _EXTRA_PATTERNS: Final[tuple[tuple[str, str, bool], ...]] = (
         r"|client-?secret)(?:=|[ \t]+)" + _VALUE,
         True,
     ),
-    ("url-credentials", r"(?<![\w-])(?:-u|--user)(?:=|[ \t]*)[^\s:'\"/]+:(?P<secret>[^\s'\"@]+)(?![^\s'\"]*@)", False),
+    (
+        "url-credentials",
+        r"(?<![\w-])(?:-u|--user)(?:=|[ \t]*)[^\s:'\"/]{1,256}:(?P<secret>[^\s'\"@]{1,256})(?![^\s'\"]{0,256}@)",
+        False,
+    ),
     (
         "secret-assignment",
         r"(?i)(?<![\w.-])(?P<quote>[\"']?)(?P<name>" + _SECRET_NAME + r")(?P=quote)"
@@ -97,6 +101,17 @@ _ASSIGNMENT_HINT: Final = re.compile(r"key|pw|pass|token|secret|contrase|credent
 keys, and the assignments, flags and headers above) needs one of these words, so those patterns
 only run on lines that have one: they are the slow ones (the keyword patterns alone took 8 of 12
 seconds on the real corpus)."""
+HINT_LEAD: Final = 128
+"""Characters before a hint word the assignment patterns see (a compared value: `"…" == password`)."""
+HINT_TAIL: Final = 512
+"""Characters after a hint word they see (the value; a longer one is masked up to here)."""
+_ANCHORS: Final = {
+    "json-web-token": re.compile("eyJ"),
+    "npm-tokens": re.compile("_authToken"),
+    "openai-token": re.compile("T3BlbkFJ"),
+}
+"""detect-secrets patterns that rescan a word from every start (quadratic on a long word of
+repeats), run on windows around the literal each of their matches holds."""
 _NOT_SECRETS: Final = frozenset(
     (  # noqa: SIM905 (one word list, not forty lines)
         "true false null none nil undefined yes no on off required optional str string int integer bool boolean"
@@ -108,7 +123,8 @@ _NOT_SECRETS: Final = frozenset(
 `getApiKey: async () => …`)."""
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*")
 _PATH_START: Final = ("/", "./", "../", "~/")
-_JWT_TAIL: Final = re.compile(r"[A-Za-z0-9_.+/=-]*")
+_JWT_TAIL: Final = re.compile(r"[A-Za-z0-9_.+/=-]{0,8192}")
+"""The rest of a JWT after the detector's lazy match, bounded (a token is far shorter)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +152,7 @@ def redact(text: str) -> str:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret the detectors find in `text` (spans may overlap)."""
-    hinted = _hinted_lines(text) if _ASSIGNMENT_HINT.search(text) else []
+    hinted = _hinted_windows(text) if _ASSIGNMENT_HINT.search(text) else []
     findings: list[Finding] = []
     checks = _checks()
     for check in (check for check in checks if not check.extra):
@@ -150,11 +166,21 @@ def find_secrets(text: str) -> list[Finding]:
 
 
 def _findings(check: "_Check", text: str, hinted: list[tuple[int, str]]) -> Iterator[Finding]:
+    """The check's findings: on the hinted windows, on windows around its anchor, or on the text."""
     if check.needs_hint:
-        for offset, line in hinted:
-            yield from _located(check, line, offset, text)
+        windows = hinted
+    elif check.kind in _ANCHORS:
+        windows = _windows(text, _ANCHORS[check.kind])
     elif check.pattern.search(text) is not None:
-        yield from _located(check, text, 0, text)
+        windows = [(0, text)]
+    else:
+        return
+    covered = 0
+    for offset, window in windows:
+        for found in _located(check, window, offset, text):
+            if found.start >= covered or not check.is_jwt:  # a JWT is extended once, not from each dot
+                covered = max(covered, found.end)
+                yield found
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,17 +288,26 @@ def _keyword_findings(line: str, offset: int) -> Iterator[Finding]:
                 yield Finding(offset + match.start(group), offset + match.end(group), "secret-keyword")
 
 
-def _hinted_lines(text: str) -> list[tuple[int, str]]:
-    """`(offset, line)` for each line holding an assignment hint word, found from the hints."""
-    hinted: dict[int, str] = {}
+def _hinted_windows(text: str) -> list[tuple[int, str]]:
+    """Windows around the assignment hint words (`_windows`)."""
+    return _windows(text, _ASSIGNMENT_HINT)
+
+
+def _windows(text: str, anchor: re.Pattern[str]) -> list[tuple[int, str]]:
+    """`(offset, window)` around each match of `anchor`, within its line and at most `HINT_LEAD`
+    before and `HINT_TAIL` after it: the detect-secrets keyword patterns (and the JWT, npm and
+    OpenAI ones, from each start in a word) rescan to the end of their line or word, so on a long
+    line of hints they were quadratic; on bounded windows they are linear. A window starts again
+    `HINT_LEAD` before the previous one ends, so a name near its end is seen again with its value."""
+    windows: list[tuple[int, str]] = []
     position = 0
-    while (match := _ASSIGNMENT_HINT.search(text, position)) is not None:
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.end())
-        end = len(text) if end < 0 else end + 1
-        hinted.setdefault(start, text[start:end])
-        position = end
-    return list(hinted.items())
+    while (match := anchor.search(text, position)) is not None:
+        start = max(match.start() - HINT_LEAD, text.rfind("\n", max(0, match.start() - HINT_LEAD), match.start()) + 1)
+        line_end = text.find("\n", match.end(), match.end() + HINT_TAIL)
+        end = min(len(text), match.end() + HINT_TAIL) if line_end < 0 else line_end + 1
+        windows.append((start, text[start:end]))
+        position = end if end == len(text) or text[end - 1] == "\n" else end - HINT_LEAD
+    return windows
 
 
 @cache

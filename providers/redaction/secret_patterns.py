@@ -122,8 +122,15 @@ def _exported(pattern: re.Pattern[str]) -> dict[str, Any]:
     return {"pattern": pattern.pattern, "flags": pattern.flags}
 
 
+_CUBIC_SEPARATOR: Final = "(?: *)(?:=|:|:=|=>| +|::)(?: *)"
+_LINEAR_SEPARATOR: Final = "(?: *+(?:=>|:=|::|=|:) *+| ++)"
+"""The Cloudant, IBM and SoftLayer patterns' separator tries three overlapping runs of spaces (cubic
+on a long run); the rewrite matches the same separators (spaces, an operator between optional
+spaces) with each run taken once: no character after it can be a space."""
+
+
 def _compiled(regex: dict[str, Any]) -> re.Pattern[str]:
-    return re.compile(regex["pattern"], regex["flags"])
+    return re.compile(regex["pattern"].replace(_CUBIC_SEPARATOR, _LINEAR_SEPARATOR), regex["flags"])
 
 
 def _kind(secret_type: str) -> str:

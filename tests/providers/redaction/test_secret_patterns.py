@@ -2,7 +2,9 @@
 with detect-secrets' own."""
 
 import base64
+import itertools
 import json
+import re
 
 import pytest
 from detect_secrets.filters import heuristic
@@ -12,6 +14,8 @@ from hypothesis import strategies as st
 
 from obelisk_session_evidence.providers.redaction import secret_filters
 from obelisk_session_evidence.providers.redaction.secret_patterns import (
+    _CUBIC_SEPARATOR,
+    _LINEAR_SEPARATOR,
     PATTERNS_FILE,
     build_patterns,
     load_patterns,
@@ -62,13 +66,24 @@ def test_a_fresh_build_from_detect_secrets_equals_the_committed_file():
     )
 
 
+def test_the_linear_separator_matches_what_the_cubic_one_matches():
+    pieces = [" ", "=", ":", ">", "a"]
+    for length in range(7):
+        for combination in itertools.product(pieces, repeat=length):
+            text = "".join(combination)
+            cubic = re.fullmatch(_CUBIC_SEPARATOR + "a", text + "a")
+            linear = re.fullmatch(_LINEAR_SEPARATOR + "a", text + "a")
+            assert (cubic is None) == (linear is None), text
+
+
 def test_the_compiled_patterns_equal_detect_secrets_compiled_patterns():
+    """detect-secrets' own patterns, but for the one rewrite of a cubic separator."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.base import RegexBasedDetector
 
     theirs = {
-        (pattern.pattern, pattern.flags)
+        (pattern.pattern.replace(_CUBIC_SEPARATOR, _LINEAR_SEPARATOR), pattern.flags)
         for detector in get_mapping_from_secret_type_to_class().values()
         if issubclass(detector, RegexBasedDetector) and detector.__name__ != "IPPublicDetector"
         for pattern in detector().denylist
