@@ -6,6 +6,7 @@ typed `index_unavailable: index_damaged` naming the repair, in `index status` an
 (never `novel` over a `fresh` index, never an internal fault), and `index refresh` must repair it.
 """
 
+import os
 import random
 import shutil
 import sqlite3
@@ -143,3 +144,31 @@ def test_a_newer_schema_is_schema_too_new_in_status_and_lookups(world: World, pr
     decision = _decide(world)
     assert decision.retrieval.reason_code == "index_unavailable"
     assert decision.comparison.verdict != "novel"
+
+
+@pytest.mark.parametrize("kind", ["dangling", "to_a_file", "fifo"])
+def test_the_index_path_must_be_a_regular_file_inside_the_state_folder(tmp_path: Path, kind: str) -> None:
+    outside = tmp_path / "outside" / "native.sqlite"
+    outside.parent.mkdir()
+    path = index_file(tmp_path / "state" / "index")
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        if kind == "to_a_file":
+            outside.write_bytes(b"")
+        path.symlink_to(outside)
+    with pytest.raises(IndexUnavailable) as raised:
+        index_status(path) if kind != "dangling" else refresh_index(path, {})
+    assert raised.value.detail.startswith("index_path_not_a_file")
+    assert not outside.exists() or outside.stat().st_size == 0
+
+
+def test_an_index_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "index").symlink_to(elsewhere)
+    with pytest.raises(IndexUnavailable):
+        refresh_index(index_file(tmp_path / "state" / "index"), {})
+    assert list(elsewhere.iterdir()) == []

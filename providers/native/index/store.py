@@ -6,9 +6,11 @@ index surfaces as `IndexUnavailable` carrying only the fault's class name (`inde
 """
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +32,7 @@ from obelisk_session_evidence.providers.native.index.schema import (
 )
 
 SCHEMA_TOO_NEW: Final = "schema_too_new"
+NOT_A_FILE: Final = "index_path_not_a_file"
 INDEX_FILE_NAME: Final = "native.sqlite"
 """The index file inside `StatePaths.index_dir`."""
 BUSY_TIMEOUT_MS: Final = 5000
@@ -85,11 +88,28 @@ def connect(index_path: Path | str, *, holds_writer_lock: bool = False) -> sqlit
 
 
 def _prepare_private_file(path: Path) -> None:
-    """The index holds private text: its folder is 0700 and its files 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not path.exists():
-        descriptor = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    """The index holds private text: its folder is 0700 and its files 0600. Its folder must be a
+    real folder and the index a regular file in it: a link at either place (a dangling one would
+    make SQLite create the file wherever it points) is refused, never followed."""
+    _real_folder(path.parent)
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise IndexUnavailable(f"{NOT_A_FILE}: the index path is not a regular file") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise IndexUnavailable(f"{NOT_A_FILE}: the index path is not a regular file")
+    finally:
         os.close(descriptor)
+
+
+def _real_folder(folder: Path) -> None:
+    """Create the index folder if needed; refuse one that is a link (it would put the index elsewhere)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        raise IndexUnavailable(f"{NOT_A_FILE}: the index folder is a link")
 
 
 @contextlib.contextmanager
@@ -147,8 +167,8 @@ def writer_lock(index_path: Path | str, *, wait_s: float | None) -> Iterator[boo
         return
     lock_path = Path(f"{index_path}.lock")
     with index_errors():
-        lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        descriptor = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+        _real_folder(lock_path.parent)
+        descriptor = os.open(lock_path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
     try:
         acquired = _acquire(descriptor, wait_s)
         try:
