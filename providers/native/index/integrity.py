@@ -9,7 +9,7 @@ file is as sealed. When it is not:
   resealed, another one means something else changed the file: `index_damaged`;
 - a writer of ours died before sealing, or wrote without sealing (a cached binding), or there is no
   seal (an index from before this guard): `PRAGMA quick_check` runs once, and a passed check seals
-  the file as it is.
+  the file as it is. An empty file is a new index, and a seal beside it is dropped.
 
 A damaged index raises `IndexUnavailable("index_damaged; repair: … index refresh")`: lookups answer
 `index_unavailable` (never `novel` over a `fresh` index), `index status` exits 2, and `index
@@ -51,10 +51,14 @@ def signature(index_path: Path | str) -> list[int]:
     return values
 
 
-def verify(connection: sqlite3.Connection, index_path: Path | str, *, writer_active: bool) -> None:
-    """Raise `IndexUnavailable(index_damaged)` unless the index is as sealed, or checks sound."""
-    seal = _read_seal(index_path)
-    if writer_active or (seal.get("signature") == signature(index_path)):
+def verify(connection: sqlite3.Connection, index_path: Path | str, *, writer_active: bool, new: bool = False) -> None:
+    """Raise `IndexUnavailable(index_damaged)` unless the index is as sealed, or checks sound. A
+    `new` (empty when opened) database has nothing to check: a seal left beside it was another file's."""
+    if new:
+        seal_file(index_path).unlink(missing_ok=True)
+        return
+    seal, current = _read_seal(index_path), signature(index_path)
+    if writer_active or seal.get("signature") == current:
         return
     if seal.get("state") == "sealed":
         if seal.get("crc") != file_crc(index_path):

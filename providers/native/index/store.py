@@ -60,8 +60,7 @@ def connect(index_path: Path | str, *, holds_writer_lock: bool = False) -> sqlit
     lock says so, so the guard checks rather than leaving the check to the writer.
     """
     with index_errors():
-        if str(index_path) != MEMORY:
-            _prepare_private_file(Path(index_path))
+        new = str(index_path) != MEMORY and _prepare_private_file(Path(index_path))
         connection = sqlite3.connect(str(index_path), isolation_level=None, check_same_thread=False)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -73,7 +72,8 @@ def connect(index_path: Path | str, *, holds_writer_lock: bool = False) -> sqlit
                 # A newer release wrote this index: its rows may mean something this one cannot read.
                 raise IndexUnavailable(f"{SCHEMA_TOO_NEW}; upgrade obelisk-session-evidence or drop the index")
             if str(index_path) != MEMORY:
-                verify(connection, index_path, writer_active=not holds_writer_lock and writer_busy(index_path))
+                busy = not holds_writer_lock and writer_busy(index_path)
+                verify(connection, index_path, writer_active=busy, new=new)
             if pending_migrations(connection):
                 # Only a schema change takes the write lock: opening a current index never
                 # waits for a refresh in progress.
@@ -87,10 +87,11 @@ def connect(index_path: Path | str, *, holds_writer_lock: bool = False) -> sqlit
         return connection
 
 
-def _prepare_private_file(path: Path) -> None:
+def _prepare_private_file(path: Path) -> bool:
     """The index holds private text: its folder is 0700 and its files 0600. Its folder must be a
     real folder and the index a regular file in it: a link at either place (a dangling one would
-    make SQLite create the file wherever it points) is refused, never followed."""
+    make SQLite create the file wherever it points) is refused, never followed. True for a new
+    (empty) file."""
     _real_folder(path.parent)
     try:
         descriptor = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
@@ -99,10 +100,12 @@ def _prepare_private_file(path: Path) -> None:
             raise IndexUnavailable(f"{NOT_A_FILE}: the index path is not a regular file") from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             raise IndexUnavailable(f"{NOT_A_FILE}: the index path is not a regular file")
     finally:
         os.close(descriptor)
+    return status.st_size == 0
 
 
 def _real_folder(folder: Path) -> None:
