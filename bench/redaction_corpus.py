@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 from bench._corpus import REAL_CORPUS, real_outcomes
-from obelisk_session_evidence.providers.native.index.redaction import find_secrets
+from obelisk_session_evidence.providers.redaction.redaction import find_secrets
 
 NAIVE_SK = re.compile(r"sk-[A-Za-z0-9_-]{20,}")
 """The naive pattern the issue warns about (no token boundary, no format)."""

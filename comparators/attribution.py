@@ -23,18 +23,21 @@ MAX_SCANNED_CHARS: Final = 8192
 """Output read for signals (excerpts are bounded already; this bounds the work)."""
 NEVER_FAIL: Final = frozenset({"echo", "printf", "true", ":", "pwd", "date", "sleep", "clear"})
 FAILURE_SIGNAL: Final = re.compile(
-    r"^\s*(?:[\w.+/-]+: )*(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?:"
+    r"^[ \t]*(?:[\w.+/-]+: )*(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?:"
     r"|Traceback \(most recent call last\)"
     r"|command not found|: not found$"
     r"|No such file or directory"
     r"|\b(?:unknown|unrecognized|invalid) (?:option|flag|argument)s?\b"
     r"|^npm ERR!|^npm error "
-    r"|^\s*\*\* \([A-Z][\w.]*\) "  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
+    r"|^[ \t]*\*\* \([A-Z][\w.]*\) "  # an Elixir/Erlang exception the VM printed: `** (Mix) …`
     # a compiler's `file(1,2): error TS…`, `file:1:2: error`
     r"|^[\w./+-]+(?:\(\d+,\d+\)|(?::\d+){1,2}): (?:fatal )?error\b",
     re.M,
 )
-"""A program's own failure signals, as a masked exit code leaves them in the output."""
+"""A program's own failure signals, as a masked exit code leaves them in the output. Indents are
+spaces and tabs, not any whitespace: from every line start of a run of blank lines, an indent that
+crossed line breaks rescanned the rest of the run (quadratic); a signal after blank lines still
+matches at its own line's start."""
 _NOT_FOUND: Final = re.compile(
     r"^(?:\S+: )?(?:line \d+: )?(?P<a>[^\s:]+): (?:command )?not found$|command not found: (?P<b>\S+)$", re.M
 )

@@ -43,7 +43,7 @@ EDIT_TOOLS: Final = frozenset(
 )
 """Lower-cased file tools that change the files they name."""
 FILE_READ_TOOLS: Final = frozenset({"read", "readfile", "view"})
-NEVER_RAN: Final = re.compile(r"\s*(?:<tool_use_error>)?Sibling tool call errored")
+NEVER_RAN: Final = re.compile(r"\A\s*(?:<tool_use_error>)?Sibling tool call errored")
 """Claude Code's result for a parallel call it cancelled because a sibling call failed: it never ran."""
 
 

@@ -11,7 +11,7 @@ from typing import Final
 
 MAX_SIGNATURE_TERMS: Final = 256
 _JS_IMPORT: Final = re.compile(
-    r"""require\(\s*['"]([^'"]+)['"]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]"""
+    r"""require\(\s*['"]([^'"]+)['"]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*(?:\(\s*)?['"]([^'"]+)['"]"""
 )
 _MAX_CALL_NAME: Final = 200
 _NAMES: Final = r"(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*[\w.]+(?:\s+as\s+\w+)?"

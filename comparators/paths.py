@@ -17,7 +17,8 @@ _TEMP_ROOT: Final = re.compile(
     r"(?:(?:/private)?/tmp|(?:/private)?/var/folders|/var/tmp|/dev/shm|\$\{?TMPDIR\}?|\$\{?TMP\}?)"
     r"(?=/|$)(?P<rest>[^\s'\"]*)"
 )
-_PYTEST_TEMP: Final = re.compile(r"[^\s'\"]*/pytest-of-[^/\s'\"]+(?P<rest>[^\s'\"]*)")
+# Starts only at a word's start (the lookbehind): one backward scan per word, not one per character.
+_PYTEST_TEMP: Final = re.compile(r"(?<![^\s'\"])[^\s'\"]*/pytest-of-[^/\s'\"]+(?P<rest>[^\s'\"]*)")
 _RANDOM_NAME: Final = re.compile(
     r"^(?:tmp|temp)[\w.-]*$|^(?=[\w-]*\d[\w-]*\d)[A-Za-z0-9_-]{6,}$|^pytest-\d+$|^test\d+$"
 )
@@ -89,7 +90,7 @@ def mask_temp_paths(text: str) -> str:
             return f"{TEMP_PLACEHOLDER}/{rest[-1]}"
         return TEMP_PLACEHOLDER
 
-    if "pytest-of-" in text:  # the pattern is quadratic on long words without a match
+    if "pytest-of-" in text:
         text = _PYTEST_TEMP.sub(replace, text)
     return _TEMP_ROOT.sub(replace, text)
 

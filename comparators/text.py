@@ -271,7 +271,9 @@ _CONTRACTIONS: Final = (
 )
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD: Final = re.compile(r"<[a-z]+>|[A-Za-z0-9]+|(?<![<\w])(?:<=|>=|==|!=|<|>)(?![\w>])")
-_SENTENCE_BREAK: Final = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+[-–—]\s+")
+# A spaced dash is tried only where whitespace starts (after a non-space, or spaces after a line
+# break): tried from every space of a long run, `\s+[-–—]` rescanned the run (quadratic).
+_SENTENCE_BREAK: Final = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|(?<!\s)\s+[-–—]\s+|(?<=\n)[ \t]*[-–—]\s+")
 _WINDOW_EXTRA: Final = 2
 """Windows run from one word shorter to this many words longer than the needle."""
 

@@ -98,7 +98,14 @@ def _match_history(
         steps, roots = prior_steps_from_calls(prior_calls, items), call_repository_roots(prior_calls)
     else:
         steps, roots = prior_steps(items), ()
-    return route_match(situation.proposed.route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
+    route = situation.proposed.route
+    if steps:
+        from obelisk_session_evidence.providers.redaction.redaction import redact
+
+        # History arrives redacted (stages/retrieve.py): the proposed commands are read the same
+        # way, so a repeated command holding a secret still reads as the same command.
+        route = route.model_copy(update={"commands": [redact(command) for command in route.commands]})
+    return route_match(route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
 
 
 _Removal = tuple[DeltaReasonCode, frozenset[OutcomeId], Verdict, frozenset[int]]

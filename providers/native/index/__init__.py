@@ -1,6 +1,7 @@
 """The native SQLite index: incremental refresh from the agents' session files, scoped full-text search.
 
 store.py       connection (WAL), `atomic()`, writer lock, the sqlite3 -> IndexUnavailable map
+integrity.py   the seal every open checks: a damaged index is index_unavailable, refresh rebuilds it
 schema.py      named migrations recorded in `schema_migrations`; the tokenizer choice
 cursor.py      per-file change signatures and resumable parser state
 rows.py        parser records -> sessions, entries and full-text rows
@@ -9,7 +10,6 @@ repository.py  repository identity (roots, worktrees, root commit, remote URL)
 fts.py         the one FTS5 escaping function and the query it builds
 query.py       `search_sql` builds, `search` runs
 scope.py       one enablement as SQL predicates, re-checked per row
-redaction.py   secrets out of every snippet (detect-secrets)
 excerpts.py    snippet windows around the hit
 results.py     rows -> evidence items under the request's limits
 status.py      freshness and `index_status`

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from obelisk_session_evidence.providers.native.index.integrity import mark_writing
 from obelisk_session_evidence.providers.native.index.repository import (
     RESOLUTION_VERSION,
     RepositoryBinding,
@@ -119,6 +120,7 @@ def _store(connection: sqlite3.Connection, key: str, validity: str, binding: Rep
     encoded = json.dumps({**fields, "remotes_known": binding.remotes_known})
     connection.execute("PRAGMA busy_timeout = 0")  # a lookup never waits on a refresh to cache this
     try:
+        mark_writing(connection)  # not sealed after: the next open checks the file once
         with atomic(connection):
             connection.execute(
                 "INSERT INTO repository_bindings (repo_roots, validity, binding) VALUES (?, ?, ?)"

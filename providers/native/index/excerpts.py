@@ -14,7 +14,7 @@ from typing import Final
 
 from obelisk_session_evidence.contracts.snippets import ELLIPSIS, canonical_outcome_line, tool_snippet
 from obelisk_session_evidence.providers.native.index.fts import token_words
-from obelisk_session_evidence.providers.native.index.redaction import redact
+from obelisk_session_evidence.providers.redaction.redaction import redact
 
 REDACTION_MARGIN: Final = 128
 """Characters beyond each side of the window that redaction also sees."""

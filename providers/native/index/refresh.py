@@ -45,6 +45,7 @@ from obelisk_session_evidence.providers.native.index.deferred_indexes import (
     is_first_build,
     restore_indexes,
 )
+from obelisk_session_evidence.providers.native.index.integrity import is_damage, mark_writing, seal
 from obelisk_session_evidence.providers.native.index.listings import Listings, load_listings, save_listings
 from obelisk_session_evidence.providers.native.index.parse_ahead import Job, ParsedAhead, worker_count
 from obelisk_session_evidence.providers.native.index.repository import RESOLUTION_VERSION, RepositoryResolver
@@ -60,6 +61,7 @@ from obelisk_session_evidence.providers.native.index.rows import OutcomeWriter, 
 from obelisk_session_evidence.providers.native.index.store import (
     atomic,
     connect,
+    discard,
     index_errors,
     quote_identifier,
     writer_lock,
@@ -98,11 +100,23 @@ def refresh_index(
     with writer_lock(index_path, wait_s=wait_s) as acquired:
         if not acquired:
             raise IndexUnavailable("refresh_busy")
-        connection = connect(index_path)
         try:
-            return refresh_locked(connection, roots, progress=progress)
-        finally:
-            connection.close()
+            return _refresh_open(index_path, roots, progress)
+        except IndexUnavailable as error:
+            if not is_damage(error):
+                raise
+        # The repair: a damaged index is rebuilt from the session files, which are the truth.
+        with index_errors():
+            discard(index_path)
+        return _refresh_open(index_path, roots, progress)
+
+
+def _refresh_open(index_path: Path | str, roots: Roots, progress: Progress | None) -> RefreshReport:
+    connection = connect(index_path, holds_writer_lock=True)
+    try:
+        return refresh_locked(connection, roots, progress=progress)
+    finally:
+        connection.close()
 
 
 def refresh_locked(
@@ -121,6 +135,7 @@ def refresh_locked(
     """
     started = time.monotonic()
     with index_errors():
+        mark_writing(connection)  # sealed again at the end (`_finish`); a death in between is checked
         restore_indexes(connection)  # a first build that died midway left them out
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
@@ -400,6 +415,7 @@ def _finish(
             revision = current_revision(connection)
         if not tally.interrupted:
             _remember_scan(connection, scanned, revision, tally)
+    seal(connection)  # a clean end: later opens trust the file as it now is
     unreadable = sum(state == "unreadable" for state in scanned.states.values())
     damaged = any(has_damaged_files(connection, source, root) for source, root in scanned.states)
     return RefreshReport(

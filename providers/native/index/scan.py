@@ -14,7 +14,10 @@ on the real corpus and on generated histories):
 
 Symbolic links to folders are not followed (a link loop cannot stall a refresh). A link to a file
 counts only while its target lies inside the root: a link leaving it (to another agent's sessions,
-say) is not this agent's session and is not a unit at all.
+say) is not this agent's session and is not a unit at all. One file reached under several names
+(symbolic or hard links) is one unit, the first of its paths in order (by device and inode): a
+thousand links to one session file are read once, not a thousand times. At most `MAX_LINKS` links
+of a root are followed; past them the root is `unreadable` (its freshness `incomplete`).
 """
 
 import os
@@ -23,7 +26,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, assert_never
+from typing import Final, NamedTuple, assert_never
 
 from obelisk_session_evidence.contracts.index_status import RootState
 from obelisk_session_evidence.contracts.sources import SourceKind
@@ -39,6 +42,10 @@ from obelisk_session_evidence.providers.native.index.listings import Entry, List
 _KIMI_MARKERS = frozenset({"state.json", "context.jsonl"})
 _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
 """The file names `providers.native.parsers.dsh.canonical_session_file` ranks (kept equal by a test)."""
+
+
+MAX_LINKS: Final = 1000
+"""Links to files a root may hold before the scan stops following them."""
 
 
 class ScannedUnit(NamedTuple):
@@ -64,21 +71,41 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
     before = listings.unreadable
     listings.unreadable = False
     inside = _Inside(os.path.realpath(root))
-    units = sorted(_units(str(root), source, listings, inside), key=lambda unit: unit.path)
-    state: RootState = "unreadable" if listings.unreadable else "indexed"
+    units = _distinct(sorted(_units(str(root), source, listings, inside), key=lambda unit: unit.path))
+    state: RootState = "unreadable" if listings.unreadable or inside.links > MAX_LINKS else "indexed"
     listings.unreadable = before or listings.unreadable
     return state, units
 
 
-@dataclass(frozen=True, slots=True)
+def _distinct(units: list[ScannedUnit]) -> list[ScannedUnit]:
+    """The first unit of each file (device and inode); folders and vanished files are kept as they are."""
+    seen: set[tuple[int, int]] = set()
+    distinct = []
+    for unit in units:
+        signature = unit.signature
+        if signature is not None and not signature.is_directory:
+            key = (signature.device, signature.inode)
+            if key in seen:
+                continue
+            seen.add(key)
+        distinct.append(unit)
+    return distinct
+
+
+@dataclass(slots=True)
 class _Inside:
-    """Whether a linked file's target stays inside the root (compared by real path)."""
+    """Whether a linked file's target stays inside the root (compared by real path), and how many
+    links were seen (past `MAX_LINKS` none is followed)."""
 
     real_root: str
+    links: int = 0
 
     def __call__(self, entry: Entry) -> bool:
         if not entry.is_link:
             return True
+        self.links += 1
+        if self.links > MAX_LINKS:
+            return False
         target = os.path.realpath(entry.path)
         return target.startswith(self.real_root.rstrip("/") + "/")
 

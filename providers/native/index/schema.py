@@ -196,6 +196,17 @@ def pending_migrations(connection: sqlite3.Connection) -> list[Migration]:
     return [migration for migration in MIGRATIONS if migration.name not in applied]
 
 
+def unknown_migrations(connection: sqlite3.Connection) -> list[str]:
+    """Migrations recorded in this database that this release does not know (a newer one wrote it)."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    known = {migration.name for migration in MIGRATIONS}
+    return [row[0] for row in connection.execute("SELECT name FROM schema_migrations") if row[0] not in known]
+
+
 def apply_migrations(connection: sqlite3.Connection) -> list[str]:
     """Apply and record every pending migration (call inside `atomic()`); returns their names."""
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")

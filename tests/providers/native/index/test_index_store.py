@@ -111,7 +111,14 @@ def test_quote_identifier(name, quoted):
     ("error", "detail"),
     [
         (sqlite3.OperationalError("database is locked: secret text"), "sqlite:OperationalError"),
-        (sqlite3.DatabaseError("file is not a database"), "sqlite:DatabaseError"),
+        (
+            sqlite3.DatabaseError("file is not a database"),
+            "index_damaged:sqlite:DatabaseError; repair: obelisk-session-evidence index refresh",
+        ),
+        (
+            UnicodeDecodeError("utf-8", b"\xff", 0, 1, "flipped"),
+            "index_damaged:UnicodeDecodeError; repair: obelisk-session-evidence index refresh",
+        ),
         (sqlite3.IntegrityError("UNIQUE constraint"), "sqlite:IntegrityError"),
         (PermissionError("/home/me/private"), "os:PermissionError"),
     ],

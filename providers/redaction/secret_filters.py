@@ -3,7 +3,7 @@
 Its modules cannot be imported without `requests` (`detect_secrets.plugins.base` imports it), so
 these few functions are restated from `detect_secrets/filters/heuristic.py` and
 `detect_secrets/plugins/jwt.py` (Apache-2.0), with their regexes read from the exported pattern
-file. `tests/providers/native/index/test_secret_patterns.py` checks each against detect-secrets'
+file. `tests/providers/redaction/test_secret_patterns.py` checks each against detect-secrets'
 own on generated and real inputs.
 """
 
@@ -12,7 +12,7 @@ import json
 import string
 from typing import Final
 
-from obelisk_session_evidence.providers.native.index.secret_patterns import load_patterns
+from obelisk_session_evidence.providers.redaction.secret_patterns import load_patterns
 
 _SEQUENCES: Final = (
     string.ascii_uppercase + string.ascii_uppercase + string.digits + "+/",

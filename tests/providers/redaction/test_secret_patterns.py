@@ -2,7 +2,9 @@
 with detect-secrets' own."""
 
 import base64
+import itertools
 import json
+import re
 
 import pytest
 from detect_secrets.filters import heuristic
@@ -10,8 +12,10 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from obelisk_session_evidence.providers.native.index import secret_filters
-from obelisk_session_evidence.providers.native.index.secret_patterns import (
+from obelisk_session_evidence.providers.redaction import secret_filters
+from obelisk_session_evidence.providers.redaction.secret_patterns import (
+    _CUBIC_SEPARATOR,
+    _LINEAR_SEPARATOR,
     PATTERNS_FILE,
     build_patterns,
     load_patterns,
@@ -58,17 +62,28 @@ from_alphabets = st.text(alphabet="ABCDEFabcdef0123456789+/=-{}<>$[]()'\"=:. _",
 
 def test_a_fresh_build_from_detect_secrets_equals_the_committed_file():
     assert patterns_text(build_patterns()) == PATTERNS_FILE.read_text(encoding="utf-8"), (
-        "detect-secrets changed: run .venv/bin/python -m providers.native.index.secret_patterns"
+        "detect-secrets changed: run .venv/bin/python -m providers.redaction.secret_patterns"
     )
 
 
+def test_the_linear_separator_matches_what_the_cubic_one_matches():
+    pieces = [" ", "=", ":", ">", "a"]
+    for length in range(7):
+        for combination in itertools.product(pieces, repeat=length):
+            text = "".join(combination)
+            cubic = re.fullmatch(_CUBIC_SEPARATOR + "a", text + "a")
+            linear = re.fullmatch(_LINEAR_SEPARATOR + "a", text + "a")
+            assert (cubic is None) == (linear is None), text
+
+
 def test_the_compiled_patterns_equal_detect_secrets_compiled_patterns():
+    """detect-secrets' own patterns, but for the one rewrite of a cubic separator."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.base import RegexBasedDetector
 
     theirs = {
-        (pattern.pattern, pattern.flags)
+        (pattern.pattern.replace(_CUBIC_SEPARATOR, _LINEAR_SEPARATOR), pattern.flags)
         for detector in get_mapping_from_secret_type_to_class().values()
         if issubclass(detector, RegexBasedDetector) and detector.__name__ != "IPPublicDetector"
         for pattern in detector().denylist

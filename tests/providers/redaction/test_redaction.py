@@ -2,7 +2,8 @@
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index.redaction import find_secrets, redact
+from obelisk_session_evidence.providers.redaction.redaction import find_secrets, redact
+from tests.providers.redaction.shapes import NEGATIVE_CONTROLS, SHAPES
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -83,3 +84,21 @@ def test_find_secrets_reports_spans_in_the_original_text():
 def test_redact_merges_overlapping_findings():
     text = f"Authorization: Bearer {JWT}"
     assert redact(text).count("[REDACTED") == 1
+
+
+@pytest.mark.parametrize(("label", "text", "secret"), SHAPES, ids=[shape[0] for shape in SHAPES])
+def test_every_shape_loses_its_whole_body(label, text, secret):
+    redacted = redact(text)
+    assert "[REDACTED:" in redacted
+    assert not any(secret[i : i + 8] in redacted for i in range(len(secret) - 7)), redacted
+
+
+@pytest.mark.parametrize("text", NEGATIVE_CONTROLS)
+def test_negative_controls_survive(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("label", "text", "secret"), SHAPES, ids=[shape[0] for shape in SHAPES])
+def test_redaction_is_idempotent(label, text, secret):
+    once = redact(text)
+    assert redact(once) == once

@@ -1,0 +1,1 @@
+"""Secret redaction shared by every provider's answer (the retrieve stage applies it to all)."""
