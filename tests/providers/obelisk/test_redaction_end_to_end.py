@@ -75,4 +75,5 @@ def test_no_secret_reaches_items_or_prior_calls(stand_in: StandIn, tmp_path: Pat
     texts.append(values.capped.result.model_dump_json())
     assert any("deploy-canary-7f3e" in text for text in texts), "the planted call was not retrieved"
     assert _leaks("\n".join(texts)) == []
-    assert decision.comparison.verdict == "repeats_prior_failure"
+    # Matched through the redacted history either way: the session's later edits may have touched its cause.
+    assert decision.comparison.verdict in ("repeats_prior_failure", "repeats_prior_failure_changed_since")
