@@ -11,19 +11,14 @@ failed. Two facts decide that, per simple command (`CommandShape`):
 - `sees_whole_tree`: checks, builds and commits (tests, linters, type checks, package scripts,
   `git commit` with its hooks) read the whole repository.
 
-`relevant_change` then states which changes count: any, for a whole-tree command that names no
-files (and for a commit); for a check that names files, changes to them or the code they test,
-to a file its failure names, to the project's configuration (`is_project_config`) and changes of
-files no command named; for any other command, changes to a file it or its failure names.
+Which of those changes count for a given failure is its cause's rule (`cause_changes.py`).
 """
 
 import posixpath
 import re
-from collections.abc import Sequence
 from typing import Final
 
 from obelisk_session_evidence.comparators.commands import CommandShape
-from obelisk_session_evidence.comparators.paths import related_files
 
 FIXER_PROGRAMS: Final[dict[str, frozenset[str] | None]] = {
     "mix format": None,
@@ -219,20 +214,6 @@ def is_project_config(path: str) -> bool:
     """True for a file every check of the project reads (`config/test.exs`, `package.json`)."""
     name = posixpath.basename(path).lower()
     return name in PROJECT_CONFIG_FILES or bool(_CONFIG_NAME.match(name)) or path.startswith(CONFIG_FOLDERS)
-
-
-def relevant_change(
-    shape: CommandShape, failure_paths: Sequence[str], changed: Sequence[str], *, unnamed: bool
-) -> bool:
-    """True when changes to `changed` (and to unnamed files, when `unnamed`) made after `shape`
-    ran can change its outcome (the rule in the module docstring)."""
-    whole_tree = sees_whole_tree(shape)
-    if whole_tree and (not shape.paths or shape.program == "git commit"):
-        return True
-    if whole_tree and (unnamed or any(is_project_config(path) for path in changed)):
-        return True
-    targets = (*shape.paths, *failure_paths)
-    return any(related_files(target, path) for target in targets for path in changed)
 
 
 def sees_whole_tree(shape: CommandShape) -> bool:

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
+from obelisk_session_evidence.comparators.history import EDIT_TOOLS
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.digests import salted_digest
@@ -35,7 +36,6 @@ from obelisk_session_evidence.replay.tally import JudgedCall, figures
 from obelisk_session_evidence.stages.pipeline import PipelineRun
 
 ALARM: Final = "repeats_prior_failure"
-_EDIT_TOOLS: Final = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch", "str_replace"})
 _JUDGED: Final[frozenset[CallOutcome]] = frozenset({"failed", "succeeded", "no_match"})
 
 Decide = Callable[[ReplanSituation, EvidenceProvider], PipelineRun]
@@ -261,6 +261,6 @@ def _list(
 
 def _other_kind(call: PriorToolCall) -> OtherToolKind:
     name = call.tool_name.lower()
-    if name in _EDIT_TOOLS:
+    if name in EDIT_TOOLS:
         return "edit"
     return "read" if name in FILE_TOOL_NAMES else "other"

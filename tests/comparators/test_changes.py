@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from obelisk_session_evidence.comparators.attribution import attribute
-from obelisk_session_evidence.comparators.changes import changed_paths, is_project_config, relevant_change
+from obelisk_session_evidence.comparators.changes import changed_paths, is_project_config
 from obelisk_session_evidence.comparators.commands import parse_command
 from obelisk_session_evidence.comparators.history import prior_steps_from_calls
 from obelisk_session_evidence.comparators.route_match import route_match
@@ -155,17 +155,7 @@ def test_sed_in_place_changes_the_file_it_names() -> None:
     assert "lib/a.ex" in (changed_paths(shape) or ())
 
 
-def test_relevant_change_rule() -> None:
-    (suite,) = parse_command("pytest").shapes
-    (targeted,) = parse_command("pytest tests/test_parser.py").shapes
-    (narrow,) = parse_command("cat docs/notes.md").shapes
-    assert relevant_change(suite, (), ["docs/notes.md"], unnamed=False)
-    assert relevant_change(targeted, (), ["src/parser.py"], unnamed=False)
-    assert not relevant_change(targeted, (), ["src/router.py"], unnamed=False)
-    assert relevant_change(targeted, (), ["pyproject.toml"], unnamed=False)
-    assert relevant_change(targeted, (), [], unnamed=True)
-    assert relevant_change(targeted, ("src/router.py",), ["src/router.py"], unnamed=False)
-    assert not relevant_change(narrow, (), ["src/router.py"], unnamed=True)
+def test_project_configuration_files() -> None:
     assert is_project_config("config/test.exs") and is_project_config("web/tsconfig.json")
     assert not is_project_config("lib/spotter/app.ex")
 
