@@ -70,8 +70,6 @@ class Change:
     """It installed or synced dependencies (what every later program runs with)."""
     programs: tuple[str, ...]
     """The programs it ran (`git pull`, `chmod`, ...)."""
-    background: bool
-    """It started something that keeps running (a server, a watcher)."""
     subjects: tuple[str, ...] = ()
     """What a call that acted (not a reading) named: its targets (`bd create --id av-1` names `av-1`)."""
     acts: bool = True

@@ -94,8 +94,6 @@ class PriorStep:
     """Why it failed, when it failed and the provider typed it."""
     installs: bool = False
     """It installed or synced dependencies."""
-    background: bool = False
-    """It started something that keeps running (`cmd &`)."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -312,8 +310,6 @@ def _step(
         changed=changed or (),
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
         installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
-        background=result != "failed"
-        and any(shape.next_op == "&" or shape.joined_by == "&" for shape in parsed.shapes),
     )
 
 

@@ -278,7 +278,7 @@ def _changes_after(
     failure: PriorStep, steps: Sequence[PriorStep], route_edits: list[str], revision: Revision | None
 ) -> list[Change]:
     """What changed after `failure` in its checkout, as the cause rules read it; the route's own edits too."""
-    changes = [Change(tuple(route_edits), False, False, (), False)] if route_edits else []
+    changes = [Change(tuple(route_edits), False, False, ())] if route_edits else []
     for other in steps:
         if other.index == failure.index or not other.is_tool_call:
             continue
@@ -289,7 +289,6 @@ def _changes_after(
                     unnamed=other.is_edit and not other.changed,
                     installs=other.installs,
                     programs=tuple(shape.program for shape in other.shapes),
-                    background=other.background,
                     subjects=tuple(target for shape in other.shapes for target in shape.targets),
                     acts=other.result != "failed" and (other.is_edit or not all(map(reads_only, other.shapes))),
                 )
@@ -304,7 +303,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     changes = []
     for shape in earlier:
         if reads_only(shape):
-            changes.append(Change((), False, False, (shape.program,), False, acts=False))  # time passes
+            changes.append(Change((), False, False, (shape.program,), acts=False))  # time passes
             continue
         written = changed_paths(shape)
         changes.append(
@@ -313,7 +312,6 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
                 unnamed=written == (),
                 installs=shape.program in TREE_CHANGERS,
                 programs=(shape.program,),
-                background="&" in (shape.next_op, shape.joined_by),
                 subjects=shape.targets,
             )
         )
