@@ -18,14 +18,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from obelisk_session_evidence.comparators.changes import is_project_config, sees_whole_tree
+from obelisk_session_evidence.comparators.changes import SCRIPT_RUNNERS, is_project_config, sees_whole_tree
 from obelisk_session_evidence.comparators.commands import CommandShape
-from obelisk_session_evidence.comparators.paths import looks_like_path, related_files, repository_path, same_file
+from obelisk_session_evidence.comparators.paths import (
+    looks_like_path,
+    names_file,
+    related_files,
+    repository_path,
+    same_file,
+    without_position,
+)
 from obelisk_session_evidence.contracts.prior_calls import FailureCause
 
 ENVIRONMENT_CAUSES: Final = frozenset({"command_not_found", "usage_error", "wrong_architecture"})
 SERVICE_CAUSES: Final = frozenset({"connection_refused", "timeout"})
 ANY_CHANGE_CAUSES: Final = frozenset({"nothing_to_commit", "merge_conflict"})
+STYLE_CAUSES: Final = frozenset({"format_or_lint_refused", "hook_failed", "nothing_to_commit", "unknown", "tool_error"})
+"""Causes a formatter's rewrite can touch (a hook formats; an unknown cause may be style)."""
 MANIFESTS: Final = frozenset(
     {
         "package.json",
@@ -74,6 +83,8 @@ class Change:
     """What a call that acted (not a reading) named: its targets (`bd create --id av-1` names `av-1`)."""
     acts: bool = True
     """False for a call that only read (`cat`, `git log`): time passed, nothing changed."""
+    reformats: bool = False
+    """Its only file changes were a formatter's or fixer's: how files are written, not what they do."""
 
     @property
     def writes(self) -> bool:
@@ -90,23 +101,32 @@ def cause_touched(
     roots: Sequence[str] = (),
 ) -> bool:
     """True when one of `changes` touches what `cause` names or depends on (the table above)."""
+    kind = cause.kind if cause is not None else "unknown"
+    if kind not in STYLE_CAUSES | SERVICE_CAUSES:
+        changes = [change for change in changes if not change.reformats]
     if not changes:
         return False
-    kind = cause.kind if cause is not None else "unknown"
     subjects = tuple(cause.subjects) if cause is not None else ()
     if kind in ENVIRONMENT_CAUSES:
         own = [path for path in failing.paths if not path.startswith(("/", "<"))]
+        # A manifest defines a project's scripts and tools, not another program's options.
+        manifests = kind != "usage_error" or failing.program.startswith(SCRIPT_RUNNERS)
         return any(
             change.installs
-            or any(_is_manifest(path) or any(same_file(path, mine) for mine in own) for path in change.paths)
+            or any(
+                (manifests and _is_manifest(path)) or any(same_file(path, mine) for mine in own)
+                for path in change.paths
+            )
             for change in changes
         )
-    if kind == "module_not_found":
+    if kind == "module_not_found":  # an install, a manifest, the module's own files, the importing file
         names = [part for subject in subjects for part in re.split(r"[./:@-]", subject) if len(part) > 2]
         return any(
             change.installs
             or any(
-                _is_manifest(path) or any(name in path.split("/") or name in path for name in names)
+                _is_manifest(path)
+                or any(name in path.split("/") or name in path for name in names)
+                or any(related_files(named, path) for named in output_paths if _FILE_SUFFIX.search(named))
                 for path in change.paths
             )
             for change in changes
@@ -146,7 +166,7 @@ def _files_touched(
             (
                 *failing.paths,
                 *output_paths,
-                *(repository_path(subject, roots=roots) for subject in subjects if looks_like_path(subject)),
+                *(repository_path(without_position(subject), roots=roots) for subject in subjects if _is_file(subject)),
             )
         )
         if not path.startswith(("/", "<"))
@@ -165,6 +185,7 @@ def _files_touched(
     return not named and sees_whole_tree(failing) and any(change.paths for change in changes)
 
 
+_FILE_SUFFIX: Final = re.compile(r"\.\w{1,10}$")
 READING_PROGRAMS: Final = frozenset(
     {"cat", "ls", "grep", "rg", "head", "tail", "find", "echo", "printf", "pwd", "wc", "which", "stat", "file"}
     | {"git status", "git log", "git diff", "git show", "git branch", "tree", "less", "jq", "od", "xxd", "sed", "awk"}
@@ -176,6 +197,10 @@ READING_PROGRAMS: Final = frozenset(
 def reads_only(shape: CommandShape) -> bool:
     """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`')."""
     return shape.program in READING_PROGRAMS
+
+
+def _is_file(subject: str) -> bool:
+    return names_file(without_position(subject))
 
 
 def _remote(shape: CommandShape) -> bool:

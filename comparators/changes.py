@@ -39,14 +39,14 @@ FIXER_PROGRAMS: Final[dict[str, frozenset[str] | None]] = {
     "clang-format": frozenset({"-i"}),
     "terraform fmt": None,
     "dart format": None,
-    "npm run format": None,
-    "npm run fmt": None,
-    "npm run lint:fix": None,
-    "npm run fix": None,
-    "sed": frozenset({"-i", "--in-place"}),
-    "perl": frozenset({"-i"}),
 }
-"""Programs that rewrite files, and the flag that makes them write (None: they always do)."""
+"""Formatters and fixers, and the flag that makes them write (None: they always do)."""
+IN_PLACE_EDITORS: Final[dict[str, frozenset[str]]] = {"sed": frozenset({"-i", "--in-place"}), "perl": frozenset({"-i"})}
+"""Programs that edit files in place with a flag: they change what the files do."""
+SCRIPT_RUNNERS: Final = ("npm run ", "make", "just", "task")
+"""Programs whose target (or subcommand) names a project script."""
+_REWRITING_WORDS: Final = frozenset({"fix", "format", "fmt", "write"})
+_CHECKING_WORDS: Final = frozenset({"check", "verify", "ci", "diff", "dry"})
 FILE_CHANGERS: Final = frozenset(
     {
         "patch",
@@ -186,18 +186,22 @@ PROJECT_CONFIG_FILES: Final = frozenset(
 """Files every check of a project reads (build and test configuration, dependency manifests)."""
 _CONFIG_NAME: Final = re.compile(
     r"^(?:tsconfig[\w.-]*\.json|(?:jest|vitest|vite|babel|webpack|rollup|eslint|prettier|playwright)\.config\.\w+"
-    r"|\.eslintrc[\w.]*|\.prettierrc[\w.]*|\.babelrc)$"
+    r"|\.eslintrc[\w.]*|\.prettierrc[\w.]*|\.babelrc|\.?biome\.jsonc?|deno\.jsonc?|\.editorconfig|lefthook\.ya?ml"
+    r"|\.stylelintrc[\w.]*|\.golangci\.ya?ml|\.rubocop\.yml|\.clang-format|\.flake8|mypy\.ini|\.mypy\.ini)$"
 )
-CONFIG_FOLDERS: Final = ("config/", "test/support/", "tests/support/", "spec/support/")
+CONFIG_FOLDERS: Final = ("config/", "test/support/", "tests/support/", "spec/support/", ".husky/", ".githooks/")
 """Folders of configuration and shared test set-up."""
 
 
 def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
     """The files `shape` changes (`()`: files it does not name); None when it changes none."""
     program = shape.program
-    if program in FIXER_PROGRAMS:
-        writes = FIXER_PROGRAMS[program]
-        if writes is not None and not writes & set(shape.flags):
+    if reformats(shape):
+        pass
+    elif program in FIXER_PROGRAMS:
+        return None  # run without the flag that makes it write: a check
+    elif program in IN_PLACE_EDITORS:
+        if not IN_PLACE_EDITORS[program] & set(shape.flags):
             return None
     elif program in TREE_CHANGERS or program.startswith("mix deps."):
         return ()
@@ -208,6 +212,20 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
     if shape.targets and all(target.startswith(("/", "<")) for target in shape.targets):
         return None
     return tuple(path for path in shape.paths if not path.startswith(("/", "<")))
+
+
+def reformats(shape: CommandShape) -> bool:
+    """True for a formatter or fixer that writes (`prettier --write`, `npm run lint:fix`): it changes
+    how files are written, never what they do."""
+    program = shape.program
+    if program in FIXER_PROGRAMS:
+        writes = FIXER_PROGRAMS[program]
+        return writes is None or bool(writes & set(shape.flags))
+    if not program.startswith(SCRIPT_RUNNERS):
+        return False
+    script = program.removeprefix("npm run ") if program.startswith("npm run ") else " ".join(shape.targets[:1])
+    words = set(re.split(r"[:_\-\s]", script.lower()))
+    return bool(words & _REWRITING_WORDS) and not words & _CHECKING_WORDS
 
 
 def is_project_config(path: str) -> bool:

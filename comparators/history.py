@@ -16,9 +16,14 @@ from datetime import datetime
 from typing import Final, Literal
 
 from obelisk_session_evidence.comparators.attribution import attribute
-from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths
+from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
 from obelisk_session_evidence.comparators.commands import CommandShape, ParsedCommand, cd_roots, parse_command
-from obelisk_session_evidence.comparators.paths import looks_like_path, mask_temp_paths, repository_path
+from obelisk_session_evidence.comparators.paths import (
+    mask_temp_paths,
+    names_file,
+    repository_path,
+    without_position,
+)
 from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES, FailureCause, PriorToolCall
@@ -94,6 +99,8 @@ class PriorStep:
     """Why it failed, when it failed and the provider typed it."""
     installs: bool = False
     """It installed or synced dependencies."""
+    reformats: bool = False
+    """Every file change it made was a formatter's or fixer's (`changes.reformats`)."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -286,7 +293,9 @@ def _step(
         result = "succeeded"
     else:
         result = "unknown"
-    changed = _changed_by(parsed.shapes, result)
+    ran = [shape for index, shape in enumerate(parsed.shapes) if index not in attribution.skipped]
+    writers = _writers(ran, result)
+    changed = _changed_by(writers)
     is_edit = (tool in EDIT_TOOLS and result != "failed") or changed is not None
     if tool in EDIT_TOOLS:
         changed = files
@@ -310,6 +319,7 @@ def _step(
         changed=changed or (),
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
         installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
+        reformats=tool not in EDIT_TOOLS and bool(writers) and all(map(reformats, writers)),
     )
 
 
@@ -317,30 +327,32 @@ def _installs(shape: CommandShape) -> bool:
     return shape.program in TREE_CHANGERS or shape.program.startswith(("mix deps.", "brew install", "apt"))
 
 
-def _changed_by(shapes: Sequence[CommandShape], result: StepResult) -> tuple[str, ...] | None:
-    """The paths the shapes that ran changed (`()`: unnamed files); None when none changed any.
+def _writers(shapes: Sequence[CommandShape], result: StepResult) -> list[CommandShape]:
+    """The simple commands of a call that ran and changed files.
 
     A call that failed is an aborted attempt: what its earlier segments did (`git add -A` before a
-    rejected commit) is what the next attempt does again, so it counts as no change."""
-    if result != "succeeded":
-        return None
-    found: list[str] | None = None
-    for shape in shapes:
-        paths = changed_paths(shape)
-        if paths is None:
-            continue
+    rejected commit) is what the next attempt does again, so it counts as no change, except a
+    formatter's or fixer's rewrite, which stays when it reports what it could not fix. A call whose
+    outcome is unknown (`fix | tail`) ran: its changes count."""
+    writing = [shape for shape in shapes if changed_paths(shape) is not None]
+    if result == "failed":
+        return [shape for shape in writing if reformats(shape)]
+    return writing
+
+
+def _changed_by(writers: Sequence[CommandShape]) -> tuple[str, ...] | None:
+    """The paths `writers` changed (`()`: unnamed files); None when there are none."""
+    found: list[str] = []
+    for shape in writers:
+        paths = changed_paths(shape) or ()
         if not paths:
             return ()
-        found = [*(found or []), *paths]
-    return None if found is None else tuple(dict.fromkeys(found))
+        found.extend(paths)
+    return tuple(dict.fromkeys(found)) if writers else None
 
 
 def _paths_in_text(text: str, roots: tuple[str, ...]) -> tuple[str, ...]:
-    words = (word.strip("`'\"(),:;") for word in text.split())
-    return tuple(
-        dict.fromkeys(
-            repository_path(word, roots=roots)
-            for word in words
-            if "/" in word and looks_like_path(word) and not word.startswith("<")
-        )
-    )
+    """The files an output names, without the line and column it points at."""
+    words = (without_position(word.strip("`'\"(),:;[]")) for word in text.split())
+    named = (word for word in words if "/" in word and names_file(word))
+    return tuple(dict.fromkeys(repository_path(word, roots=roots) for word in named))

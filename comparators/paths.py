@@ -74,6 +74,110 @@ _TOP_DIRS: Final = frozenset(
     }
 )
 """Conventional top-level folders of a repository: an absolute path is cut at the first one."""
+FILE_EXTENSIONS: Final = frozenset(
+    {
+        ".py",
+        ".pyi",
+        ".ipynb",
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".mts",
+        ".cts",
+        ".vue",
+        ".svelte",
+        ".astro",
+        ".json",
+        ".jsonc",
+        ".json5",
+        ".md",
+        ".mdx",
+        ".rst",
+        ".txt",
+        ".yml",
+        ".yaml",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".lock",
+        ".ex",
+        ".exs",
+        ".heex",
+        ".eex",
+        ".erl",
+        ".rs",
+        ".go",
+        ".rb",
+        ".rake",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".clj",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".hpp",
+        ".hh",
+        ".cs",
+        ".fs",
+        ".swift",
+        ".m",
+        ".mm",
+        ".php",
+        ".pl",
+        ".pm",
+        ".lua",
+        ".r",
+        ".jl",
+        ".dart",
+        ".zig",
+        ".nim",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".sql",
+        ".graphql",
+        ".gql",
+        ".proto",
+        ".css",
+        ".scss",
+        ".sass",
+        ".less",
+        ".html",
+        ".htm",
+        ".xml",
+        ".svg",
+        ".csv",
+        ".tsv",
+        ".env",
+        ".dockerfile",
+        ".tf",
+        ".hcl",
+        ".nix",
+        ".gradle",
+        ".properties",
+        ".sbt",
+        ".cmake",
+        ".mk",
+        ".el",
+        ".hs",
+        ".ml",
+        ".mli",
+        ".elm",
+    }
+)
+"""Extensions of files a repository command reads or a failure names."""
+_PATH_CHARACTERS: Final = re.compile(r"^/?[\w@.+~-]+(?:/[\w@.+~-]+)*/?$")
+_POSITION: Final = re.compile(r"(?::\d+){1,2}:?$|\(\d+(?:,\d+)?\)?:?$")
 _WORKTREE_MARKERS: Final = frozenset({"worktrees", ".worktrees", "worktree"})
 _FILE_SUFFIX: Final = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _TEST_NAME: Final = re.compile(
@@ -112,6 +216,20 @@ def looks_like_path(token: str) -> bool:
     return bool(_FILE_SUFFIX.search(token)) and not token[0].isdigit()
 
 
+def names_file(token: str) -> bool:
+    """True for a token of prose or output that names a file: a slash-separated path of file-name
+    characters, or a name with a source or data extension (`a.py`, not `p.name` or `{/*`)."""
+    if not _PATH_CHARACTERS.match(token) or not any(character.isalpha() for character in token):
+        return False
+    extension = posixpath.splitext(token.rstrip("/"))[1].lower()
+    return extension in FILE_EXTENSIONS or ("/" in token.strip("/") and not extension)
+
+
+def without_position(token: str) -> str:
+    """A path without the line and column an output appends (`a.ts:3:10`, `a.ts(3,10)`)."""
+    return _POSITION.sub("", token)
+
+
 def repository_path(path: str, *, roots: Iterable[str] = ()) -> str:
     """`path` relative to the repository: roots stripped, `./` and `a/../` folded."""
     text = path.strip().strip("'\"").replace("\\", "/")
@@ -133,6 +251,8 @@ def repository_path(path: str, *, roots: Iterable[str] = ()) -> str:
         if parts[index] in _WORKTREE_MARKERS:
             return _clean("/".join(parts[index + 2 :]))
     for index, part in enumerate(parts[1:], start=1):
+        if part.startswith(".") and part not in _TOP_DIRS and not is_temp:
+            return posixpath.normpath(text)  # under a hidden folder (`~/.agents/…`): a tool's files, not a checkout
         if part in _TOP_DIRS and index < len(parts) - 1:
             # A checkout may live anywhere, a temp folder included (CI sandboxes, test runs).
             return _clean("/".join(parts[index:]))
@@ -175,12 +295,12 @@ def is_test_path(path: str) -> bool:
 def related_files(target: str, changed: str) -> bool:
     """True when a change to `changed` can alter what running `target` shows.
 
-    The same file; a test file and the code it tests (matched by stem: `test_parser.py` and
+    The same file or a folder holding it; a test file and the code it tests (matched by stem: `test_parser.py` and
     `parser.py`); a folder and what lies under it (a test folder tests every file).
     """
     target_file = target.split("::", 1)[0]
-    if same_file(target_file, changed):
-        return True
+    if same_file(target_file, changed) or target_file.startswith(changed.rstrip("/") + "/"):
+        return True  # the file, or a folder holding it (`rm -rf tmp/clones/x` for `tmp/clones/x/a.test.ts`)
     if not _FILE_SUFFIX.search(target_file):
         # A folder (`pkg/queue/...`, `tests/`): what lies under it; a test folder tests everything.
         folder = target_file.rstrip("/.")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, TypedDict
 
 from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, reads_only
-from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths
+from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
 from obelisk_session_evidence.comparators.commands import (
     CommandShape,
     cd_roots,
@@ -291,6 +291,7 @@ def _changes_after(
                     programs=tuple(shape.program for shape in other.shapes),
                     subjects=tuple(target for shape in other.shapes for target in shape.targets),
                     acts=other.result != "failed" and (other.is_edit or not all(map(reads_only, other.shapes))),
+                    reformats=other.reformats,
                 )
             )
     return changes
@@ -313,6 +314,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
                 installs=shape.program in TREE_CHANGERS,
                 programs=(shape.program,),
                 subjects=shape.targets,
+                reformats=reformats(shape),
             )
         )
     return changes

@@ -50,7 +50,7 @@ MASKED_FAILURE: Final = re.compile(
     r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b"  # bun, mocha: ` 2 fail`
     r"|^\s*Tests?:?\s+[1-9]\d* failed"  # jest, vitest
     r"|^=+ .*\b[1-9]\d* failed\b"  # pytest's summary line
-    r"|^(?:FAIL|FAILED)\b"
+    r"|^(?:FAIL|FAILED)\b|^\(fail\) "  # `(fail) suite > test`: bun's line per failing test
     r"|\berror TS\d+"
     r"|^npm (?:ERR!|error) "
     r"|\bFound [1-9]\d* (?:errors?|diagnostics?)\b"
@@ -239,7 +239,31 @@ def _masked(command: str) -> bool:
 
 
 def _segments(command: str) -> list[str]:
-    return [part.strip() for part in _SEGMENTS.split(command[:MAX_READ_CHARS]) if part.strip()]
+    """The command's segments between `|`, `||`, `&&`, `;` and newlines outside quotes."""
+    return [part.strip() for part in _SEGMENTS.split(_unquoted(command[:MAX_READ_CHARS])) if part.strip()]
+
+
+def _unquoted(command: str) -> str:
+    """`command` with every quoted character blanked (`grep "a\\|b"` keeps its quotes, not its `|`)."""
+    kept: list[str] = []
+    quote = ""
+    escaped = False
+    for character in command:
+        if escaped:
+            escaped = False
+            kept.append("_")
+        elif character == "\\" and quote != "'":
+            escaped = True
+            kept.append("_")
+        elif quote:
+            quote = "" if character == quote else quote
+            kept.append(character if not quote else "_")
+        elif character in "'\"":
+            quote = character
+            kept.append(character)
+        else:
+            kept.append(character)
+    return "".join(kept)
 
 
 def _program(segments: Sequence[str]) -> str:

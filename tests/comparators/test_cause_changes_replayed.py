@@ -1,0 +1,118 @@
+"""Rules found by replaying real histories (issue "Cause-aware verdicts"): each output and command
+below is shaped on a call whose recorded outcome contradicted the verdict before the rule."""
+
+from obelisk_session_evidence.comparators.changes import reformats
+from obelisk_session_evidence.comparators.commands import parse_command
+from obelisk_session_evidence.providers.failure_causes import call_outcome
+from tests.comparators.test_cause_aware import REPO, edit, match, shell
+
+BIOME_REFUSED = (
+    "$ biome check --error-on-warnings\n at frontend/src/components/Summary.tsx:72:9 lint/correctness/noUnusedVariables"
+    "  FIXABLE  ━━━\n  × This variable activeId is unused.\n    70 │ const p = providers.find((p) => p.name);"
+)
+BIOME_REFUSED_UNNAMED = (
+    "$ biome check --error-on-warnings\n  × Formatter would have printed the following content:\n {/* x */}"
+)
+BUN_TESTS_FAILED = (
+    "src/api/routes/evaluation.test.ts:\n(fail) EvaluationRoutes > POST /api/evaluate [0.93ms]\n 1 fail\n"
+)
+MISSING_MODULE_IN_CLONE = (
+    "# Unhandled error between tests\nerror: Cannot find module '@testing-library/react' from "
+    f"'{REPO}/tmp/clones/eval-eqYk1k/src/app/__tests__/review-list.test.tsx'\n 1 fail\n"
+)
+
+
+def test_a_masked_pipeline_showing_bun_failing_tests_failed():
+    # `grep "…\|…"` holds its `|` inside quotes: the pipeline still ends in a display filter.
+    command = 'bun run test 2>&1 | grep -A 20 "FAIL\\|✗\\|fail.*prompt-generator"'
+    output = "(fail) prompt-generator > suggestion prompt includes decision criteria [0.54ms]\n"
+    assert call_outcome(command, exit_code=0, is_error=False, output=output) == "failed"
+
+
+def test_a_fixer_whose_output_a_filter_cut_still_rewrote_the_files():
+    calls = [
+        shell("bun run lint 2>&1", BIOME_REFUSED, exit_code=1, minute=0),
+        shell("bun run lint:fix 2>&1 | tail -5", "Checked 275 files in 153ms. Fixed 4 files.", minute=1),
+    ]
+    result = match(calls, "bun run lint 2>&1 | tail -5")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+def test_a_fixer_that_reports_what_it_could_not_fix_still_rewrote_files():
+    fixer = "Exit code 1\n$ biome check --write\n at src/a.ts:3:10 lint/suspicious/noEmptyBlockStatements ━━"
+    calls = [
+        shell("bun run lint", BIOME_REFUSED_UNNAMED, exit_code=1, minute=0),
+        shell("bun run lint:fix", fixer, exit_code=1, minute=1),
+    ]
+    assert match(calls, "bun run lint").repeats_failure_changed_since
+
+
+def test_a_formatter_run_does_not_supersede_failing_tests():
+    calls = [
+        shell("bun test src/ 2>&1 | tail -5", " 1365 pass\n 228 fail\n", minute=0),
+        shell("bun run lint:fix", "$ biome check --write\nChecked 292 files. Fixed 3 files.", minute=1),
+    ]
+    assert match(calls, "bun test src/ 2>&1 | tail -5").repeats_failure
+
+
+def test_a_file_an_output_names_at_a_line_and_column_is_the_file():
+    calls = [
+        shell("bun run lint 2>&1", BIOME_REFUSED, exit_code=1, minute=0),
+        edit(f"{REPO}/frontend/src/components/Summary.tsx", minute=1),
+    ]
+    assert match(calls, "bun run lint 2>&1").repeats_failure_changed_since
+
+
+def test_code_in_an_output_is_not_a_file_it_names():
+    # `p.name` and `{/*` are code the formatter quoted: with no file named, any edit may be the fix.
+    calls = [
+        shell("bun run lint 2>&1", BIOME_REFUSED_UNNAMED + "\n p.name", exit_code=1, minute=0),
+        edit(f"{REPO}/frontend/src/components/RemediateTab.tsx", minute=1),
+    ]
+    assert match(calls, "bun run lint 2>&1").repeats_failure_changed_since
+
+
+def test_removing_the_folder_that_holds_the_failing_file_touches_its_cause():
+    calls = [
+        shell("bun run test 2>&1", MISSING_MODULE_IN_CLONE, exit_code=1, minute=0),
+        shell(f"rm -rf {REPO}/tmp/clones/eval-eqYk1k", minute=1),
+    ]
+    assert match(calls, "bun run test 2>&1").repeats_failure_changed_since
+
+
+def test_a_folder_an_output_names_is_not_the_file_that_imports_a_missing_module():
+    output = "$ bun test src/\n" + MISSING_MODULE_IN_CLONE
+    calls = [shell("bun run test 2>&1", output, exit_code=1, minute=0), edit(f"{REPO}/src/docs-finder.ts", minute=1)]
+    assert match(calls, "bun run test 2>&1").repeats_failure
+
+
+def test_a_manifest_edit_does_not_change_another_programs_options():
+    usage = "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>"
+    calls = [shell("rtk bun run test", usage, exit_code=2, minute=0), edit(f"{REPO}/package.json", minute=1)]
+    assert match(calls, "rtk bun run test").repeats_failure
+
+
+def test_a_manifest_edit_can_add_a_missing_script():
+    calls = [
+        shell("npm run typecheck", 'npm error Missing script: "typecheck"', exit_code=1, minute=0),
+        edit(f"{REPO}/package.json", minute=1),
+    ]
+    assert match(calls, "npm run typecheck").repeats_failure_changed_since
+
+
+def test_a_linter_configuration_change_touches_a_hook_failure():
+    hook = "Build........Passed\nLint.........Failed\n- hook id: lint\nerror: some errors were emitted"
+    calls = [
+        shell("git push -u origin chore/x", hook, exit_code=1, minute=0),
+        edit(f"{REPO}/biome.json", minute=1),
+    ]
+    assert match(calls, "git push -u origin chore/x").repeats_failure_changed_since
+
+
+def test_scripts_named_for_rewriting_are_fixers_and_checks_are_not():
+    def shape(command: str):
+        return parse_command(command, roots=(REPO,)).shapes[0]
+
+    assert reformats(shape("npm run lint:fix")) and reformats(shape("make fmt")) and reformats(shape("prettier -w ."))
+    assert not reformats(shape("npm run format:check")) and not reformats(shape("prettier --check ."))
+    assert not reformats(shape("sed -i s/a/b/ src/a.py"))
