@@ -71,27 +71,38 @@ Progress = Callable[[int, int], None]
 
 
 def refresh_index(
-    index_path: Path | str, roots: Roots, *, progress: Progress | None = None, wait_s: float | None = None
+    index_path: Path | str,
+    roots: Roots,
+    *,
+    progress: Progress | None = None,
+    wait_s: float | None = None,
+    workers: int | None = None,
 ) -> RefreshReport:
-    """Bring the index at `index_path` up to date with `roots`, waiting for any other writer first."""
+    """Bring the index at `index_path` up to date with `roots`, waiting for any other writer first.
+
+    `workers`: parser processes for new files; None lets `worker_count` decide from the new bytes
+    and the free cores.
+    """
     with writer_lock(index_path, wait_s=wait_s) as acquired:
         if not acquired:
             raise IndexUnavailable("refresh_busy")
         try:
-            return _refresh_open(index_path, roots, progress)
+            return _refresh_open(index_path, roots, progress, workers)
         except IndexUnavailable as error:
             if not is_damage(error):
                 raise
         # The repair: a damaged index is rebuilt from the session files, which are the truth.
         with index_errors():
             discard(index_path)
-        return _refresh_open(index_path, roots, progress)
+        return _refresh_open(index_path, roots, progress, workers)
 
 
-def _refresh_open(index_path: Path | str, roots: Roots, progress: Progress | None) -> RefreshReport:
+def _refresh_open(
+    index_path: Path | str, roots: Roots, progress: Progress | None, workers: int | None
+) -> RefreshReport:
     connection = connect(index_path, holds_writer_lock=True)
     try:
-        return refresh_locked(connection, roots, progress=progress)
+        return refresh_locked(connection, roots, progress=progress, workers=workers)
     finally:
         connection.close()
 
@@ -103,12 +114,13 @@ def refresh_locked(
     progress: Progress | None = None,
     resolver: RepositoryResolver | None = None,
     budget_s: float | None = None,
+    workers: int | None = None,
 ) -> RefreshReport:
     """Refresh through an open connection; the caller holds the writer lock.
 
     With `budget_s`, no further unit is started once the budget is spent: what was written stays
     (each unit is its own transaction), the roots do not count as refreshed, the report says
-    `stale`, and the next refresh carries on where this one stopped.
+    `stale`, and the next refresh carries on where this one stopped. `workers` as for `refresh_index`.
     """
     started = time.monotonic()
     with index_errors():
@@ -127,7 +139,8 @@ def refresh_locked(
             return finish(connection, scanned, listings, tally, time.monotonic() - started)
         known = known_files(connection, scanned)
         deadline = None if budget_s is None else started + budget_s
-        _refresh_units(connection, OutcomeWriter(connection, resolver), scanned, known, tally, progress, deadline)
+        writer = OutcomeWriter(connection, resolver)
+        _refresh_units(connection, writer, scanned, known, tally, progress, deadline, workers)
         restore_indexes(connection)
         delete_gone(connection, scanned, known, tally)
         return finish(connection, scanned, listings, tally, time.monotonic() - started)
@@ -165,12 +178,14 @@ def _refresh_units(
     tally: Tally,
     progress: Progress | None,
     deadline: float | None,
+    workers: int | None,
 ) -> None:
     """Refresh each unit in scan order, new ones parsed ahead by workers, until `deadline`."""
     jobs = _new_units(scanned, known)
     if jobs and is_first_build(connection):
         defer_indexes(connection)
-    with ParsedAhead(jobs, worker_count(jobs)) as ahead:
+    with ParsedAhead(jobs, worker_count(jobs) if workers is None else workers) as ahead:
+        tally.parser_workers = ahead.started
         for done, unit in enumerate(scanned.units, start=1):
             if deadline is not None and time.monotonic() > deadline:
                 tally.interrupted = True
@@ -178,6 +193,7 @@ def _refresh_units(
             _refresh_unit(connection, writer, unit, known.get(unit.path), tally, ahead)
             if progress is not None:
                 progress(done, len(scanned.units))
+        tally.parsed_ahead = ahead.delivered
 
 
 def _refresh_unit(

@@ -45,6 +45,8 @@ class Tally:
     failed: int = 0
     bytes_read: int = 0
     skipped: int = 0
+    parser_workers: int = 0
+    parsed_ahead: int = 0
     rows: WriteCounts = field(default_factory=WriteCounts)
     changes: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -199,6 +201,8 @@ def finish(
         tool_calls_written=tally.rows.tool_calls,
         summaries_written=tally.rows.summaries,
         skipped_records=tally.skipped,
+        parser_workers=tally.parser_workers,
+        files_parsed_ahead=tally.parsed_ahead,
         index_revision=revision.text,
         content_changed=bool(tally.changes),
         freshness=_freshness(scanned, tally, damaged=damaged),
