@@ -24,13 +24,8 @@ from typing import Final, TypedDict
 
 from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, reads_only
 from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
-from obelisk_session_evidence.comparators.commands import (
-    CommandShape,
-    cd_roots,
-    command_similarity,
-    parse_command,
-    same_place,
-)
+from obelisk_session_evidence.comparators.command_similarity import command_similarity, same_place
+from obelisk_session_evidence.comparators.commands import CommandShape, cd_roots, parse_command
 from obelisk_session_evidence.comparators.history import PriorStep
 from obelisk_session_evidence.comparators.paths import mask_temp_paths, repository_path, same_file
 from obelisk_session_evidence.comparators.text import text_similarity, text_tokens

@@ -77,6 +77,11 @@ class RefreshReport(ContractModel):
     """Summary rows inserted or updated."""
     skipped_records: Count
     """Lines or records the parsers skipped in the bytes read."""
+    parser_workers: Count = 0
+    """Worker processes that parsed new files while the refresh wrote (0: every file parsed in process;
+    only large builds on a machine with free cores use them)."""
+    files_parsed_ahead: Count = 0
+    """New files whose parse came from a worker; the others were parsed in process."""
     index_revision: IndexRevision
     """The index revision after the refresh."""
     content_changed: bool

@@ -24,15 +24,8 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from obelisk_session_evidence.batch.manifest import load_manifest
 from obelisk_session_evidence.batch.outputs import RunStats, read_summary
-from obelisk_session_evidence.batch.run import (
-    BatchPlan,
-    BatchRef,
-    BatchReport,
-    PlannedItem,
-    decide_item,
-    plan_batch,
-    report_batch,
-)
+from obelisk_session_evidence.batch.plan import BatchPlan, BatchRef, PlannedItem, plan_batch
+from obelisk_session_evidence.batch.run import BatchReport, decide_item, report_batch
 from obelisk_session_evidence.contracts.batch import BatchItemRecord, BatchSummary
 from obelisk_session_evidence.contracts.errors import DaskUnreachable, EvidenceError, InvalidInput, StageFailed
 from obelisk_session_evidence.flows.operator_records import publish_batch_record

@@ -24,7 +24,8 @@ from rich.text import Text
 
 from obelisk_session_evidence.batch.manifest import load_manifest, read_stalled_lines, spool_batch
 from obelisk_session_evidence.batch.outputs import RecordProgress, claim_out_dir
-from obelisk_session_evidence.batch.run import plan_batch, run_batch_directly
+from obelisk_session_evidence.batch.plan import plan_batch
+from obelisk_session_evidence.batch.run import run_batch_directly
 from obelisk_session_evidence.cli.common import (
     EXIT_NOT_OK,
     fail,

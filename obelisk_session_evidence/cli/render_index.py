@@ -45,6 +45,8 @@ def render_refresh_report(report: RefreshReport, console: Console) -> None:
         f"{report.summaries_written} summaries ({report.skipped_records} records skipped)",
     )
     table.add_row("read", f"{report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
+    if report.parser_workers:
+        table.add_row("parsed ahead", f"{report.files_parsed_ahead} files by {report.parser_workers} workers")
     table.add_row("roots", f"{report.roots} ({report.unreadable_roots} unreadable)")
     table.add_row("freshness", report.freshness)
     table.add_row("index revision", report.index_revision)

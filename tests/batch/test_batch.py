@@ -24,7 +24,8 @@ from obelisk_session_evidence.batch.outputs import (
     read_record,
     record_path,
 )
-from obelisk_session_evidence.batch.run import decide_item, index_revision, plan_batch, run_batch_directly
+from obelisk_session_evidence.batch.plan import index_revision, plan_batch
+from obelisk_session_evidence.batch.run import decide_item, run_batch_directly
 from obelisk_session_evidence.compose import backend_folders, decide
 from obelisk_session_evidence.contracts.errors import InvalidInput
 from obelisk_session_evidence.contracts.json_input import load_contract

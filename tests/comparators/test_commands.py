@@ -2,12 +2,8 @@
 
 import pytest
 
-from obelisk_session_evidence.comparators.commands import (
-    cd_roots,
-    command_shapes,
-    command_similarity,
-    normalise_command,
-)
+from obelisk_session_evidence.comparators.command_similarity import command_similarity
+from obelisk_session_evidence.comparators.commands import cd_roots, command_shapes, normalise_command
 
 REPEATS = [
     ("pytest tests/test_parser.py", "pytest tests/test_parser.py"),

@@ -8,7 +8,8 @@ over (`PriorToolCall`); proposals are what the agent could plausibly have run ne
 from datetime import UTC, datetime, timedelta
 
 from obelisk_session_evidence.comparators.attribution import attribute
-from obelisk_session_evidence.comparators.commands import command_similarity, parse_command
+from obelisk_session_evidence.comparators.command_similarity import command_similarity
+from obelisk_session_evidence.comparators.commands import parse_command
 from obelisk_session_evidence.comparators.history import prior_steps, prior_steps_from_calls
 from obelisk_session_evidence.comparators.route_match import route_match
 from obelisk_session_evidence.comparators.shell import parse_script

@@ -27,7 +27,6 @@ SCANNED_PACKAGES: Final = (
     "obelisk_session_evidence.stages",
 )
 INLINE_PATTERNS: Final[dict[str, str]] = {
-    "comparators.commands (numeric word)": r"-\d+(\.\d+)?",
     "comparators.inline_scripts (call opening)": r"\(",
     "comparators.inline_scripts (string literal)": r"""['"]([^'"\s]{3,200})['"]""",
     "comparators.shell (backslash escape)": r"\\(.)",

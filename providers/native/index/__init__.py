@@ -6,6 +6,7 @@ schema.py      named migrations recorded in `schema_migrations`; the tokenizer c
 cursor.py      per-file change signatures and resumable parser state
 rows.py        parser records -> sessions, entries and full-text rows
 refresh.py     `refresh_index`: only what changed is read
+refresh_writes.py  what a refresh writes: cursors, failures, gone files, the end revision
 repository.py  repository identity (roots, worktrees, root commit, remote URL)
 fts.py         the one FTS5 escaping function and the query it builds
 query.py       `search_sql` builds, `search` runs

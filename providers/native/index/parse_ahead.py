@@ -83,9 +83,11 @@ class ParsedAhead:
     def __init__(self, jobs: Iterable[Job], workers: int) -> None:
         self._workers: list[_Worker] = []
         self._places: dict[str, tuple[_Worker, int]] = {}
+        self.delivered = 0
+        """Outcomes taken that a worker parsed (the others were, or are to be, parsed in process)."""
         if workers > 0:
             pending = list(jobs)
-            context = _start_method()
+            context = start_method()
             for number in range(workers):
                 share = [(path, source) for path, source, _ in pending[number::workers]]
                 try:
@@ -97,6 +99,11 @@ class ParsedAhead:
                     raise
                 self._workers.append(worker)
                 self._places.update((path, (worker, position)) for position, (path, _) in enumerate(share))
+
+    @property
+    def started(self) -> int:
+        """Worker processes running (fewer than asked when no process could be had; 0 once closed)."""
+        return len(self._workers)
 
     def take(self, path: str) -> ParseOutcome | None:
         """The outcome parsed for `path`, or None when it was not parsed ahead (parse it here).
@@ -114,6 +121,7 @@ class ParsedAhead:
             outcome = _OUTCOME_DECODER.decode(encoded)
         except msgspec.DecodeError:  # a value outside a record's declared type: parse it here, unchecked as ever
             return None
+        self.delivered += 1
         return dataclasses.replace(outcome, skipped_records=MappingProxyType(dict(outcome.skipped_records)))
 
     def close(self) -> None:
@@ -131,7 +139,7 @@ class ParsedAhead:
 
 
 _Context = multiprocessing.context.ForkContext | multiprocessing.context.ForkServerContext
-"""The start methods `_start_method` chooses between."""
+"""The start methods `start_method` chooses between."""
 
 
 class _Worker:
@@ -238,7 +246,7 @@ def _pickled(error: Exception) -> bytes:
         return b""
 
 
-def _start_method() -> _Context:
+def start_method() -> _Context:
     """`fork` from a single-threaded process (nothing to import, pages shared); otherwise a forkserver
     that imports the parsers once (a forked copy of a threaded process may inherit a held lock)."""
     if threading.active_count() == 1:

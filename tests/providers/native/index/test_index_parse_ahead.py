@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index import parse_ahead, refresh
-from obelisk_session_evidence.providers.native.index.parse_ahead import MIN_BYTES, ParsedAhead, worker_count
+from obelisk_session_evidence.providers.native.index import parse_ahead
+from obelisk_session_evidence.providers.native.index.changes import scan_roots
+from obelisk_session_evidence.providers.native.index.parse_ahead import (
+    MIN_BYTES,
+    ParsedAhead,
+    start_method,
+    worker_count,
+)
 from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from tests.providers.native.conftest import REAL_ROOTS, index_rows, requires_real_corpus
@@ -39,34 +45,34 @@ def test_worker_count(jobs, cpus, load, expected) -> None:
     assert worker_count(jobs, cpus=cpus, load=load) == expected
 
 
-def _build(monkeypatch: pytest.MonkeyPatch, workers: int) -> tuple[dict, int]:
-    taken = []
-    original = ParsedAhead.take
-
-    def counted(self, path):
-        outcome = original(self, path)
-        taken.append(outcome is not None)
-        return outcome
-
-    with monkeypatch.context() as patched:
-        patched.setattr(refresh, "worker_count", lambda jobs: workers)
-        patched.setattr(ParsedAhead, "take", counted)
-        connection = connect(MEMORY)
-        try:
-            report = refresh_locked(connection, REAL_ROOTS)
-            assert report.files_failed == 0 and report.freshness == "fresh"
-            return index_rows(connection), sum(taken)
-        finally:
-            connection.close()
+def _build(workers: int) -> tuple[dict, int]:
+    """The real corpus indexed with `workers` parser processes: its rows, and the files parsed ahead."""
+    connection = connect(MEMORY)
+    try:
+        report = refresh_locked(connection, REAL_ROOTS, workers=workers)
+        assert report.files_failed == 0 and report.freshness == "fresh"
+        return index_rows(connection), report.files_parsed_ahead
+    finally:
+        connection.close()
 
 
 @requires_real_corpus
-def test_build_with_parser_workers_equals_the_serial_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    serial, parsed_ahead = _build(monkeypatch, 0)
+def test_build_with_parser_workers_equals_the_serial_build() -> None:
+    serial, parsed_ahead = _build(0)
     assert parsed_ahead == 0
-    parallel, parsed_ahead = _build(monkeypatch, 2)
+    parallel, parsed_ahead = _build(2)
     assert parsed_ahead == len(serial["files"])  # every unit came from a worker
     assert parallel == serial
+
+
+@requires_real_corpus
+def test_the_report_says_how_many_workers_parsed_ahead() -> None:
+    connection = connect(MEMORY)
+    try:
+        report = refresh_locked(connection, REAL_ROOTS, workers=2)
+    finally:
+        connection.close()
+    assert (report.parser_workers, report.files_parsed_ahead) == (2, report.files_added)
 
 
 def _die(path: str, source: str) -> bytes:
@@ -87,13 +93,14 @@ def test_a_parse_that_raises_in_a_worker_fails_its_unit_as_in_process(
 ) -> None:
     """Under either start method (a threaded process gets a forkserver) the worker runs the parse it
     was given, so a failing one fails its unit in both."""
+    # Fault injection inside the worker process: no real session makes the parser raise.
     monkeypatch.setattr(parse_ahead, "_parse", _raise)
-    monkeypatch.setattr(parse_ahead, "_start_method", lambda: multiprocessing.get_context(start_method))
-    monkeypatch.setattr(refresh, "worker_count", lambda jobs: 1)
+    # The process-start boundary: both methods in one test process, whatever its threads.
+    monkeypatch.setattr(parse_ahead, "start_method", lambda: multiprocessing.get_context(start_method))
     only_pi = {"pi": REAL_ROOTS["pi"]}
     connection = connect(MEMORY)
     try:
-        report = refresh_locked(connection, only_pi)
+        report = refresh_locked(connection, only_pi, workers=1)
         failures = connection.execute("SELECT failure FROM files").fetchall()
         dumped = index_rows(connection)
     finally:
@@ -115,7 +122,7 @@ def _raise_unrebuildable(path: str, source: str) -> bytes:
 
 
 def _real_jobs() -> list[parse_ahead.Job]:
-    units = refresh.scan_roots(REAL_ROOTS).units
+    units = scan_roots(REAL_ROOTS).units
     return [(unit.path, unit.source, unit.signature.size) for unit in units if unit.signature is not None]
 
 
@@ -136,7 +143,7 @@ def test_closing_before_every_unit_is_taken_stops_the_workers() -> None:
     jobs = _real_jobs()
     with ParsedAhead(jobs, 2) as ahead:
         assert ahead.take(jobs[0][0]) is not None
-        workers = [worker._process.pid for worker in ahead._workers]
+        workers = [child.pid for child in multiprocessing.active_children()]
     assert len(workers) == 2 and not multiprocessing.active_children()
     for pid in workers:
         with pytest.raises(ProcessLookupError):
@@ -147,7 +154,7 @@ _PARENT_THAT_DIES = """
 import sys, time
 from obelisk_session_evidence.providers.native.index import parse_ahead
 from tests.providers.native.conftest import REAL_ROOTS
-from obelisk_session_evidence.providers.native.index.refresh import scan_roots
+from obelisk_session_evidence.providers.native.index.changes import scan_roots
 units = [unit for unit in scan_roots(REAL_ROOTS).units if unit.signature is not None]
 ahead = parse_ahead.ParsedAhead([(unit.path, unit.source, unit.signature.size) for unit in units], 2)
 ahead.take(units[0].path)
@@ -214,7 +221,8 @@ class _SecondStartFails:
 @requires_real_corpus
 def test_a_failed_start_stops_the_workers_already_started(monkeypatch: pytest.MonkeyPatch) -> None:
     context = _SecondStartFails()
-    monkeypatch.setattr(parse_ahead, "_start_method", lambda: context)
+    # The process-start boundary: a start that fails on the second worker cannot be caused on demand.
+    monkeypatch.setattr(parse_ahead, "start_method", lambda: context)
     with pytest.raises(RuntimeError):
         ParsedAhead(_real_jobs(), 2)
     assert len(context.processes) == 1 and not multiprocessing.active_children()
@@ -226,15 +234,16 @@ def test_a_failed_start_stops_the_workers_already_started(monkeypatch: pytest.Mo
     [
         ("_parse", _die),  # a worker that dies
         ("_parse", _raise_unrebuildable),  # a worker's error that does not rebuild here
-        ("_start_method", _NoProcesses),  # a worker that cannot start
+        ("start_method", _NoProcesses),  # a worker that cannot start
     ],
 )
 def test_units_a_worker_cannot_deliver_are_parsed_in_this_process(
     monkeypatch: pytest.MonkeyPatch, name: str, replacement: object
 ) -> None:
-    serial, _ = _build(monkeypatch, 0)
+    serial, _ = _build(0)
+    # Fault injection at the worker boundary: its body (`_parse`) or its start; none can be caused on demand.
     monkeypatch.setattr(parse_ahead, name, replacement)
-    survived, parsed_ahead = _build(monkeypatch, 2)
+    survived, parsed_ahead = _build(2)
     assert parsed_ahead == 0 and survived == serial
 
 
@@ -244,27 +253,30 @@ def test_parsed_ahead_without_workers_parses_nothing(tmp_path: Path) -> None:
 
 
 @requires_real_corpus
-def test_a_threaded_process_builds_through_a_forkserver(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process parents from /proc")
+def test_a_threaded_process_builds_through_a_forkserver() -> None:
     """Prefect runs tasks in threads: a forked copy of a threaded process could inherit a held lock."""
-    serial, _ = _build(monkeypatch, 0)
-    methods = []
-    original = parse_ahead._start_method
-
-    def recorded():
-        methods.append(original())
-        return methods[-1]
-
-    monkeypatch.setattr(parse_ahead, "_start_method", recorded)
+    serial, _ = _build(0)
     release = threading.Event()
     waiting = threading.Thread(target=release.wait, daemon=True)
     waiting.start()
     try:
-        threaded, parsed_ahead = _build(monkeypatch, 2)
+        method = start_method().get_start_method()
+        with ParsedAhead(_real_jobs()[:4], 2) as ahead:
+            parents = {_parent_of(child.pid) for child in multiprocessing.active_children()}
+            assert ahead.started == 2
+        threaded, parsed_ahead = _build(2)
     finally:
         release.set()
         waiting.join()
-    assert [method.get_start_method() for method in methods] == ["forkserver"]
+    assert method == "forkserver"
+    assert parents and os.getpid() not in parents  # the forkserver's children, not forks of this process
     assert parsed_ahead == len(serial["files"]) and threaded == serial
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as status:
+        return int(status.read().rsplit(")", 1)[1].split()[1])
 
 
 def _undeclared_role(path: str, source: str) -> bytes:
@@ -276,9 +288,10 @@ def _undeclared_role(path: str, source: str) -> bytes:
 
 @requires_real_corpus
 def test_an_outcome_outside_the_record_types_is_parsed_here_instead(monkeypatch: pytest.MonkeyPatch) -> None:
-    serial, _ = _build(monkeypatch, 0)
+    serial, _ = _build(0)
+    # Fault injection inside the worker process: a parser never produces a value outside its types.
     monkeypatch.setattr(parse_ahead, "_parse", _undeclared_role)
-    parallel, parsed_ahead = _build(monkeypatch, 2)
+    parallel, parsed_ahead = _build(2)
     assert parsed_ahead == 0 and parallel == serial
 
 

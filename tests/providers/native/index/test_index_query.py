@@ -4,10 +4,12 @@ import time
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index import lanes as lanes_module
-from obelisk_session_evidence.providers.native.index import query as query_module
 from obelisk_session_evidence.providers.native.index.fts import command_key, program_of
+from obelisk_session_evidence.providers.native.index.lanes import CALL_LANE_ROWS, LANE_WALK, SESSION_WINDOW
 from obelisk_session_evidence.providers.native.index.query import (
+    COMMON_TERM_ROWS,
+    MIN_PROBE_ROWS,
+    RANKED_ROWS,
     ScopeFilter,
     plan_search,
     probe_cap,
@@ -97,14 +99,15 @@ def test_selective_phrases_stops_at_keep(fresh_index):
     assert selective_phrases(fresh_index, ["alpha", "beta", "gamma", "delta"], cap=10, keep=2) == ["alpha", "beta"]
 
 
-def test_plan_search_probes_whole_terms_too(fresh_index, monkeypatch):
+def test_plan_search_probes_whole_terms_too(fresh_index):
     """A common single-word term (a subject stem in every row) is dropped; a common path keeps its newest
     rows; a common command keeps its call lanes (newest by time) and no second newest-rows pass."""
-    monkeypatch.setattr(query_module, "probe_cap", lambda connection: 3)
     _rows(
         fresh_index,
-        [("tool_call", "", f"make auth src/auth.py step{n}") for n in range(4)] + [("message", "rare word")],
+        [("tool_call", "", f"make auth src/auth.py step{n}") for n in range(MIN_PROBE_ROWS)]
+        + [("message", "rare word")],
     )
+    assert probe_cap(fresh_index) == MIN_PROBE_ROWS  # the shipped cap of a small index: the rows reach it
     plan = plan_search(fresh_index, ["auth", "make auth", "src/auth.py", "rare", "absent words"])
     assert plan.ranked == ("rare",)
     assert plan.common_terms == ("src/auth.py",)
@@ -175,20 +178,18 @@ def test_search_orders_a_lane_newest_first(fresh_index):
     assert [row.uid for row in found.calls] == ["u4", "u3", "u1", "u2"]
 
 
-def test_search_bounds_a_common_term_to_its_newest_rows(fresh_index, monkeypatch):
-    monkeypatch.setattr(query_module, "probe_cap", lambda connection: 3)
-    monkeypatch.setattr(query_module, "COMMON_TERM_ROWS", 2)
-    _rows(fresh_index, [("message", f"ran tests/check.py at step {n}", "", float(n)) for n in range(6)])
-    found = _search(fresh_index, ["tests/check.py"], now=10.0)
-    assert [row.uid for row in found.rows] == ["u6", "u5"]
-    assert found.bounded and found.matched == 2
+def test_search_bounds_a_common_term_to_its_newest_rows(fresh_index):
+    count = MIN_PROBE_ROWS + 10  # common: past the probe cap
+    _rows(fresh_index, [("message", f"ran tests/check.py at step {n}", "", float(n)) for n in range(count)])
+    found = _search(fresh_index, ["tests/check.py"], limit=COMMON_TERM_ROWS + 5, now=float(count))
+    assert [row.uid for row in found.rows] == [f"u{n}" for n in range(count, count - COMMON_TERM_ROWS, -1)]
+    assert found.bounded and found.matched == COMMON_TERM_ROWS
 
 
-def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index, monkeypatch):
+def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index):
     """Newer runs of the same command in another repository do not hide this scope's older ones."""
-    monkeypatch.setattr(lanes_module, "SESSION_WINDOW", 2)
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
-    for number in range(2, 7):
+    for number in range(2, SESSION_WINDOW + 3):  # past the first window of sessions
         run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
         _rows(fresh_index, [run, run], file_id=number, cwd="/elsewhere")
     found = _search(fresh_index, ["pytest tests/test_auth.py -x"], now=200.0)
@@ -196,31 +197,39 @@ def test_a_call_lane_walks_past_newer_sessions_of_other_scopes(fresh_index, monk
     assert not found.bounded
 
 
-def test_a_call_lane_stops_after_its_walk(fresh_index, monkeypatch):
-    monkeypatch.setattr(lanes_module, "SESSION_WINDOW", 2)
-    monkeypatch.setattr(lanes_module, "LANE_WALK", 4)
+def test_a_call_lane_stops_after_its_walk(fresh_index):
     _rows(fresh_index, [("tool_call", "FAILED", "pytest tests/test_auth.py -x", 10.0, "prior_failure")], file_id=1)
-    for number in range(2, 7):
+    for number in range(2, LANE_WALK + 2):  # the walk ends on these newer sessions of another scope
         run = ("tool_call", "FAILED", "pytest tests/test_auth.py -x", 100.0 + number, "prior_failure")
         _rows(fresh_index, [run], file_id=number, cwd="/elsewhere")
     found = _search(fresh_index, ["pytest tests/test_auth.py -x"], now=200.0)
     assert found.calls == [] and found.bounded
 
 
-def test_the_newest_runs_come_from_the_sessions_with_the_newest_runs(fresh_index, monkeypatch):
+def test_the_newest_runs_come_from_the_sessions_with_the_newest_runs(fresh_index):
     """Runs are read a group of sessions at a time; the newest runs overall come back, newest first."""
-    monkeypatch.setattr(lanes_module, "CALL_LANE_ROWS", 2)
-    _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (1.0, 2.0, 50.0)], file_id=1)
+    older = [float(epoch) for epoch in range(1, CALL_LANE_ROWS + 1)]  # entries 1..N
+    _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (*older, 50.0)], file_id=1)
     _rows(fresh_index, [("tool_call", "ok", "make check now", epoch) for epoch in (40.0, 60.0)], file_id=2)
     found = _search(fresh_index, ["make check now"], now=100.0)
-    assert [row.entry_id for row in found.calls] == [5, 3]
+    # 60 (entry N+3), 50 (N+1), 40 (N+2), then the first session's newest older runs.
+    newest_older = list(range(CALL_LANE_ROWS, 3, -1))
+    assert [row.entry_id for row in found.calls] == [
+        CALL_LANE_ROWS + 3,
+        CALL_LANE_ROWS + 1,
+        CALL_LANE_ROWS + 2,
+        *newest_older,
+    ]
 
 
-def test_search_count_is_a_lower_bound_past_the_ranked_bound(fresh_index, monkeypatch):
-    monkeypatch.setattr(query_module, "RANKED_ROWS", 3)
-    _rows(fresh_index, [("message", f"unusual phrase {n}") for n in range(5)])
-    found = _search(fresh_index, ["unusual"], limit=2)
-    assert (len(found.rows), found.matched, found.bounded) == (2, 3, True)
+def test_search_count_is_a_lower_bound_past_the_ranked_bound(fresh_index):
+    """Three selective words (each under the probe cap) together match more rows than are ranked."""
+    words = ("unusual", "peculiar", "singular")
+    each = MIN_PROBE_ROWS - 1
+    assert len(words) * each > RANKED_ROWS
+    _rows(fresh_index, [("message", f"{word} phrase {n}") for word in words for n in range(each)])
+    found = _search(fresh_index, list(words), limit=2)
+    assert (len(found.rows), found.matched, found.bounded) == (2, RANKED_ROWS, True)
 
 
 @pytest.mark.parametrize(
