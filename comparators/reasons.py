@@ -33,6 +33,10 @@ REASONS: Final[dict[DeltaReasonCode, str]] = {
         "The proposed route re-runs a command that failed before, after a change to what made it fail: the same"
         " probe on the same surface."
     ),
+    "route_repeats_failure_at_other_revision": (
+        "The proposed route re-runs a command that failed at a commit that is not an ancestor of the current"
+        " revision: the same probe on the same surface, on other code."
+    ),
     "route_repeats_prior_attempt": "The proposed route repeats a command already run in an earlier session.",
     "blocker_already_evidenced": "The claimed blocker is already evidenced in an earlier session.",
     "hypothesis_already_tried": "The proposed hypothesis was already tried in an earlier session.",

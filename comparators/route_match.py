@@ -14,6 +14,8 @@ an attempt, not a dead end. A prior call changed since it ran (an edit or a file
 later in the history, one at the current revision when it ran at another, or an edit the route
 itself makes; which changes count is `_changed_since`'s rule) is weaker evidence; a command that
 sees the whole tree (test, build, lint, commit) re-run after such a change is not a repeat at all.
+A run at a commit off the situation's revision line, and the commits landed after a failure on it,
+are `comparators.revision_line`'s rule.
 Files: how many of the route's files history names. Hypothesis and blocker:
 `text_similarity` against the prose of decisions, summaries and failures.
 """
@@ -28,7 +30,16 @@ from obelisk_session_evidence.comparators.command_similarity import command_simi
 from obelisk_session_evidence.comparators.commands import CommandShape, cd_roots, parse_command
 from obelisk_session_evidence.comparators.history import PriorStep
 from obelisk_session_evidence.comparators.paths import mask_temp_paths, repository_path, same_file
+from obelisk_session_evidence.comparators.revision_line import (
+    RevisionLine,
+    changes_on_line,
+    landed_since,
+    off_line,
+    on_line_first,
+    revision_line,
+)
 from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
+from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 
@@ -86,6 +97,9 @@ class RouteMatch:
     """Commands (proposed and prior) the shell grammar could not read: compared by tokens."""
     truncated: int = 0
     """Commands (proposed and prior) compared in part: cut, or past the work bounds."""
+    repeats_failure_off_line: bool = False
+    """`repeats_failure_changed_since` only because each failure it rests on ran at a commit off
+    the situation's revision line (`comparators.revision_line`)."""
 
 
 class _CommandFields(TypedDict):
@@ -94,6 +108,7 @@ class _CommandFields(TypedDict):
     command_similarity: int | None
     repeats_failure: bool
     repeats_failure_changed_since: bool
+    repeats_failure_off_line: bool
     repeats_attempt: bool
     command_items: frozenset[int]
     superseded: int
@@ -110,6 +125,8 @@ class _UnitScore:
     """Similarity of the latest comparable run when it failed and a later change touched its cause."""
     attempt: int = 0
     """Similarity of the latest comparable run when it ran to an end without failing."""
+    off_line: bool = False
+    """`changed` because that failure ran off the situation's revision line."""
 
     @property
     def repeats(self) -> bool:
@@ -124,15 +141,25 @@ def route_match(
     thresholds: RouteThresholds,
     revision: Revision | None,
     roots: Sequence[str] = (),
+    revision_checks: Sequence[RevisionCheck] = (),
 ) -> RouteMatch:
-    """Score `route` against `steps` on every dimension the route states."""
+    """Score `route` against `steps` on every dimension the route states (`revision_checks`: where
+    git placed the revisions the steps ran at)."""
     route_roots = (*roots, *(root for command in route.commands for root in cd_roots(command)))
     start = _start_of(route.cwd, route_roots)
     parsed = [parse_command(command, roots=route_roots, cwd=start) for command in route.commands]
     units = [shape for command in parsed for shape in command.shapes][:MAX_ROUTE_UNITS]
     route_files = [repository_path(path, roots=route_roots) for path in route.files]
     route_edits = route_files if (route.action_kind or "") in EDIT_ACTION_KINDS else []
-    command = _command_match(units, steps, route_edits, thresholds=thresholds, revision=revision, roots=route_roots)
+    command = _command_match(
+        units,
+        steps,
+        route_edits,
+        thresholds=thresholds,
+        revision=revision,
+        roots=route_roots,
+        line=revision_line(revision_checks),
+    )
     hypothesis, hypothesis_items = _text_match(
         route.hypothesis,
         [s for s in steps if s.evidence_type in _HYPOTHESIS_SOURCES and not s.is_tool_call],
@@ -176,6 +203,7 @@ def _command_match(
     thresholds: RouteThresholds,
     revision: Revision | None,
     roots: Sequence[str],
+    line: RevisionLine,
 ) -> _CommandFields:
     """Each unit against its latest comparable prior run: a failure stands until a change touches its cause."""
     threshold = thresholds.command_repeat
@@ -197,6 +225,7 @@ def _command_match(
             runs.append((step, position, similarity, ran))
         if not runs:
             continue
+        runs = on_line_first(runs, line)
         step, position, similarity, ran = max(runs, key=lambda run: _moment(run[0]))
         if ran:
             resolved.update(other.index for other, _, _, well in runs if not well and other is not step)
@@ -206,10 +235,15 @@ def _command_match(
                 matched.add(step.index)
             continue
         matched.add(step.index)
+        if off_line(step, line):  # it failed on other code: never a current failure
+            score.changed, score.off_line = similarity, True
+            superseded.add(step.index)
+            continue
         ran_before = {shape.text for shape in step.shapes[:position]}
         changes = [
-            *_changes_after(step, steps, route_edits, revision),
+            *_changes_after(step, changes_on_line(steps, line), route_edits, revision),
             *_route_changes(unit for unit in units[:position_of] if unit.text not in ran_before),
+            *landed_since(step, line),
         ]
         if cause_touched(step.cause, step.shapes[position], step.output_paths, changes, roots=roots):
             score.changed = similarity
@@ -221,6 +255,7 @@ def _command_match(
             "command_similarity": None,
             "repeats_failure": False,
             "repeats_failure_changed_since": False,
+            "repeats_failure_off_line": False,
             "repeats_attempt": False,
             "command_items": frozenset(),
             "superseded": 0,
@@ -233,6 +268,7 @@ def _command_match(
         "command_similarity": min(score.best for score in scores),
         "repeats_failure": standing,
         "repeats_failure_changed_since": changed,
+        "repeats_failure_off_line": changed and all(score.off_line for score in scores if score.changed),
         "repeats_attempt": repeats and not standing and not changed,
         "command_items": frozenset(matched) if repeats or standing else frozenset(),
         "superseded": len(superseded),

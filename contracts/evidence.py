@@ -129,6 +129,30 @@ class HistoricalEvidenceResult(ContractModel):
     """How many items were dropped."""
 
 
+class PriorCallRevisions(ContractModel):
+    """The lookup's prior tool calls by where git placed the revision each recorded (docs/revisions.md).
+
+    Counts only: never a revision or a path. A call whose revision is unchecked or unrecorded is
+    compared as if it ran at the current revision; these counts make that visible."""
+
+    ancestor: Annotated[int, Field(ge=0)]
+    """Calls at a commit on the situation's revision line (an ancestor of it or of its merge base)."""
+    not_ancestor: Annotated[int, Field(ge=0)]
+    """Calls at a commit on neither: their failures never count as current failures."""
+    unchecked: Annotated[int, Field(ge=0)]
+    """Calls whose recorded revision git could not place (no live repository, no situation
+    revision, an unknown commit, a timeout)."""
+    unrecorded: Annotated[int, Field(ge=0)]
+    """Calls whose session recorded no revision (Claude Code sessions record none)."""
+
+    def describe(self) -> str:
+        """The counts in words, for people (`run`'s text, the flow run's table)."""
+        return (
+            f"ancestor {self.ancestor}, not ancestor {self.not_ancestor}, "
+            f"unchecked {self.unchecked}, unrecorded {self.unrecorded}"
+        )
+
+
 class HistoricalEvidenceReceipt(ContractModel):
     """`historical_evidence_receipt_v0`: public proof that a scoped lookup happened."""
 
@@ -158,6 +182,9 @@ class HistoricalEvidenceReceipt(ContractModel):
     """Whether the result was cut."""
     omitted_count: Annotated[int, Field(ge=0)]
     """How many items were dropped."""
+    prior_call_revisions: PriorCallRevisions | None = None
+    """The structured prior calls compared, by where git placed their revisions; None in a receipt
+    written before it was counted."""
     grants_new_action_authority: Literal[False] = False
     """A receipt never authorises anything."""
     external_writes_performed: Literal[False] = False

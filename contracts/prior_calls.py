@@ -13,6 +13,7 @@ from pydantic import AwareDatetime, Field, StringConstraints
 
 from obelisk_session_evidence.contracts.base import ContractModel
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceResult, Ref
+from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 
 MAX_PRIOR_CALLS: Final = 64
 """Most prior tool calls one answer carries (newest and most relevant first)."""
@@ -130,3 +131,6 @@ class ProviderAnswer(ContractModel):
     prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
     """Structured prior tool calls for compare-route, best first; empty when the provider has
     none (then the comparator reads the snippets)."""
+    revision_checks: Annotated[list[RevisionCheck], Field(max_length=MAX_PRIOR_CALLS)] = []
+    """Where git places each distinct revision the prior calls recorded, against the request's
+    revision (`providers.git_revisions`); empty when none was checked."""

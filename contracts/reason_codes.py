@@ -84,15 +84,17 @@ DeltaReasonCode = Literal[
     "acceptance_hold_widened",
     "route_repeats_prior_failure",
     "route_repeats_failure_after_change",
+    "route_repeats_failure_at_other_revision",
     "route_repeats_prior_attempt",
     "blocker_already_evidenced",
     "hypothesis_already_tried",
 ]
-"""A semantic delta's reason: LoopX's exact-id rules, then the five history removals."""
+"""A semantic delta's reason: LoopX's exact-id rules, then the six history removals."""
 
 HistoryRuleCode = Literal[
     "route_repeats_prior_failure",
     "route_repeats_failure_after_change",
+    "route_repeats_failure_at_other_revision",
     "route_repeats_prior_attempt",
     "blocker_already_evidenced",
     "hypothesis_already_tried",

@@ -9,6 +9,7 @@ from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelt
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
 from obelisk_session_evidence.contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
 from obelisk_session_evidence.contracts.reason_codes import DenialCode, GapCode, ProviderFaultCode
+from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 
 
 class GapAssessment(ContractModel):
@@ -61,6 +62,9 @@ class Retrieved(ContractModel):
     """The (uncapped) result."""
     prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
     """The provider's structured prior calls (private; for compare-route only)."""
+    revision_checks: Annotated[list[RevisionCheck], Field(max_length=MAX_PRIOR_CALLS)] = []
+    """Where git places the revisions those calls recorded (private; for compare-route and the
+    receipt's counts)."""
 
 
 class RetrievalFailed(ContractModel):
@@ -94,6 +98,8 @@ class CappedEvidence(ContractModel):
     """The capped result; None when not admitted."""
     prior_calls: Annotated[list[PriorToolCall], Field(max_length=MAX_PRIOR_CALLS)] = []
     """The structured prior calls, uncapped by tokens: they never reach a prompt."""
+    revision_checks: Annotated[list[RevisionCheck], Field(max_length=MAX_PRIOR_CALLS)] = []
+    """Where git places the revisions those calls recorded (never reach a prompt either)."""
     token_count: Annotated[int, Field(ge=0)]
     """Tokens in the capped items, exact when `token_count_exact`; otherwise their UTF-8 byte
     length, an upper bound (a token is at least one byte), and the cap needed no tokenizer."""

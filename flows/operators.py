@@ -100,6 +100,9 @@ def decision_table(decision: ReplanEvidenceDecision) -> list[dict[str, str]]:
         "evidence type counts": _type_counts(receipt.evidence_type_counts) if receipt else "none",
         "freshness": receipt.freshness if receipt else "no lookup",
         "truncation": f"{str(receipt.truncated).lower()} (omitted {receipt.omitted_count})" if receipt else "no lookup",
+        "prior call revisions": receipt.prior_call_revisions.describe()
+        if receipt and receipt.prior_call_revisions
+        else "none",
         "provider version": receipt.provider_version if receipt else "no lookup",
         "request": receipt.request_id if receipt else "none",
         "index revision digest": receipt.index_revision_digest if receipt else "none",

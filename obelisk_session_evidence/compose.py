@@ -20,6 +20,7 @@ from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.lifecycle.policy import load_policy
 from obelisk_session_evidence.providers.base import EvidenceProvider, UnavailableProvider
 from obelisk_session_evidence.providers.factory import BackendFolders, ProviderFactory, default_provider_factory
+from obelisk_session_evidence.providers.git_revisions import RevisionChecking
 from obelisk_session_evidence.providers.invoking_session import without_invoking_session
 from obelisk_session_evidence.providers.version import PACKAGE_VERSION
 from obelisk_session_evidence.stages.admit import matching_enablement
@@ -122,6 +123,8 @@ def _provider_for(
         return None
     enablement, kind = backend
     try:
-        return factory(enablement, kind)
+        provider = factory(enablement, kind)
     except Exception as error:
         return UnavailableProvider(f"{PACKAGE_VERSION} {kind}", f"{kind}:{type(error).__name__}")
+    # Whichever backend answers, git places the revisions its prior calls ran at (docs/revisions.md).
+    return RevisionChecking(provider, enablement.repo_roots)

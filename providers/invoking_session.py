@@ -103,7 +103,8 @@ def without_invoking_turn(
     exclusion = InvokingSessionExclusion(**counts)
     if not exclusion.excluded:
         return answer, exclusion
-    return ProviderAnswer(result=result.model_copy(update={"items": items}), prior_calls=calls), exclusion
+    kept = {"result": result.model_copy(update={"items": items}), "prior_calls": calls}
+    return answer.model_copy(update=kept), exclusion
 
 
 class WithoutInvokingSession:

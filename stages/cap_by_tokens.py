@@ -43,9 +43,13 @@ def cap_by_tokens(admission: Admission, retrieval: Retrieval, *, encoder: TokenE
             "omitted_count": result.omitted_count + dropped,
         }
     )
-    prior_calls = retrieval.prior_calls if retrieval.status == "retrieved" else []
+    retrieved = retrieval if retrieval.status == "retrieved" else None
     return CappedEvidence(
-        result=capped, prior_calls=prior_calls, token_count=tokens.total, token_count_exact=tokens.exact
+        result=capped,
+        prior_calls=retrieved.prior_calls if retrieved else [],
+        revision_checks=retrieved.revision_checks if retrieved else [],
+        token_count=tokens.total,
+        token_count_exact=tokens.exact,
     )
 
 

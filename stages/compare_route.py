@@ -7,8 +7,10 @@ Rules, in the order their reason codes win:
    change touched the cause of every repeated failure, the route re-runs the same probe on the
    same surface to see whether that change fixed it: only `new_surface` and `new_probe_family`
    are removed (the change may be a new hypothesis or a runnable successor),
-   `route_repeats_failure_after_change`, verdict `repeats_prior_failure_changed_since`. Repeats
-   of calls that ended well: `route_repeats_prior_attempt`.
+   `route_repeats_failure_after_change`, verdict `repeats_prior_failure_changed_since`; when each
+   repeated failure ran at a commit that is not an ancestor of the situation's revision (nor of its
+   merge base), the same removals, `route_repeats_failure_at_other_revision`. Repeats of calls
+   that ended well: `route_repeats_prior_attempt`.
 2. A blocked observation whose blocker text history already holds loses a claimed
    `new_concrete_blocker`: `blocker_already_evidenced`.
 3. With a hypothesis-history gap, a proposed hypothesis whose text an earlier session already
@@ -33,6 +35,7 @@ from obelisk_session_evidence.contracts.evidence import EvidenceItem
 from obelisk_session_evidence.contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
 from obelisk_session_evidence.contracts.reason_codes import ComparisonDimension, DeltaReasonCode
+from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 from obelisk_session_evidence.contracts.situation import ReplanSituation
 from obelisk_session_evidence.contracts.stage_values import CappedEvidence, GapAssessment, RouteComparison
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
@@ -60,7 +63,7 @@ def compare_route(
             comparison=Comparison(verdict="not_compared", thresholds=thresholds.report()),
             semantic_delta=claimed,
         )
-    match = _match_history(situation, capped.result.items, capped.prior_calls, thresholds)
+    match = _match_history(situation, capped.result.items, capped.prior_calls, thresholds, capped.revision_checks)
     removals = _removals(situation, gap, match)
     verdict: Verdict
     if removals:
@@ -87,6 +90,7 @@ def _match_history(
     items: Sequence[EvidenceItem],
     prior_calls: Sequence[PriorToolCall],
     thresholds: RouteThresholds,
+    revision_checks: Sequence[RevisionCheck] = (),
 ) -> "RouteMatch":
     """The proposed route against the prior calls, else the capped snippets read back."""
     # The shell grammar and rapidfuzz load here, not at import: a run without history (not
@@ -105,7 +109,14 @@ def _match_history(
         # History arrives redacted (stages/retrieve.py): the proposed commands are read the same
         # way, so a repeated command holding a secret still reads as the same command.
         route = route.model_copy(update={"commands": [redact(command) for command in route.commands]})
-    return route_match(route, steps, thresholds=thresholds, revision=situation.revision, roots=roots)
+    return route_match(
+        route,
+        steps,
+        thresholds=thresholds,
+        revision=situation.revision,
+        roots=roots,
+        revision_checks=revision_checks,
+    )
 
 
 _Removal = tuple[DeltaReasonCode, frozenset[OutcomeId], Verdict, frozenset[int]]
@@ -119,7 +130,7 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
     elif match.repeats_failure_changed_since:
         removals.append(
             (
-                "route_repeats_failure_after_change",
+                _changed_since_code(match),
                 SAME_PROBE_OUTCOMES,
                 "repeats_prior_failure_changed_since",
                 match.command_items,
@@ -146,6 +157,14 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
             )
         )
     return removals
+
+
+def _changed_since_code(match: "RouteMatch") -> DeltaReasonCode:
+    """Why a repeated failure may no longer stand: a change to its cause, or other code (it ran at
+    a commit off the situation's revision line)."""
+    if match.repeats_failure_off_line:
+        return "route_repeats_failure_at_other_revision"
+    return "route_repeats_failure_after_change"
 
 
 def _narrowed(situation: ReplanSituation, claimed: SemanticDelta, removals: list[_Removal]) -> SemanticDelta:

@@ -4,7 +4,7 @@ from collections import Counter
 
 from obelisk_session_evidence.contracts.base import EVIDENCE_TYPES
 from obelisk_session_evidence.contracts.digests import canonical_digest, salted_digest
-from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt
+from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt, PriorCallRevisions
 from obelisk_session_evidence.contracts.stage_values import Admission, CappedEvidence
 
 
@@ -27,4 +27,20 @@ def receipt(admission: Admission, capped: CappedEvidence, *, digest_salt: str) -
         freshness=result.freshness,
         truncated=result.truncated,
         omitted_count=result.omitted_count,
+        prior_call_revisions=prior_call_revisions(capped),
+    )
+
+
+def prior_call_revisions(capped: CappedEvidence) -> PriorCallRevisions:
+    """The prior calls by where git placed their revisions: an unchecked one counts as unchecked."""
+    relation = {check.revision: check.relation for check in capped.revision_checks}
+    counts = Counter(
+        "unrecorded" if not call.revision_ref else relation.get(call.revision_ref, "unknown")
+        for call in capped.prior_calls
+    )
+    return PriorCallRevisions(
+        ancestor=counts["ancestor"],
+        not_ancestor=counts["not_ancestor"],
+        unchecked=counts["unknown"],
+        unrecorded=counts["unrecorded"],
     )

@@ -51,13 +51,16 @@ def retrieve(admission: Admission, *, provider: EvidenceProvider | None) -> Retr
 
 def redacted(answer: ProviderAnswer) -> Retrieved:
     """The answer with every secret in its snippets and prior calls masked (`[REDACTED:<kind>]`)."""
+    checks = answer.revision_checks
     if not answer.result.items and not answer.prior_calls:
-        return Retrieved(result=answer.result, prior_calls=answer.prior_calls)
+        return Retrieved(result=answer.result, prior_calls=answer.prior_calls, revision_checks=checks)
     from obelisk_session_evidence.providers.redaction.redaction import redact  # loaded only with history
 
     items = [item.model_copy(update={"snippet": redact(item.snippet)}) for item in answer.result.items]
     calls = [_redacted_call(call, redact) for call in answer.prior_calls]
-    return Retrieved(result=answer.result.model_copy(update={"items": items}), prior_calls=calls)
+    return Retrieved(
+        result=answer.result.model_copy(update={"items": items}), prior_calls=calls, revision_checks=checks
+    )
 
 
 def _redacted_call(call: PriorToolCall, redact: Callable[[str], str]) -> PriorToolCall:

@@ -37,5 +37,7 @@ def render_decision(decision: ReplanEvidenceDecision, console: Console) -> None:
             f"truncated {str(receipt.truncated).lower()}, omitted {receipt.omitted_count}; "
             f"{receipt.provider_version}",
         )
+        if receipt.prior_call_revisions is not None:
+            table.add_row("prior call revisions", receipt.prior_call_revisions.describe())
         table.add_row("result digest", receipt.result_digest)
     console.print(table)

@@ -26,6 +26,7 @@ RECEIPT = {
     "freshness": "unknown",
     "truncated": False,
     "omitted_count": 0,
+    "prior_call_revisions": {"ancestor": 1, "not_ancestor": 2, "unchecked": 3, "unrecorded": 4},
     "grants_new_action_authority": False,
     "external_writes_performed": False,
     "raw_content_captured": False,
@@ -44,6 +45,11 @@ def test_load_contract_round_trips_situation():
 def test_load_contract_round_trips_receipt():
     receipt = load_contract(HistoricalEvidenceReceipt, _bytes(RECEIPT))
     assert json.loads(receipt.model_dump_json()) == RECEIPT
+
+
+def test_a_receipt_written_before_revisions_were_counted_still_loads():
+    earlier = {name: value for name, value in RECEIPT.items() if name != "prior_call_revisions"}
+    assert load_contract(HistoricalEvidenceReceipt, _bytes(earlier)).prior_call_revisions is None
 
 
 @pytest.mark.parametrize(

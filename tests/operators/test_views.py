@@ -61,6 +61,7 @@ def test_decision_table_holds_codes_counts_and_digests_only(enabled):
     assert list(rows)[:5] == ["situation", "trigger", "admission code", "retrieval code", "verdict"]
     assert rows["evidence type counts"] == "prior_failure 2"
     assert rows["truncation"] == "false (omitted 0)"
+    assert rows["prior call revisions"] == "ancestor 0, not ancestor 0, unchecked 0, unrecorded 1"
     assert standin.CANARY not in json.dumps(rows)
 
 
