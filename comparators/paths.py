@@ -266,6 +266,8 @@ def same_file(a: str, b: str) -> bool:
     """True when two repository paths name the same file, allowing a missing leading folder."""
     if a == b:
         return True
+    if a.startswith("/") != b.startswith("/"):
+        return False  # one lies outside the repository (`repository_path` kept it absolute), one inside
     pa, pb = a.split("/"), b.split("/")
     shared = 0
     for x, y in zip(reversed(pa), reversed(pb), strict=False):

@@ -116,3 +116,10 @@ def test_scripts_named_for_rewriting_are_fixers_and_checks_are_not():
     assert reformats(shape("npm run lint:fix")) and reformats(shape("make fmt")) and reformats(shape("prettier -w ."))
     assert not reformats(shape("npm run format:check")) and not reformats(shape("prettier --check ."))
     assert not reformats(shape("sed -i s/a/b/ src/a.py"))
+
+
+def test_a_tools_file_under_a_hidden_folder_is_not_the_repositorys_file_of_that_name():
+    missing = "ls: cannot access 'scripts/dispatch.sh': No such file or directory"
+    calls = [shell("ls scripts/dispatch.sh", missing, exit_code=2, minute=0)]
+    assert not match(calls, "ls /home/dev/.agents/skills/workmux/scripts/dispatch.sh").repeats_failure
+    assert match(calls, f"ls {REPO}/scripts/dispatch.sh").repeats_failure
