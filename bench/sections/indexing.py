@@ -304,8 +304,6 @@ def _build_child(work: str, workers: str) -> None:
     import multiprocessing.forkserver
     import shutil
 
-    from obelisk_session_evidence.providers.native.index import refresh
-
     roots: dict[str, list[Path]] = {}
     for copy in range(REAL_COPIES):
         for source, paths in REAL_ROOTS.items():
@@ -314,18 +312,10 @@ def _build_child(work: str, workers: str) -> None:
                 if not target.exists():
                     shutil.copytree(path, target, symlinks=True)
                 roots.setdefault(source, []).append(target)
-    chosen: list[int] = []
-    decide = refresh.worker_count
-
-    def counted(jobs):
-        chosen.append(decide(jobs) if workers == "None" else int(workers))
-        return chosen[-1]
-
-    refresh.worker_count = counted
     index = Path(work) / f"index-{workers}"
     before = _cpu_seconds(resource.RUSAGE_SELF)
     started = time.perf_counter()
-    report = refresh_index(index_file(index), roots)
+    report = refresh_index(index_file(index), roots, workers=None if workers == "None" else int(workers))
     wall = time.perf_counter() - started
     server = multiprocessing.forkserver._forkserver
     if server._forkserver_pid is not None:
@@ -340,7 +330,7 @@ def _build_child(work: str, workers: str) -> None:
                 "messages": report.messages_written,
                 "wall_s": wall,
                 "cpu_s": cpu,
-                "workers": chosen[0] if chosen else 0,
+                "workers": report.parser_workers,
                 "peak_kib": _status_kib("VmHWM"),
                 "worker_peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
             }

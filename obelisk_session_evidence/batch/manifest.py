@@ -80,13 +80,15 @@ def spool_batch(
     provider_kind: ProviderKind | None = None,
     lines: Sequence[int] | None = None,
     name: str | None = None,
+    max_items: int = MAX_BATCH_ITEMS,
 ) -> str:
     """Spool every valid item privately, keep what was wrong with the invalid ones, write the
     manifest; return its digest.
 
     `lines` are the items' input lines (default 1, 2, ...); a repeated item keeps its first.
-    `name` (the input's file or folder name) names the batch's flow runs. The output folder is
-    checked first, so a refused target fails before any item is spooled."""
+    `name` (the input's file or folder name) names the batch's flow runs. More than `max_items`
+    distinct items are refused. The output folder is checked first, so a refused target fails
+    before any item is spooled."""
     prepare_out_dir(out_dir.expanduser())
     first_lines: dict[str, int] = {}
     invalid: dict[str, InvalidItem] = {}
@@ -94,8 +96,8 @@ def spool_batch(
         reference = "sha256:" + hashlib.sha256(raw).hexdigest()
         if reference in first_lines:
             continue
-        if len(first_lines) == MAX_BATCH_ITEMS:
-            raise InvalidInput(f"the input holds more than {MAX_BATCH_ITEMS:,} distinct items; split it into batches")
+        if len(first_lines) == max_items:
+            raise InvalidInput(f"the input holds more than {max_items:,} distinct items; split it into batches")
         try:
             load_contract(ReplanSituation, raw)
         except InvalidInput as error:

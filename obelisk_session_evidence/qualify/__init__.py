@@ -45,7 +45,7 @@ from obelisk_session_evidence.qualify.real import (
     render_real_section,
     run_real_arm,
 )
-from obelisk_session_evidence.qualify.real_cases import RealCase
+from obelisk_session_evidence.qualify.real_cases import RealCase, RepositoryGroup
 from obelisk_session_evidence.qualify.replay_arm import (
     ReplayArmResult,
     render_replay_section,
@@ -110,12 +110,14 @@ def qualify(
     cases: tuple[QualificationCase, ...] | None = None,
     real_cases: tuple[RealCase, ...] = (),
     real_replay: bool = False,
+    replay_groups: dict[str, RepositoryGroup] | None = None,
 ) -> QualificationSummary:
     """Run the three arms, calibrate on the training split, write the report; return the headline.
 
     `cases` defaults to every case for `seed`; tests pass a subset. `real_cases` run after
     calibration, with the chosen thresholds, as the real-transcript arm. `real_replay` replays the
-    real corpus (the three arms judged by outcome), whose targets then judge the run.
+    real corpus (the three arms judged by outcome), whose targets then judge the run;
+    `replay_groups` defaults to every repository group, tests pass one.
     """
     # The histories' repository roots are enablement roots, which must be absolute.
     out_dir, workdir = out_dir.absolute(), workdir.absolute() if workdir is not None else None
@@ -128,7 +130,8 @@ def qualify(
         real = run_real_arm(real_cases, encoder=encoder, thresholds=chosen, workdir=real_workdir)
     replay = None
     if real_replay:
-        replay = run_replay_arm(encoder=encoder, workdir=(workdir or out_dir / "native-histories") / "real-replay")
+        replay_workdir = (workdir or out_dir / "native-histories") / "real-replay"
+        replay = run_replay_arm(encoder=encoder, workdir=replay_workdir, groups=replay_groups)
     return write_report(
         out_dir, decided_with(arm_results, chosen), seed=seed, backend=backend, real=real, replay=replay
     )

@@ -242,19 +242,22 @@ def test_resume_after_a_partial_run_completes_the_rest_once(enabled, tmp_path):
     assert len(list((out / "decisions").glob("*.json"))) == 7
 
 
-_SLOW_BATCH = """
-import sys, time
-from pathlib import Path
+_HELD_BATCH = """
+import sys, threading
 from obelisk_session_evidence.batch.run import run_batch_directly
 from obelisk_session_evidence.state.paths import state_paths
 from tests.batch import standin
 
-class Slow(standin.StandinIndexProvider):
+searched = []
+
+class HeldAfterThree(standin.StandinIndexProvider):
     def search(self, request):
-        time.sleep(0.3)
+        searched.append(1)
+        if len(searched) > 3:
+            threading.Event().wait()  # held mid-batch until the test kills it
         return super().search(request)
 
-run_batch_directly(state_paths(), sys.argv[1], provider_factory=lambda enablement, kind: Slow())
+run_batch_directly(state_paths(), sys.argv[1], provider_factory=lambda enablement, kind: HeldAfterThree())
 """
 
 
@@ -262,7 +265,7 @@ def test_batch_killed_half_way_resumes_with_no_duplicate_and_no_lost_item(enable
     manifest_ref, out = _spool(enabled, tmp_path, standin.stalled_items(12, crash=False, invalid=False))
     manifest = load_manifest(enabled, manifest_ref)
     process = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_BATCH, manifest_ref], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        [sys.executable, "-c", _HELD_BATCH, manifest_ref], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
     )
     deadline = time.monotonic() + 120
     while count_records(out, manifest.item_refs) < 3 and time.monotonic() < deadline:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.batch import manifest as manifest_module
 from obelisk_session_evidence.batch.manifest import load_manifest, spool_batch
 from obelisk_session_evidence.batch.outputs import claim_out_dir, read_record, record_path
 from obelisk_session_evidence.batch.run import run_batch_directly
@@ -57,11 +56,11 @@ def test_a_manifest_past_the_document_cap_loads(enabled, tmp_path):
     assert len(load_manifest(enabled, manifest_ref).item_refs) == 30_000
 
 
-def test_a_batch_over_the_item_limit_is_refused_when_spooled_saying_why(enabled, tmp_path, monkeypatch):
-    monkeypatch.setattr(manifest_module, "MAX_BATCH_ITEMS", 3)
+def test_a_batch_over_the_item_limit_is_refused_when_spooled_saying_why(enabled, tmp_path):
     items = [json.dumps({"n": n}).encode() for n in range(4)]
     with pytest.raises(InvalidInput, match="more than 3 distinct items; split it"):
-        spool_batch(enabled, items, out_dir=tmp_path / "out")
+        spool_batch(enabled, items, out_dir=tmp_path / "out", max_items=3)
+    spool_batch(enabled, items[:3], out_dir=tmp_path / "out", max_items=3)  # at the limit: spooled
 
 
 def test_the_summary_counts_decided_items_by_index_freshness(enabled, tmp_path):

@@ -1,8 +1,12 @@
 """Builders shared by the LoopX adapter tests: stand-in providers and the current session."""
 
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.evidence import EvidenceItem, HistoricalEvidenceRequest
@@ -18,6 +22,20 @@ CURRENT_SESSION = "host-session:codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 ROUTE = "pytest tests/test_auth.py -x"
 FAILED_RUN = tool_snippet(ROUTE, "exit 1", "FAILED tests/test_auth.py::test_login - secret-ish text")
 History = Callable[[HistoricalEvidenceRequest], list[EvidenceItem]]
+NO_RUN_HISTORY = """echo '{"ok": true, "goals": []}'"""
+"""LoopX's `--format json history` for a goal the agent never ran: no obligation can be open."""
+CANNOT_START = 'echo "LoopX\'s runtime cannot start" >&2; exit 1'
+"""A LoopX whose state cannot be read (its Node runtime cannot start)."""
+
+
+def loopx_on_path(monkeypatch: pytest.MonkeyPatch, folder: Path, script: str) -> None:
+    """Put a `loopx` that runs `script` first on PATH: the product asks the `loopx` on PATH for
+    LoopX's run history, and these tests do not start LoopX's Node runtime."""
+    folder.mkdir(parents=True, exist_ok=True)
+    loopx = folder / "loopx"
+    loopx.write_text(f"#!/bin/sh\n{script}\n")
+    loopx.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 EARLIER = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)

@@ -16,6 +16,7 @@ from obelisk_session_evidence.providers.base import HandlerProvider
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import spool_document
+from tests.loopx.helpers import CANNOT_START, loopx_on_path
 from tests.loopx.test_asker_scope import CANARY, HISTORY, OTHER_AGENT, _enablement
 from tests.stages.helpers import result_for
 
@@ -113,13 +114,11 @@ def test_a_request_naming_an_asker_gets_no_bearer_token(two_agents, encoder, goa
     assert CANARY not in json.dumps(response)
 
 
-def test_free_text_for_the_requests_asker_refuses_when_loopxs_obligation_cannot_be_read(two_agents, monkeypatch):
+def test_free_text_for_the_requests_asker_refuses_when_loopxs_obligation_cannot_be_read(
+    two_agents, monkeypatch, tmp_path
+):
     paths, _ = two_agents
-
-    def unreadable(**_):
-        raise RuntimeError("LoopX's runtime cannot start")
-
-    monkeypatch.setattr("obelisk_session_evidence.loopx.scoped_lookup.loopx_situation", unreadable)
+    loopx_on_path(monkeypatch, tmp_path / "unreadable", CANNOT_START)
     requested = Asker(FIXTURE_PROJECT, FIXTURE_AGENT)
     found = situation_for(paths, scope_ref="goal", query="pytest auth", asking=NOBODY, requested=requested)
     assert found == (None, None, "loopx_state_unreadable")

@@ -25,7 +25,7 @@ from obelisk_session_evidence.providers.base import HandlerProvider
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import spool_document, spooled_path
-from tests.loopx.helpers import CURRENT_SESSION
+from tests.loopx.helpers import CANNOT_START, CURRENT_SESSION, loopx_on_path
 from tests.stages.helpers import result_for
 
 CANARY = "asker-canary-40417"
@@ -129,10 +129,12 @@ def test_a_spooled_reference_through_a_thread_bound_to_another_agent_is_refused(
     assert CANARY not in json.dumps(response)
 
 
-def test_a_thread_binding_that_cannot_be_read_refuses_instead_of_skipping_the_check(two_agents, monkeypatch):
+def test_a_thread_binding_that_cannot_be_read_refuses_instead_of_skipping_the_check(two_agents, tmp_path):
     paths, _ = two_agents
-    monkeypatch.setattr("obelisk_session_evidence.loopx.recall.bound_agents", lambda *a, **k: None)
-    assert situation_for(paths, scope_ref=CURRENT_SESSION, query="pytest auth", asking=OWNER) == (
+    registry = tmp_path / "registry.json"
+    registry.write_text("{not json")  # LoopX's registry, as LoopX names it to the asker
+    asking = Asker(FIXTURE_PROJECT, FIXTURE_AGENT, str(registry))
+    assert situation_for(paths, scope_ref=CURRENT_SESSION, query="pytest auth", asking=asking) == (
         None,
         None,
         "host_session_binding_unknown",
@@ -215,15 +217,11 @@ def test_run_in_another_agents_host_turn_is_refused(two_agents, tmp_path):
     assert done.returncode == 2 and "cross_agent_denied" in done.stderr
 
 
-def test_free_text_is_refused_when_loopxs_obligation_cannot_be_read(two_agents, monkeypatch):
+def test_free_text_is_refused_when_loopxs_obligation_cannot_be_read(two_agents, monkeypatch, tmp_path):
     """A LoopX state that cannot be read (no LoopX here, a Node LoopX cannot run) is no absent
     obligation: the lookup is refused, never answered without the obligation LoopX may hold."""
     paths, _ = two_agents
-
-    def unreadable(**_):
-        raise RuntimeError("LoopX's runtime cannot start")
-
-    monkeypatch.setattr("obelisk_session_evidence.loopx.scoped_lookup.loopx_situation", unreadable)
+    loopx_on_path(monkeypatch, tmp_path / "unreadable", CANNOT_START)
     assert situation_for(paths, scope_ref="goal", query="pytest auth", asking=OWNER) == (
         None,
         None,

@@ -218,6 +218,7 @@ def test_response_for_a_broken_configuration_is_config_invalid(tmp_path):
     ],
 )
 def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin, reason_code):
+    # The process boundary: LoopX pipes the request into the extension's stdin.
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin)))
     assert extension.main([]) == 2
     printed = json.loads(capsys.readouterr().out)
@@ -225,6 +226,7 @@ def test_main_refuses_protocol_violations_with_exit_2(monkeypatch, capsys, stdin
 
 
 def test_main_answers_unavailable_with_exit_0(monkeypatch, capsys):
+    # The process boundary: LoopX pipes the request into the extension's stdin.
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(_request()).encode())))
     assert extension.main([]) == 0  # not LoopX's child: nobody is established as the asker
     assert json.loads(capsys.readouterr().out)["reason_code"] == "asking_agent_unknown"

@@ -196,7 +196,7 @@ def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_s
             run = api.get(f"flow_runs/{created['id']}")
             if run["state_type"] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED"):
                 break
-            time.sleep(2)
+            time.sleep(0.25)
         if run["state_type"] != "COMPLETED":
             process.send_signal(signal.SIGINT)
             output = process.communicate(timeout=60)

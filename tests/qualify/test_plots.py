@@ -25,6 +25,7 @@ def figures(tmp_path: Path, encoder, monkeypatch):
         caught[Path(path).name] = figure
         return save(figure, path, *args, **kwargs)
 
+    # matplotlib's boundary: the saved PNGs hold pixels only, so the figures are caught as they are saved.
     monkeypatch.setattr(Figure, "savefig", catch)
     qualify(tmp_path / "out", backend="standin", encoder=encoder, cases=SAMPLE)
     return caught

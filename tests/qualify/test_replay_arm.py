@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
-from obelisk_session_evidence.qualify import qualify, replay_arm
+from obelisk_session_evidence.qualify import qualify
 from obelisk_session_evidence.qualify.real_cases import corpus_root, repository_groups
 from obelisk_session_evidence.qualify.replay_corpus import lay_out_corpus
 from obelisk_session_evidence.qualify.synthetic import qualification_cases
@@ -25,10 +25,12 @@ def _commands(tmp_path: Path) -> set[str]:
     return {timed.call.command for timed in provider.timed_calls(provider.timeline()) if len(timed.call.command) > 12}
 
 
-def test_qualify_judges_by_the_replayed_real_corpus(encoder, tmp_path, monkeypatch):
-    monkeypatch.setattr(replay_arm, "repository_groups", lambda: {GROUP: repository_groups()[GROUP]})
+def test_qualify_judges_by_the_replayed_real_corpus(encoder, tmp_path):
     sample = qualification_cases(seed=0, per_family=1)
-    summary = qualify(tmp_path / "q", backend="standin", encoder=encoder, cases=sample, real_replay=True)
+    group = {GROUP: repository_groups()[GROUP]}
+    summary = qualify(
+        tmp_path / "q", backend="standin", encoder=encoder, cases=sample, real_replay=True, replay_groups=group
+    )
     report = (tmp_path / "q" / "report.md").read_text()
     section = report.split("## Real outcomes")[1].split("## Latency per stage")[0]
     for row in ("| 1 within-session evidence only |", "| 2 retrieval admitted", "| 3 full history (cost ceiling) |"):

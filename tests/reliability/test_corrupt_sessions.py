@@ -407,6 +407,8 @@ def test_refresh_index_file_changed_while_being_read(
                     change_file()
                 yield pair
 
+    # Fault injection: another writer's change must land mid-read (after the 10th record), a race no
+    # public seam can time; the reader's iteration is the only place that marks that point.
     monkeypatch.setattr(claude, "JsonLines", ChangedWhileRead)
     first = refresh_index(sessions.index, sessions.roots)
     monkeypatch.undo()

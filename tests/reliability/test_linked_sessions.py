@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index import scan
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.scan import MAX_LINKS
 from obelisk_session_evidence.providers.native.index.store import index_file
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.reliability.figures import FIGURES, FULL
@@ -54,14 +54,13 @@ def test_a_file_behind_many_links_is_one_unit(tmp_path: Path) -> None:
     assert _counts(index_file(tmp_path / "linked"))[0] == 1
 
 
-def test_past_the_cap_links_are_not_followed_and_the_root_is_incomplete(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(scan, "MAX_LINKS", 3)
+def test_past_the_cap_links_are_not_followed_and_the_root_is_incomplete(tmp_path: Path) -> None:
     root = tmp_path / "claude"
     targets = [ClaudeTranscript(root / "real", f"s{number}", "/work/alpha").user("hi").write() for number in range(5)]
     links = root / "links"
     links.mkdir()
-    for number, target in enumerate(targets):
-        os.symlink(target, links / f"link-{number}.jsonl")
+    for number in range(MAX_LINKS + 2):  # past the cap
+        os.symlink(targets[number % len(targets)], links / f"link-{number:04d}.jsonl")
     report = refresh_index(index_file(tmp_path / "index"), {"claude": [root]})
     assert report.freshness == "incomplete"
     assert report.unreadable_roots == 1

@@ -1,16 +1,15 @@
 """What makes a replay fast without changing a verdict: one connection and one freshness reading
 for all of a replay's as-of lookups, prior calls built once per row, token counts remembered."""
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
-from obelisk_session_evidence.providers.native import provider as native_provider
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
-from obelisk_session_evidence.replay import encoder as remembering
-from obelisk_session_evidence.replay.encoder import RememberingEncoder
+from obelisk_session_evidence.replay.encoder import REMEMBERED_TEXTS, RememberingEncoder
 from obelisk_session_evidence.state.paths import state_paths
 from tests.replay.history import History, enable
 
@@ -44,9 +43,7 @@ def _request() -> HistoricalEvidenceRequest:
 def test_lookups_while_reading_open_the_index_once_and_answer_alike(provider, monkeypatch):
     cuts = [timed.cut for timed in provider.timed_calls(provider.timeline())]
     alone = [provider.as_of(cut).search(_request()) for cut in cuts]
-    opened = []
-    real_connect = native_provider.connect
-    monkeypatch.setattr(native_provider, "connect", lambda path: opened.append(path) or real_connect(path))
+    opened = _count_opens(monkeypatch)
     with provider.reading():
         shared = [provider.as_of(cut).search(_request()) for cut in cuts]
         own = [provider.as_of(replace(cut, own_session_only=True)).search(_request()) for cut in cuts]
@@ -60,11 +57,22 @@ def test_a_lookup_after_reading_opens_the_index_again(provider, monkeypatch):
     cut = next(iter(provider.timed_calls(provider.timeline()))).cut
     with provider.reading():
         pass
-    opened = []
-    real_connect = native_provider.connect
-    monkeypatch.setattr(native_provider, "connect", lambda path: opened.append(path) or real_connect(path))
+    opened = _count_opens(monkeypatch)
     provider.as_of(cut).search(_request())
     assert len(opened) == 1
+
+
+def _count_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The databases opened from now on, counted at the sqlite3 boundary: the provider keeps no count."""
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+
+    def counted(database, *args, **kwargs):
+        opened.append(database)
+        return real_connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", counted)
+    return opened
 
 
 class _Counting:
@@ -76,16 +84,17 @@ class _Counting:
         return [ord(character) for character in text]
 
 
-def test_the_remembering_encoder_counts_a_text_once_and_forgets_the_least_recent(monkeypatch):
-    monkeypatch.setattr(remembering, "REMEMBERED_TEXTS", 2)
+def test_the_remembering_encoder_counts_a_text_once_and_forgets_the_least_recent():
     inner = _Counting()
     encoder = RememberingEncoder(inner)
     first = encoder.encode_ordinary("ab")
     first.append(0)  # a caller's change is its own
     assert encoder.encode_ordinary("ab") == [97, 98]
-    encoder.encode_ordinary("c")
-    encoder.encode_ordinary("ab")  # used last: "c" is now the least recent
-    encoder.encode_ordinary("d")
+    others = [f"text {number}" for number in range(REMEMBERED_TEXTS - 1)]
+    for text in others:  # now as many texts as it remembers
+        encoder.encode_ordinary(text)
+    encoder.encode_ordinary("ab")  # used last: the first other text is now the least recent
+    encoder.encode_ordinary("d")  # forgets it
     encoder.encode_ordinary("ab")
-    encoder.encode_ordinary("c")
-    assert inner.texts == ["ab", "c", "d", "c"]
+    encoder.encode_ordinary(others[0])
+    assert inner.texts == ["ab", *others, "d", others[0]]

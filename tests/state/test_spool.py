@@ -5,6 +5,8 @@ configured retention, owner-only."""
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 
@@ -13,7 +15,6 @@ import pytest
 from fixtures.situations import FIXTURE_PROJECT, situation
 from obelisk_session_evidence.contracts.config import EnablementConfig
 from obelisk_session_evidence.lifecycle.enablement import status
-from obelisk_session_evidence.state import spool
 from obelisk_session_evidence.state.paths import StatePaths
 from obelisk_session_evidence.state.private_files import write_private
 from obelisk_session_evidence.state.spool import (
@@ -110,12 +111,23 @@ def test_the_retention_is_configurable(spooled):
     assert _refusal(paths, reference) == "spool_expired"
 
 
-def test_expired_documents_are_swept_when_the_spool_is_next_used(tmp_path, monkeypatch):
+_NEXT_PROCESS_SPOOLS = """
+import sys
+from pathlib import Path
+from obelisk_session_evidence.state.paths import StatePaths
+from obelisk_session_evidence.state.spool import spool_document
+print(spool_document(StatePaths(Path(sys.argv[1])), "situations", b'{"other": 1}'))
+"""
+
+
+def test_expired_documents_are_swept_when_the_spool_is_next_used(tmp_path):
     paths = StatePaths(tmp_path / "state")
     old = spool_document(paths, "situations", DOCUMENT)
     _age(paths, old, 30)
-    monkeypatch.setattr(spool, "_SWEPT", set())  # as in the next process
-    kept = spool_document(paths, "situations", b'{"other": 1}')
+    spooled = subprocess.run(  # the next process: it has not swept this spool yet
+        [sys.executable, "-c", _NEXT_PROCESS_SPOOLS, str(paths.root)], capture_output=True, text=True, check=True
+    )
+    kept = spooled.stdout.strip()
     assert not spooled_path(paths, "situations", old).exists()
     assert spooled_path(paths, "situations", kept).exists()
     assert held_count(paths, "situations") == 1
