@@ -101,6 +101,8 @@ class Attribution:
     """True when the failing program was not found (`command not found`, exit 127)."""
     culprits: tuple[str, ...]
     """Arguments the failure names: flags (`--yes`) and paths (ignored, missing)."""
+    in_view: bool = False
+    """The failing shape's output filter failed (`curl … | jq 'bad'`: `jq: error`), not the shape."""
 
 
 def attribute(
@@ -141,10 +143,20 @@ def attribute(
         masked=masked,
         not_found=exit_code == 127 or _not_found(shapes[failing], text),
         culprits=_culprits(text),
+        in_view=_view_failed(shapes[failing], text),
     )
 
 
 _SUCCEEDED: Final = Attribution(False, None, frozenset(), False, False, ())
+
+
+def _view_failed(shape: CommandShape, text: str) -> bool:
+    """The output names a program of the shape's output filter as the one that erred, not the shape's own."""
+    if not shape.view or FAILURE_SIGNAL.search(text) is None:
+        return False
+    named = {match["name"] for match in _PREFIX.finditer(text)}
+    filters = {posixpath.basename(view.removeprefix("| ").split(" ", 1)[0]) for view in shape.view}
+    return bool(named & filters) and not named & _names(shape)
 
 
 def has_failure_signal(output: str) -> bool:

@@ -101,6 +101,8 @@ class PriorStep:
     """It installed or synced dependencies."""
     reformats: bool = False
     """Every file change it made was a formatter's or fixer's (`changes.reformats`)."""
+    failed_in_view: bool = False
+    """The failing shape's output filter failed, not the shape (`attribution.Attribution.in_view`)."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -314,6 +316,7 @@ def _step(
         not_found=attribution.not_found,
         culprits=attribution.culprits,
         masked=attribution.masked,
+        failed_in_view=attribution.in_view,
         fallback=parsed.fallback,
         truncated=truncated or parsed.truncated,
         changed=changed or (),

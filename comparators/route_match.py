@@ -219,7 +219,7 @@ def _command_match(
             if position is None:
                 continue
             score.best = max(score.best, similarity)
-            ran = _ran_well(step, position)
+            ran = _ran_well(step, position, unit)
             if similarity < threshold or ran is None:
                 continue
             runs.append((step, position, similarity, ran))
@@ -286,16 +286,17 @@ def _standing_prefix(scores: list[_UnitScore]) -> bool:
     return False
 
 
-def _ran_well(step: PriorStep, position: int) -> bool | None:
+def _ran_well(step: PriorStep, position: int, unit: CommandShape) -> bool | None:
     """Whether the shape at `position` ran without failing (True), failed (False), or never ran or
-    left no outcome (None)."""
+    left no outcome (None). When its output filter failed (`curl … | jq 'bad'`), the failure is the
+    filter's: only a unit with the same filter repeats it."""
     if position in step.skipped:
         return None
     if step.result == "succeeded":
         return True
     if step.result == "failed" and step.failing is not None:
         if position == step.failing:
-            return False
+            return None if step.failed_in_view and unit.view != step.shapes[position].view else False
         return True if position < step.failing else None
     return None
 
