@@ -14,7 +14,7 @@ command reads.
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -28,13 +28,21 @@ from obelisk_session_evidence.comparators.paths import (
     same_file,
     without_position,
 )
-from obelisk_session_evidence.contracts.prior_calls import FailureCause
+from obelisk_session_evidence.contracts.prior_calls import FailureCause, FailureCauseKind
 
-ENVIRONMENT_CAUSES: Final = frozenset({"command_not_found", "usage_error", "wrong_architecture"})
-SERVICE_CAUSES: Final = frozenset({"connection_refused", "timeout"})
-ANY_CHANGE_CAUSES: Final = frozenset({"nothing_to_commit", "merge_conflict"})
-STYLE_CAUSES: Final = frozenset({"format_or_lint_refused", "hook_failed", "nothing_to_commit", "unknown", "tool_error"})
-"""Causes a formatter's rewrite can touch (a hook formats; an unknown cause may be style)."""
+REFORMAT_TOUCHES: Final[frozenset[FailureCauseKind]] = frozenset(
+    {
+        "format_or_lint_refused",
+        "hook_failed",
+        "nothing_to_commit",
+        "unknown",
+        "tool_error",
+        "connection_refused",
+        "timeout",
+    }
+)
+"""Causes a formatter's rewrite can touch (a hook formats; an unknown cause may be style; time
+changes a wait or a connection whatever else happened)."""
 MANIFESTS: Final = frozenset(
     {
         "package.json",
@@ -63,8 +71,6 @@ REMOTE_PROGRAMS: Final = frozenset(
     | {"git fetch", "git pull", "git ls-remote", "git clone", "npm view", "npm info", "npm show", "docker pull"}
 )
 """Programs whose answer is a remote service's state (a pending check, a version not yet published)."""
-REMOTE_STATE_CAUSES: Final = frozenset({"unknown", "tool_error"})
-"""Causes that, for a remote program, are the service's state rather than the command's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +98,19 @@ class Change:
         return bool(self.paths) or self.unnamed
 
 
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """What a cause rule reads of a failure."""
+
+    subjects: tuple[str, ...]
+    failing: CommandShape
+    output_paths: Sequence[str]
+    roots: Sequence[str]
+
+
+_Rule = Callable[[_Failure, Sequence[Change]], bool]
+
+
 def cause_touched(
     cause: FailureCause | None,
     failing: CommandShape,
@@ -100,75 +119,94 @@ def cause_touched(
     *,
     roots: Sequence[str] = (),
 ) -> bool:
-    """True when one of `changes` touches what `cause` names or depends on (the table above)."""
-    kind = cause.kind if cause is not None else "unknown"
-    if kind not in STYLE_CAUSES | SERVICE_CAUSES:
+    """True when one of `changes` touches what `cause` names or depends on (`RULES`)."""
+    kind: FailureCauseKind = cause.kind if cause is not None else "unknown"
+    if kind not in REFORMAT_TOUCHES:
         changes = [change for change in changes if not change.reformats]
     if not changes:
         return False
-    subjects = tuple(cause.subjects) if cause is not None else ()
-    if kind in ENVIRONMENT_CAUSES:
-        own = [path for path in failing.paths if not path.startswith(("/", "<"))]
-        # A manifest defines a project's scripts and tools, not another program's options.
-        manifests = kind != "usage_error" or failing.program.startswith(SCRIPT_RUNNERS)
-        return any(
-            change.installs
-            or any(
-                (manifests and _is_manifest(path)) or any(same_file(path, mine) for mine in own)
-                for path in change.paths
-            )
-            for change in changes
-        )
-    if kind == "module_not_found":  # an install, a manifest, the module's own files, the importing file
-        names = [part for subject in subjects for part in re.split(r"[./:@-]", subject) if len(part) > 2]
-        return any(
-            change.installs
-            or any(
-                _is_manifest(path)
-                or any(name in path.split("/") or name in path for name in names)
-                or any(related_files(named, path) for named in output_paths if _FILE_SUFFIX.search(named))
-                for path in change.paths
-            )
-            for change in changes
-        )
-    if kind == "path_not_found":
-        missing = [repository_path(subject, roots=roots) for subject in subjects if looks_like_path(subject)]
-        return any(
-            change.unnamed or any(_names(path, target) for path in change.paths for target in missing)
-            for change in changes
-        )
-    if kind == "git_ignored":
-        return any(posixpath.basename(path) == ".gitignore" for change in changes for path in change.paths)
-    if kind == "git_rejected":
-        return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
-    if kind in ANY_CHANGE_CAUSES:
-        return any(change.writes or change.installs for change in changes)
-    if kind in SERVICE_CAUSES or (kind in REMOTE_STATE_CAUSES and _remote(failing)):
-        # A wait, a connection or a remote service's answer may differ later: time itself changes it.
-        return True
-    if kind == "permission_denied":
-        return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
-    return _files_touched(subjects, failing, output_paths, changes, roots=roots)
+    failure = _Failure(tuple(cause.subjects) if cause is not None else (), failing, output_paths, roots)
+    return RULES[kind](failure, changes)
 
 
-def _files_touched(
-    subjects: Sequence[str],
-    failing: CommandShape,
-    output_paths: Sequence[str],
-    changes: Sequence[Change],
-    *,
-    roots: Sequence[str],
-) -> bool:
+def _environment(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """An install, a manifest, a change to the program's own file."""
+    own = _own_files(failure)
+    return _any_path(changes, lambda path: _is_manifest(path) or any(same_file(path, mine) for mine in own))
+
+
+def _usage(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """As `_environment`, but a manifest only for a script runner: it defines the project's
+    scripts (`Missing script`), not another program's options."""
+    if failure.failing.program.startswith(SCRIPT_RUNNERS):
+        return _environment(failure, changes)
+    own = _own_files(failure)
+    return _any_path(changes, lambda path: any(same_file(path, mine) for mine in own))
+
+
+def _own_files(failure: _Failure) -> list[str]:
+    return [path for path in failure.failing.paths if not path.startswith(("/", "<"))]
+
+
+def _module(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """An install, a manifest, the module's own files, the importing file the output names."""
+    names = [part for subject in failure.subjects for part in re.split(r"[./:@-]", subject) if len(part) > 2]
+    importing = [named for named in failure.output_paths if _FILE_SUFFIX.search(named)]
+    return _any_path(
+        changes,
+        lambda path: (
+            _is_manifest(path)
+            or any(name in path for name in names)
+            or any(related_files(named, path) for named in importing)
+        ),
+    )
+
+
+def _missing_path(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """The path's creation (a change naming it or under it), or files a command does not name."""
+    missing = [
+        repository_path(subject, roots=failure.roots) for subject in failure.subjects if looks_like_path(subject)
+    ]
+    return any(
+        change.unnamed or any(_names(path, target) for path in change.paths for target in missing) for change in changes
+    )
+
+
+def _gitignore(failure: _Failure, changes: Sequence[Change]) -> bool:
+    return any(posixpath.basename(path) == ".gitignore" for change in changes for path in change.paths)
+
+
+def _synced(failure: _Failure, changes: Sequence[Change]) -> bool:
+    return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
+
+
+def _any_change(failure: _Failure, changes: Sequence[Change]) -> bool:
+    return any(change.writes or change.installs for change in changes)
+
+
+def _time(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """A wait, a connection or a remote service's answer may differ later: time itself changes it."""
+    return True
+
+
+def _permissions(failure: _Failure, changes: Sequence[Change]) -> bool:
+    return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
+
+
+def _unexplained(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """A remote program's unexplained failure is the service's state; any other is a check's."""
+    return _time(failure, changes) if _remote(failure.failing) else _files_touched(failure, changes)
+
+
+def _files_touched(failure: _Failure, changes: Sequence[Change]) -> bool:
     """A check's failure: the files it or its failure names, their relatives, configuration, unnamed writes."""
+    failing, roots = failure.failing, failure.roots
+    subject_files = (
+        repository_path(without_position(subject), roots=roots) for subject in failure.subjects if _is_file(subject)
+    )
     named = [
         path
-        for path in dict.fromkeys(
-            (
-                *failing.paths,
-                *output_paths,
-                *(repository_path(without_position(subject), roots=roots) for subject in subjects if _is_file(subject)),
-            )
-        )
+        for path in dict.fromkeys((*failing.paths, *failure.output_paths, *subject_files))
         if not path.startswith(("/", "<"))
     ]
     own = {target for target in failing.targets if len(target) > 2 and not target.startswith(("-", "<"))}
@@ -183,6 +221,36 @@ def _files_touched(
             return True  # something acted on what the failing command named (`bd create X` after `bd show X`)
     # Nothing named the failure's files: a check of the whole tree is changed by any change in it.
     return not named and sees_whole_tree(failing) and any(change.paths for change in changes)
+
+
+RULES: Final[dict[FailureCauseKind, _Rule]] = {
+    "command_not_found": _environment,
+    "usage_error": _usage,
+    "wrong_architecture": _environment,
+    "module_not_found": _module,
+    "path_not_found": _missing_path,
+    "git_ignored": _gitignore,
+    "git_rejected": _synced,
+    "nothing_to_commit": _any_change,
+    "merge_conflict": _any_change,
+    "connection_refused": _time,
+    "timeout": _time,
+    "permission_denied": _permissions,
+    "unknown": _unexplained,
+    "tool_error": _unexplained,
+    "hook_failed": _files_touched,
+    "no_tests_collected": _files_touched,
+    "compile_error": _files_touched,
+    "format_or_lint_refused": _files_touched,
+    "test_failed": _files_touched,
+    "is_a_directory": _files_touched,
+}
+"""Per cause, which later changes touch it (`docs/failure-causes.md` states each rule)."""
+
+
+def _any_path(changes: Sequence[Change], touches: Callable[[str], bool]) -> bool:
+    """An install, or a change to a path `touches` accepts."""
+    return any(change.installs or any(map(touches, change.paths)) for change in changes)
 
 
 _FILE_SUFFIX: Final = re.compile(r"\.\w{1,10}$")

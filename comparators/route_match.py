@@ -213,16 +213,7 @@ def _command_match(
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
-        runs: list[tuple[PriorStep, int, int, bool]] = []
-        for step in calls:
-            similarity, position = _best_shape(unit, step)
-            if position is None:
-                continue
-            score.best = max(score.best, similarity)
-            ran = _ran_well(step, position, unit)
-            if similarity < threshold or ran is None:
-                continue
-            runs.append((step, position, similarity, ran))
+        runs = _comparable_runs(unit, calls, score, threshold=threshold)
         if not runs:
             continue
         runs = on_line_first(runs, line)
@@ -250,7 +241,32 @@ def _command_match(
             superseded.add(step.index)
         else:
             score.failure = similarity
-    if not units:
+    return _command_fields(scores, matched, superseded=len(superseded), resolved=len(resolved))
+
+
+_Run = tuple[PriorStep, int, int, bool]
+"""A comparable prior run of a unit: the step, the shape's position, its similarity, whether it ran well."""
+
+
+def _comparable_runs(
+    unit: CommandShape, calls: Sequence[PriorStep], score: _UnitScore, *, threshold: int
+) -> list[_Run]:
+    """The prior runs of `unit` at or above the threshold that left an outcome; `score.best` too."""
+    runs: list[_Run] = []
+    for step in calls:
+        similarity, position = _best_shape(unit, step)
+        if position is None:
+            continue
+        score.best = max(score.best, similarity)
+        ran = _ran_well(step, position, unit)
+        if similarity >= threshold and ran is not None:
+            runs.append((step, position, similarity, ran))
+    return runs
+
+
+def _command_fields(scores: list[_UnitScore], matched: set[int], *, superseded: int, resolved: int) -> _CommandFields:
+    """The route's command verdict from its units' scores."""
+    if not scores:
         return {
             "command_similarity": None,
             "repeats_failure": False,
@@ -271,8 +287,8 @@ def _command_match(
         "repeats_failure_off_line": changed and all(score.off_line for score in scores if score.changed),
         "repeats_attempt": repeats and not standing and not changed,
         "command_items": frozenset(matched) if repeats or standing else frozenset(),
-        "superseded": len(superseded),
-        "resolved": len(resolved),
+        "superseded": superseded,
+        "resolved": resolved,
     }
 
 

@@ -1,8 +1,12 @@
 """Rules found by replaying real histories (issue "Cause-aware verdicts"): each output and command
 below is shaped on a call whose recorded outcome contradicted the verdict before the rule."""
 
+from typing import get_args
+
+from obelisk_session_evidence.comparators.cause_changes import RULES
 from obelisk_session_evidence.comparators.changes import reformats
 from obelisk_session_evidence.comparators.commands import parse_command
+from obelisk_session_evidence.contracts.prior_calls import FailureCauseKind
 from obelisk_session_evidence.providers.failure_causes import call_outcome
 from tests.comparators.test_cause_aware import REPO, edit, match, shell
 
@@ -132,3 +136,7 @@ def test_a_failing_output_filter_is_repeated_only_by_the_same_filter():
     calls = [shell(failing, jq_error, exit_code=3, minute=0)]
     assert not match(calls, f"curl -sSL {url} | jq -r '.[] | [.number, .title] | @tsv'").repeats_failure
     assert match(calls, failing).repeats_failure
+
+
+def test_every_failure_cause_has_a_rule_for_the_changes_that_touch_it():
+    assert set(RULES) == set(get_args(FailureCauseKind))
