@@ -46,7 +46,13 @@ IN_PLACE_EDITORS: Final[dict[str, frozenset[str]]] = {"sed": frozenset({"-i", "-
 SCRIPT_RUNNERS: Final = ("npm run ", "make", "just", "task")
 """Programs whose target (or subcommand) names a project script."""
 _REWRITING_WORDS: Final = frozenset({"fix", "format", "fmt", "write"})
-_CHECKING_WORDS: Final = frozenset({"check", "verify", "ci", "diff", "dry"})
+_CHECKING_WORDS: Final = frozenset({"check", "verify", "ci", "diff", "dry", "test", "typecheck"})
+_BUILDING_WORDS: Final = frozenset({"build", "compile", "bundle", "dist", "generate", "codegen", "prepare"})
+BUILD_PROGRAMS: Final = frozenset(
+    {"tsc", "cargo build", "go build", "mix compile", "vite build", "webpack", "rollup", "esbuild", "tsup"}
+    | {"gradle build", "mvn package", "mvn install", "dotnet build", "swift build", "zig build", "bazel build"}
+)
+"""Programs that write build outputs (a type check with `--noEmit` writes nothing)."""
 FILE_CHANGERS: Final = frozenset(
     {
         "patch",
@@ -203,7 +209,7 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
     elif program in IN_PLACE_EDITORS:
         if not IN_PLACE_EDITORS[program] & set(shape.flags):
             return None
-    elif program in TREE_CHANGERS or program.startswith("mix deps."):
+    elif program in TREE_CHANGERS or program.startswith("mix deps.") or builds(shape):
         return ()
     elif program not in FILE_CHANGERS or shape.targets[:1] in (("list",), ("show",)):
         return None  # `git stash list` only reads
@@ -214,6 +220,24 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
     return tuple(path for path in shape.paths if not path.startswith(("/", "<")))
 
 
+def builds(shape: CommandShape) -> bool:
+    """True for a build that writes its outputs (`npm run build`, `cargo build`, `tsc` without
+    `--noEmit`): what a test of a workspace package imports, files it does not name."""
+    program = shape.program
+    if program in BUILD_PROGRAMS:
+        return not set(shape.flags) & {"--noEmit", "--no-emit"}
+    return _script_words(shape) & _BUILDING_WORDS != set() and not _script_words(shape) & _CHECKING_WORDS
+
+
+def _script_words(shape: CommandShape) -> set[str]:
+    """The words of the project script a script runner runs (`npm run lint:fix` -> {lint, fix})."""
+    program = shape.program
+    if not program.startswith(SCRIPT_RUNNERS):
+        return set()
+    script = program.removeprefix("npm run ") if program.startswith("npm run ") else " ".join(shape.targets[:1])
+    return set(re.split(r"[:_\-\s]", script.lower())) - {""}
+
+
 def reformats(shape: CommandShape) -> bool:
     """True for a formatter or fixer that writes (`prettier --write`, `npm run lint:fix`): it changes
     how files are written, never what they do."""
@@ -221,10 +245,9 @@ def reformats(shape: CommandShape) -> bool:
     if program in FIXER_PROGRAMS:
         writes = FIXER_PROGRAMS[program]
         return writes is None or bool(writes & set(shape.flags))
-    if not program.startswith(SCRIPT_RUNNERS):
-        return False
-    script = program.removeprefix("npm run ") if program.startswith("npm run ") else " ".join(shape.targets[:1])
-    words = set(re.split(r"[:_\-\s]", script.lower()))
+    words = _script_words(shape)
+    if words and {"--fix", "--write"} & set(shape.flags):
+        return True  # `yarn lint --fix`
     return bool(words & _REWRITING_WORDS) and not words & _CHECKING_WORDS
 
 

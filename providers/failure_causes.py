@@ -130,7 +130,7 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     _rule(
         "format_or_lint_refused",
         r"Formatter would have printed|would reformat|Code style issues|[1-9]\d* files? would be reformatted"
-        r"|lint/\w+|\bformat ━|✖ [1-9]\d* problems?|[1-9]\d* (?:problems?|warnings?) \("
+        r"|lint/\w+|\bformat ━|\borganizeImports ━|✖ [1-9]\d* problems?|[1-9]\d* (?:problems?|warnings?) \("
         r"|Found [1-9]\d* (?:errors?|issues?)"
         r"|are not properly formatted|\bcredo\b.*\bissues?\b",
         names_files=True,

@@ -118,6 +118,7 @@ def test_scripts_named_for_rewriting_are_fixers_and_checks_are_not():
         return parse_command(command, roots=(REPO,)).shapes[0]
 
     assert reformats(shape("npm run lint:fix")) and reformats(shape("make fmt")) and reformats(shape("prettier -w ."))
+    assert reformats(shape("yarn lint --fix")) and reformats(shape("bunx biome check --write src/a.ts"))
     assert not reformats(shape("npm run format:check")) and not reformats(shape("prettier --check ."))
     assert not reformats(shape("sed -i s/a/b/ src/a.py"))
 
@@ -140,3 +141,27 @@ def test_a_failing_output_filter_is_repeated_only_by_the_same_filter():
 
 def test_every_failure_cause_has_a_rule_for_the_changes_that_touch_it():
     assert set(RULES) == set(get_args(FailureCauseKind))
+
+
+def test_a_build_writes_what_a_workspace_test_imports():
+    failing = "apps/cli/test/eval.integration.test.ts:\n239 |     const result = await run()\nerror: expect(received)\n 1 fail"
+    calls = [
+        shell("bun test apps/cli/test/eval.integration.test.ts", failing, exit_code=1, minute=0),
+        shell("bun run build", "$ bun --filter @agentv/core build", minute=1),
+    ]
+    assert match(calls, "bun test apps/cli/test/eval.integration.test.ts").repeats_failure_changed_since
+    calls[1] = shell("tsc --noEmit", "", minute=1)  # a type check writes nothing
+    assert match(calls, "bun test apps/cli/test/eval.integration.test.ts").repeats_failure
+
+
+def test_biome_sorting_imports_is_a_style_refusal_its_fixer_touches():
+    refused = (
+        "$ biome check .\n./apps/cli/src/grade/index.ts organizeImports ━━━━\n\n  × Import statements could be sorted:"
+    )
+    calls = [
+        shell("bun run lint", refused, exit_code=1, minute=0),
+        shell(
+            "bunx biome check --write apps/cli/src/grade/index.ts", "Checked 1 file in 64ms. Fixed 1 file.", minute=1
+        ),
+    ]
+    assert match(calls, "bun run lint").repeats_failure_changed_since
