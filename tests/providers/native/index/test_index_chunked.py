@@ -126,3 +126,43 @@ def test_a_kimi_session_folder_is_read_whole_whatever_the_chunk(tmp_path: Path) 
     manifest = write_native_histories(tmp_path / "histories", sessions_per_source=1, rounds_per_session=10)
     roots = {"kimi": [default_roots(manifest.home)["kimi"]]}
     assert _built(roots, tmp_path / "chunked", 1) == _built(roots, tmp_path / "whole", ONE_GO)
+
+
+def test_an_append_read_in_chunks_reports_only_what_it_skipped(tmp_path: Path) -> None:
+    # The report counts this refresh's skipped lines; the cursor keeps the file's total.
+    manifest = write_native_histories(tmp_path / "histories", sessions_per_source=1, rounds_per_session=30)
+    roots = {"claude": [default_roots(manifest.home)["claude"]]}
+    target = manifest.for_source("claude")[0].path
+    lines = target.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join([*lines[:5], b"{not json\n", *lines[5:10]]))
+    index = index_file(tmp_path / "chunked")
+    assert refresh_index(index, roots, chunk_bytes=512).skipped_records == 1
+    with open(target, "ab") as grown:
+        grown.write(b"".join([*lines[10:], b"[1]\n"]))
+    report = refresh_index(index, roots, chunk_bytes=512)
+    assert (report.files_appended, report.skipped_records) == (1, 1)
+    connection = open_plain(index)
+    try:
+        (stored,) = connection.execute("SELECT skipped_total FROM files").fetchone()
+    finally:
+        connection.close()
+    assert stored == 2
+
+
+def test_only_files_one_chunk_holds_are_parsed_ahead(long_histories: dict[str, list[Path]], tmp_path: Path) -> None:
+    # A worker parses a file whole and hands it over whole: a longer one is read here, a chunk at a time.
+    whole = _built(long_histories, tmp_path / "whole", ONE_GO)
+    sizes = sorted(size for *_, size in _sizes(index_file(tmp_path / "whole")))
+    chunk_bytes = sizes[len(sizes) // 2]
+    report = refresh_index(index_file(tmp_path / "ahead"), long_histories, workers=1, chunk_bytes=chunk_bytes)
+    assert report.parser_workers == 1
+    assert report.files_parsed_ahead == sum(size <= chunk_bytes for size in sizes) < len(sizes)
+    assert _content(index_file(tmp_path / "ahead")) == whole
+
+
+def _sizes(index: Path) -> list[tuple[str, int]]:
+    connection = open_plain(index)
+    try:
+        return connection.execute("SELECT path, size FROM files").fetchall()
+    finally:
+        connection.close()
