@@ -5,8 +5,10 @@ chunk resumes from the last one's end offset and `ResumeState`, exactly as the a
 live session is read, and each chunk's rows are written before the next chunk is parsed. A file up
 to one chunk is parsed in one go, as before. What the resume state does not carry applies within a
 chunk only, as it does to a session indexed while it grew: Claude's set of uuids already seen (a
-line repeated more than a chunk later replaces its row instead of being counted `duplicate`) and
-its fallback title from a `summary` line whose leaf comes more than a chunk later.
+line repeated more than a chunk later replaces its row instead of being counted `duplicate`), its
+fallback title from a `summary` line whose leaf comes more than a chunk later, and rows read
+before any line names the session, which keep the file's name when that line comes a chunk later.
+None of these occurs in the real corpus (`test_index_chunked.py` reads it one line per chunk).
 """
 
 import dataclasses
