@@ -103,6 +103,14 @@ TARGETS: Final = (
         "MiB",
     ),
     Target(
+        "session_peak_memory_1m",
+        "refresh of one 1M-line session (Claude, Codex): peak memory <= 150 MB (issue 27)",
+        "session_1m_refresh_peak_mib",
+        150.0,
+        True,
+        "MiB",
+    ),
+    Target(
         "private_context",
         "default private context <= 2,000 tokens (max over admitted queries)",
         "context_item_tokens_max",

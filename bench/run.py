@@ -8,12 +8,12 @@ Beside each markdown report goes a JSON file (same name, `.json`): the run's nam
 per target of issue 17, the figure it is judged on and a `met` flag (`bench/_targets.py`).
 
 Sections: 1 cold-path decision (end to end, per stage), 2 peers (rg, a bare FTS5 query), 3
-indexing (full build, no-change and append refresh, peak memory), 4 private context size, 5 batch,
-6 tokenizer and comparator, 7 the Obelisk adapter, 8 replay throughput. Generated corpora are
-cached in `.state/bench/` (keyed by seed and shape), so only the first run pays for generating
-them. Everything is seeded: the histories (`--seed`, default 7) and the situations
-(`bench.batch_throughput.stalled_situations`, seed 5). No number here is asserted anywhere; the
-report states each target and the figure reached.
+indexing (full build, no-change and append refresh, peak memory, peak memory as one session grows
+to 1M lines), 4 private context size, 5 batch, 6 tokenizer and comparator, 7 the Obelisk adapter,
+8 replay throughput. Generated corpora are cached in `.state/bench/` (keyed by seed and shape),
+so only the first run pays for generating them. Everything is seeded: the histories (`--seed`,
+default 7) and the situations (`bench.batch_throughput.stalled_situations`, seed 5). No number
+here is asserted anywhere; the report states each target and the figure reached.
 """
 
 import argparse
@@ -40,6 +40,7 @@ from bench._scaled import (
 from bench._targets import NOCHANGE_FILES, REPLAY_CALLS, results_document, targets_table, write_results
 from bench.batch_throughput import stalled_situations
 from bench.sections import batch, cold_path, cold_path_tables, indexing, obelisk_adapter, tokenizer
+from bench.session_peak_memory import peak_table
 from obelisk_session_evidence.contracts.limits import DEFAULT_LIMITS
 
 RESULTS: Final = ROOT / "bench" / "results"
@@ -74,6 +75,8 @@ class Profile:
     append_files: tuple[int, ...] = ()
     append_repeat: int = 3
     rss_megabytes: int = 0
+    session_lines: tuple[int, ...] = ()
+    """Lines of the one growing session of section 3d (each size in Claude's and Codex's format)."""
     batch_items: int = 0
     batch_prefect: bool = False
     tokenizer_loads: int = 0
@@ -100,6 +103,7 @@ PROFILES: Final = {
         append_files=(40,),
         append_repeat=2,
         rss_megabytes=1,
+        session_lines=(1_000, 10_000),
         batch_items=5,
         sample_chars=20_000,
         obelisk_calls=2,
@@ -121,6 +125,7 @@ PROFILES: Final = {
         append_files=(100, 1_000),
         append_repeat=3,
         rss_megabytes=10,
+        session_lines=(10_000, 100_000),
         batch_items=100,
         tokenizer_loads=2,
         replay_calls=1_000,
@@ -148,6 +153,7 @@ PROFILES: Final = {
         append_files=(100, 1_000, 10_000),
         append_repeat=5,
         rss_megabytes=100,
+        session_lines=(10_000, 100_000, 1_000_000),
         batch_items=1_000,
         batch_prefect=True,
         tokenizer_loads=5,
@@ -344,7 +350,12 @@ class Bench:
             if profile.rss_megabytes
             else None
         )
-        return [builds, refreshes, indexing.memory_table(session, profile.rss_megabytes)]
+        tables = [builds, refreshes, indexing.memory_table(session, profile.rss_megabytes)]
+        if profile.session_lines:
+            growing, figures = peak_table(profile.session_lines, log=self.log)
+            self.figures.update(figures)
+            tables.append(growing)
+        return tables
 
     def batch(self) -> Table:
         profile = self.profile
@@ -395,6 +406,8 @@ class Bench:
             "replay_throughput": profile.why_less.get("replay", "no replay of 10,000 calls in this run"),
         }
         reasons["build_peak_memory"] = reasons["build_throughput"]
+        if 1_000_000 not in profile.session_lines:
+            reasons["session_peak_memory_1m"] = "this profile grows one session to 1M lines only in `make bench`"
         reasons["cold_run_admitted"] = reasons["cold_run_not_admitted"] = (
             "no successful cold run of that kind in this profile"
         )

@@ -16,6 +16,7 @@ SECTION_HEADERS = (
     "### 3a. Indexing: full build",
     "### 3b. Indexing: refresh when little or nothing changed",
     "### 3c. Indexing: peak memory for one large session file",
+    "### 3d. Peak memory as one session grows",
     "### 4. Context: private result size per admitted query",
     "### 5. Batch:",
     "### 6. Tokenizer and comparator",
@@ -46,7 +47,7 @@ def test_run_smoke_writes_every_section(tmp_path: Path) -> None:
     assert "- **machine**:" in report and "- **packages**: prefect" in report
     results = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert results["profile"] == "smoke" and results["schema"].startswith("obelisk-session-evidence-bench-results/")
-    assert len(results["targets"]) == 10 and results["figures"]["decisions_2k"] == 8
+    assert len(results["targets"]) == 11 and results["figures"]["decisions_2k"] == 8
     assert results["figures"]["replay_calls"] == 100 and results["figures"]["replay_calls_per_cpu_s"] > 0
     # Public output: every figure is a number (or null), so no snippet, term or command can ride along.
     assert all(value is None or type(value) in (int, float) for value in results["figures"].values())

@@ -17,6 +17,7 @@ ISSUE_17_TARGETS = {
     "private_context",
 }
 ISSUE_24_TARGETS = {"replay_throughput"}
+ISSUE_27_TARGETS = {"session_peak_memory_1m"}
 
 
 def _document(figures: dict) -> dict:
@@ -32,7 +33,7 @@ def _document(figures: dict) -> dict:
 
 def test_every_target_of_issue_17_is_judged_once() -> None:
     assert [target.name for target in TARGETS] == list(dict.fromkeys(target.name for target in TARGETS))
-    assert {target.name for target in TARGETS} == ISSUE_17_TARGETS | ISSUE_24_TARGETS
+    assert {target.name for target in TARGETS} == ISSUE_17_TARGETS | ISSUE_24_TARGETS | ISSUE_27_TARGETS
 
 
 def test_met_follows_the_limit_and_its_direction() -> None:

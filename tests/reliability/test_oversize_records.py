@@ -12,11 +12,14 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
 import zstandard
 
 from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
 from obelisk_session_evidence.providers.native.index.store import MEMORY, connect
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
+
+pytestmark = pytest.mark.reliability
 
 OVERSIZE = 40 << 20
 """A line over the 32 MiB cap (`_reading.MAX_RECORD_BYTES`)."""

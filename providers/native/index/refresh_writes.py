@@ -5,6 +5,7 @@ compares with. The tally of it all becomes the `RefreshReport`."""
 import hashlib
 import sqlite3
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from obelisk_session_evidence.contracts.base import Freshness
@@ -12,7 +13,6 @@ from obelisk_session_evidence.contracts.index_status import RefreshReport
 from obelisk_session_evidence.providers.native.index.changes import LAST_SCAN, Known, ScannedRoots, Unit, scan_digest
 from obelisk_session_evidence.providers.native.index.cursor import (
     FileSignature,
-    decode_counts,
     encode_counts,
     encode_resume,
     has_damaged_files,
@@ -65,18 +65,14 @@ def full_cursor(connection: sqlite3.Connection, file_id: int) -> sqlite3.Row:
 def store_cursor(
     connection: sqlite3.Connection,
     unit: Unit,
-    known: sqlite3.Row | None,
+    file_id: int | None,
     signature: FileSignature,
     outcome: ParseOutcome,
     digest: str | None,
-    *,
-    appended: bool,
+    skipped: Mapping[str, int],
 ) -> int:
-    """Write the cursor a parse leaves (call inside `atomic()`); the file's id."""
-    skipped = dict(outcome.skipped_records)
-    if appended and known is not None:
-        for reason, count in decode_counts(known["skipped_by_reason"]).items():
-            skipped[reason] = skipped.get(reason, 0) + count
+    """Write the cursor a parse leaves, with the file's `skipped` counts (call inside `atomic()`): a
+    new row when `file_id` is None. Returns the file's id."""
     values = {
         "source": unit.source,
         "root": unit.root,
@@ -97,7 +93,7 @@ def store_cursor(
         "failure": None,
         "indexed_at": time.time(),
     }
-    return _upsert_file(connection, known, values)
+    return _upsert_file(connection, file_id, values)
 
 
 def record_failure(
@@ -122,20 +118,20 @@ def record_failure(
         "indexed_at": time.time(),
     }
     with atomic(connection):
-        _upsert_file(connection, known, values)
+        _upsert_file(connection, None if known is None else known["id"], values)
 
 
-def _upsert_file(connection: sqlite3.Connection, known: sqlite3.Row | None, values: dict[str, object]) -> int:
+def _upsert_file(connection: sqlite3.Connection, file_id: int | None, values: dict[str, object]) -> int:
     names = [quote_identifier(name) for name in values]
-    if known is None:
+    if file_id is None:
         placeholders = ", ".join("?" for _ in names)
         cursor = connection.execute(
             f"INSERT INTO files ({', '.join(names)}) VALUES ({placeholders})", tuple(values.values())
         )
         return int(cursor.lastrowid or 0)
     assignments = ", ".join(f"{name} = ?" for name in names)
-    connection.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values.values(), known["id"]))
-    return int(known["id"])
+    connection.execute(f"UPDATE files SET {assignments} WHERE id = ?", (*values.values(), file_id))
+    return file_id
 
 
 def delete_gone(connection: sqlite3.Connection, scanned: ScannedRoots, known: dict[str, Known], tally: Tally) -> None:
@@ -156,11 +152,11 @@ def count(
     known: sqlite3.Row | None,
     start: int,
     signature: FileSignature,
-    outcome: ParseOutcome,
+    skipped: int,
     counts: WriteCounts,
     unit: Unit,
 ) -> None:
-    """Add one written unit to the tally."""
+    """Add one written unit to the tally (`skipped`: the records its parse skipped)."""
     if known is None:
         tally.added += 1
     elif start:
@@ -168,7 +164,7 @@ def count(
     else:
         tally.reread += 1
     tally.bytes_read += max(0, signature.size - start)
-    tally.skipped += outcome.skipped_total
+    tally.skipped += skipped
     for name in ("messages", "tool_calls", "summaries"):
         setattr(tally.rows, name, getattr(tally.rows, name) + getattr(counts, name))
     written = counts.messages + counts.tool_calls + counts.summaries

@@ -58,6 +58,11 @@ class WriteCounts:
     tool_calls: int = 0
     summaries: int = 0
 
+    def __add__(self, other: "WriteCounts") -> "WriteCounts":
+        return WriteCounts(
+            self.messages + other.messages, self.tool_calls + other.tool_calls, self.summaries + other.summaries
+        )
+
 
 def display_command(call: ToolCallRecord) -> str:
     """How a call reads in a snippet: the shell command itself, or the tool name and its paths or input."""

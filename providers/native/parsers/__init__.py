@@ -54,13 +54,20 @@ PARSER_MODULES: Final = tuple(module for module, _ in _PARSERS.values())
 
 
 def parse_session_file(
-    path: Path, source: SourceKind, *, start_offset: int = 0, resume: ResumeState | None = None
+    path: Path,
+    source: SourceKind,
+    *,
+    start_offset: int = 0,
+    resume: ResumeState | None = None,
+    max_bytes: int | None = None,
 ) -> ParseOutcome:
     """Parse one session file (a directory for Kimi, and optionally for DSH) from `start_offset`.
 
     Pass the previous outcome's `end_offset` and `resume` to read only what was appended; when
     the previous outcome was not `resumable`, or the file shrank or changed inode, parse from 0.
+    With `max_bytes`, a resumable parse stops after the line that reaches `start_offset +
+    max_bytes` (the rest is read by resuming from `end_offset`); others read everything.
     """
     module, function = _PARSERS[source]
     parser = getattr(import_module(module), function)
-    return parser(Path(path), start_offset=start_offset, resume=resume)
+    return parser(Path(path), start_offset=start_offset, resume=resume, max_bytes=max_bytes)

@@ -42,14 +42,16 @@ class JsonLines:
     `end_offset` advances past every complete line read (parsed or skipped), never past a
     half-written last line, so a later parse from `end_offset` reads that line again once it ends.
     Read from offset 0, the lines are hashed as they are read (`prefix_sha256`), so the cursor's
-    prefix digest needs no second read of the file.
+    prefix digest needs no second read of the file. With `max_bytes`, reading stops after the line
+    that reaches `start_offset + max_bytes` (a chunk; the next parse resumes at `end_offset`).
     """
 
-    def __init__(self, path: Path, *, start_offset: int, skipped: Counter[str]) -> None:
+    def __init__(self, path: Path, *, start_offset: int, skipped: Counter[str], max_bytes: int | None = None) -> None:
         self.path = path
         self.end_offset = start_offset
         self._skipped = skipped
         self._hasher = hashlib.sha256() if start_offset == 0 else None
+        self._stop = start_offset + max_bytes if max_bytes is not None else None
 
     @property
     def prefix_sha256(self) -> str | None:
@@ -57,7 +59,9 @@ class JsonLines:
         return None if self._hasher is None else self._hasher.hexdigest()
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        hasher = self._hasher
+        hasher, stop = self._hasher, self._stop
+        if stop is not None and self.end_offset >= stop:
+            return
         with open(self.path, "rb", buffering=_READ_BUFFER) as lines:
             lines.seek(self.end_offset)
             for length, raw in complete_lines(lines, self._skipped):
@@ -66,19 +70,22 @@ class JsonLines:
                 if raw is None:
                     if hasher is not None:
                         _hash_range(self.path, offset, length, hasher)
-                    continue
-                if hasher is not None:
-                    hasher.update(raw)
-                if len(raw) < LARGE_LINE:
-                    parsed = parse_line(raw, self._skipped)
+                    parsed = None
                 else:
-                    # A record of tens of MB must never be held three times: drop each form once used.
-                    text = decode_line(raw, self._skipped)
-                    del raw
-                    parsed = parse_object(text, self._skipped) if text is not None else None
-                    del text
+                    if hasher is not None:
+                        hasher.update(raw)
+                    if len(raw) < LARGE_LINE:
+                        parsed = parse_line(raw, self._skipped)
+                    else:
+                        # A record of tens of MB must never be held three times: drop each form once used.
+                        text = decode_line(raw, self._skipped)
+                        del raw
+                        parsed = parse_object(text, self._skipped) if text is not None else None
+                        del text
                 if parsed is not None:
                     yield offset, parsed
+                if stop is not None and self.end_offset >= stop:
+                    return
 
 
 def _hash_range(path: Path, offset: int, length: int, hasher: Any) -> None:

@@ -25,12 +25,14 @@ _IGNORED_TYPES: Final = frozenset({"progress", "file-history-snapshot", "queue-o
 _INJECTED_FLAGS: Final = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
-def parse_claude(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+def parse_claude(
+    path: Path, *, start_offset: int = 0, resume: ResumeState | None = None, max_bytes: int | None = None
+) -> ParseOutcome:
     """Parse one Claude Code transcript (main or sub-agent) from `start_offset`."""
     sink = RecordSink("claude", resume, fallback_session_id=path.stem)
     still_open = resume.open_messages[-1].record_uid if resume and resume.open_messages else None
     transcript = _Transcript(sink, last_assistant_uid=still_open)
-    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped, max_bytes=max_bytes)
     for _, record in lines:
         transcript.take(record)
     transcript.settle_title()

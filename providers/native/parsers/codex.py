@@ -74,11 +74,13 @@ _OUTPUT_MARKER: Final = "\nOutput:\n"
 _HEADER_LIMIT: Final = 2000
 
 
-def parse_codex(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+def parse_codex(
+    path: Path, *, start_offset: int = 0, resume: ResumeState | None = None, max_bytes: int | None = None
+) -> ParseOutcome:
     """Parse one Codex rollout from `start_offset`."""
     sink = RecordSink("codex", resume, fallback_session_id=path.stem[-36:])
     rollout = _Rollout(sink, resume or ResumeState())
-    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped, max_bytes=max_bytes)
     for _, record in lines:
         rollout.take(record)
     return sink.outcome(

@@ -42,7 +42,9 @@ _IGNORED_EVENTS: Final = frozenset(
 )
 
 
-def parse_dsh(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+def parse_dsh(
+    path: Path, *, start_offset: int = 0, resume: ResumeState | None = None, max_bytes: int | None = None
+) -> ParseOutcome:
     """Parse one DSH session file, or the canonical file of a session directory."""
     if path.is_dir():
         chosen = canonical_session_file(path)
@@ -54,7 +56,7 @@ def parse_dsh(path: Path, *, start_offset: int = 0, resume: ResumeState | None =
     if compressed:
         lines: JsonLines | ZstdJsonLines = ZstdJsonLines(path, skipped=sink.skipped)
     else:
-        lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+        lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped, max_bytes=max_bytes)
     seed_length = 0
     for offset, event in lines:
         kind = event.get("type")

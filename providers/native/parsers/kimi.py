@@ -50,8 +50,11 @@ def session_directory(path: Path) -> Path:
     return path.parent
 
 
-def parse_kimi(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
-    """Parse a whole Kimi session directory; `start_offset` and `resume` are accepted and ignored."""
+def parse_kimi(
+    path: Path, *, start_offset: int = 0, resume: ResumeState | None = None, max_bytes: int | None = None
+) -> ParseOutcome:
+    """Parse a whole Kimi session directory (not resumable): `start_offset`, `resume` and `max_bytes`
+    are accepted and ignored."""
     session_dir = session_directory(path)
     state = read_json_object(session_dir / "state.json") or {}
     base = SessionRecord(

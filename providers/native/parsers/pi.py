@@ -29,10 +29,12 @@ _IGNORED_ENTRIES: Final = frozenset({"model_change", "thinking_level_change", "l
 _SUMMARY_ROLES: Final[dict[str, SummaryKind]] = {"compactionSummary": "compaction", "branchSummary": "summary"}
 
 
-def parse_pi(path: Path, *, start_offset: int = 0, resume: ResumeState | None = None) -> ParseOutcome:
+def parse_pi(
+    path: Path, *, start_offset: int = 0, resume: ResumeState | None = None, max_bytes: int | None = None
+) -> ParseOutcome:
     """Parse one pi session file (v1 or v3) from `start_offset`."""
     sink = RecordSink("pi", resume, fallback_session_id=path.stem.rpartition("_")[2] or path.stem)
-    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped)
+    lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped, max_bytes=max_bytes)
     for offset, entry in lines:
         kind = entry.get("type")
         timestamp = iso_timestamp(entry.get("timestamp"))
