@@ -151,12 +151,14 @@ _SUCCEEDED: Final = Attribution(False, None, frozenset(), False, False, ())
 
 
 def _view_failed(shape: CommandShape, text: str) -> bool:
-    """The output names a program of the shape's output filter as the one that erred, not the shape's own."""
+    """The first program the output names is the shape's output filter, not the shape: the filter
+    erred (`jq: error: …`), and what the shape says after it (`curl: (23) Failure writing output`)
+    is the broken pipe it left."""
     if not shape.view or FAILURE_SIGNAL.search(text) is None:
         return False
-    named = {match["name"] for match in _PREFIX.finditer(text)}
+    first = next(_PREFIX.finditer(text), None)
     filters = {posixpath.basename(view.removeprefix("| ").split(" ", 1)[0]) for view in shape.view}
-    return bool(named & filters) and not named & _names(shape)
+    return first is not None and first["name"] in filters and first["name"] not in _names(shape)
 
 
 def has_failure_signal(output: str) -> bool:

@@ -132,7 +132,10 @@ def test_a_tools_file_under_a_hidden_folder_is_not_the_repositorys_file_of_that_
 
 def test_a_failing_output_filter_is_repeated_only_by_the_same_filter():
     url = "'https://api.github.com/repos/o/r/issues?state=open'"
-    jq_error = "jq: error: syntax error, unexpected INVALID_CHARACTER (Unix shell quoting issues?) at <top-level>"
+    jq_error = (
+        "jq: error: syntax error, unexpected INVALID_CHARACTER (Unix shell quoting issues?) at <top-level>\n"
+        "curl: (23) Failure writing output to destination"
+    )
     failing = f"curl -sSL {url} | jq -r '.[] | \"\\(.number)\\t\\(.title)\"'"
     calls = [shell(failing, jq_error, exit_code=3, minute=0)]
     assert not match(calls, f"curl -sSL {url} | jq -r '.[] | [.number, .title] | @tsv'").repeats_failure

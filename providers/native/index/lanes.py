@@ -212,8 +212,27 @@ CHANGER_PROGRAMS: Final = (
     "composer",
     "go",
     "make",
+    "bunx",
+    "pnpx",
+    "just",
+    "task",
+    "tsc",
+    "vite",
+    "webpack",
+    "rollup",
+    "esbuild",
+    "tsup",
+    "gradle",
+    "mvn",
+    "dotnet",
+    "swift",
+    "zig",
+    "bazel",
+    "terraform",
+    "dart",
 )
-"""Programs a shell command that changes files may start with (the SQL pre-filter)."""
+"""Programs a shell command that changes files may start with (the SQL pre-filter): changers,
+package runners (`bunx biome check --write`) and builds."""
 _CHANGES: Final = re.compile(
     r"(?:^| )(?:mix (?:format|deps \w+|igniter install)|sed (?:i|in place)|perl \w*i"
     r"|git (?:add|checkout|restore|stash|apply|am|reset|rm|mv|merge|rebase|pull|cherry pick|revert|switch)"
@@ -221,6 +240,10 @@ _CHANGES: Final = re.compile(
     r"|clang format|autopep8|patch|cp|mv|rm|touch|mkdir|truncate|make install|go (?:get|mod)"
     r"|(?:pip3?|uv|poetry|pdm|npm|pnpm|yarn|bun|bundle|composer) (?:install|sync|add|ci|remove|uninstall|update"
     r"|require|pip|run (?:format|fmt|fix|lint fix)))(?: |$)"
+    r"|(?:^| )(?:(?:npm|pnpm|yarn|bun) (?:run )?[\w ]*"
+    r"(?:build|compile|bundle|dist|generate|codegen|prepare|fix|format|write)"
+    r"|make|just|task|tsc|vite build|webpack|rollup|esbuild|tsup|(?:cargo|go|gradle|swift|zig|bazel|dotnet) build"
+    r"|mvn (?:package|install)|mix compile|terraform fmt|dart format)(?: |$)"
 )
 """A shell command that may change files, read from its `command_key` (its first tokens, lower-case,
 without punctuation: a changer past them is not seen); a superset: compare-route decides what counts."""
