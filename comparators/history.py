@@ -101,6 +101,9 @@ class PriorStep:
     """It installed or synced dependencies."""
     reformats: bool = False
     """Every file change it made was a formatter's or fixer's (`changes.reformats`)."""
+    ref: str | None = None
+    """The opaque ref of the item or call it reads (`message:<hex>`), when the provider gave one:
+    how the private result names it."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -112,7 +115,7 @@ def prior_steps(items: Iterable[EvidenceItem], *, roots: Iterable[str] = ()) -> 
     """Every item as a `PriorStep`, in result order (the snippet reading)."""
     items = list(items)
     all_roots = (*roots, *_cd_roots_of(items))
-    return tuple(_prior_step(index, item, all_roots) for index, item in enumerate(items))
+    return tuple(replace(_prior_step(index, item, all_roots), ref=item.message_ref) for index, item in enumerate(items))
 
 
 def prior_steps_from_calls(
@@ -122,7 +125,10 @@ def prior_steps_from_calls(
     call_roots = (*roots, *call_repository_roots(calls))
     steps = [_call_step(index, call, call_roots) for index, call in enumerate(calls)]
     prose = [item for item in items if parse_tool_snippet(item.snippet) is None]
-    steps.extend(_prior_step(len(steps) + offset, item, call_roots) for offset, item in enumerate(prose))
+    steps.extend(
+        replace(_prior_step(len(steps) + offset, item, call_roots), ref=item.message_ref)
+        for offset, item in enumerate(prose)
+    )
     return tuple(steps)
 
 
@@ -181,7 +187,8 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         never_ran=call.outcome == "not_run",
         outcome_known=call.outcome is not None,
     )
-    return replace(step, checkout=_checkout(call), cause=call.cause if step.result == "failed" else None)
+    cause = call.cause if step.result == "failed" else None
+    return replace(step, checkout=_checkout(call), cause=cause, ref=call.message_ref)
 
 
 def _recorded(call: PriorToolCall) -> bool | None:

@@ -95,6 +95,8 @@ def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx
         "history_items": 1,
         "invoking_turn_excluded": 0,
         "invoking_turn_undated": 0,
+        "rests_on": [history_item.resource_ref],  # the failure it repeats, by the ref its item has
+        "successors": [],
     }
     assert verdict_item.resource_ref == "replan-decision:" + document["receipt_digest"]
     assert "delta route_repeats_prior_failure; accepted false; loopx accepted true;" in verdict_item.summary
