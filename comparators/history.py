@@ -125,10 +125,7 @@ def prior_steps_from_calls(
     call_roots = (*roots, *call_repository_roots(calls))
     steps = [_call_step(index, call, call_roots) for index, call in enumerate(calls)]
     prose = [item for item in items if parse_tool_snippet(item.snippet) is None]
-    steps.extend(
-        replace(_prior_step(len(steps) + offset, item, call_roots), ref=item.message_ref)
-        for offset, item in enumerate(prose)
-    )
+    steps.extend(_prior_step(len(steps) + offset, item, call_roots) for offset, item in enumerate(prose))
     return tuple(steps)
 
 
@@ -186,9 +183,9 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         roots=roots,
         never_ran=call.outcome == "not_run",
         outcome_known=call.outcome is not None,
+        ref=call.message_ref,
     )
-    cause = call.cause if step.result == "failed" else None
-    return replace(step, checkout=_checkout(call), cause=cause, ref=call.message_ref)
+    return replace(step, checkout=_checkout(call), cause=call.cause if step.result == "failed" else None)
 
 
 def _recorded(call: PriorToolCall) -> bool | None:
@@ -229,6 +226,7 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
             text=item.snippet,
             observed_at=item.observed_at,
             revision_ref=item.revision_ref,
+            ref=item.message_ref,
         )
     words = snippet.command.split()
     tool = words[0].lower() if words else ""
@@ -256,6 +254,7 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
         revision_ref=item.revision_ref,
         truncated=snippet.command_truncated,
         roots=roots,
+        ref=item.message_ref,
     )
 
 
@@ -275,6 +274,7 @@ def _step(
     roots: tuple[str, ...],
     never_ran: bool = False,
     outcome_known: bool = False,
+    ref: str | None = None,
 ) -> PriorStep:
     """A tool-call step: its outcome attributed to the simple command that failed."""
     if never_ran or NEVER_RAN.match(output):
@@ -292,6 +292,7 @@ def _step(
             skipped=frozenset(range(len(parsed.shapes))),
             fallback=parsed.fallback,
             truncated=truncated or parsed.truncated,
+            ref=ref,
         )
     attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code, outcome_known=outcome_known)
     if attribution.failed:
@@ -327,6 +328,7 @@ def _step(
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
         installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
         reformats=tool not in EDIT_TOOLS and bool(writers) and all(map(reformats, writers)),
+        ref=ref,
     )
 
 

@@ -95,10 +95,11 @@ class PipelineRun:
     def private_result(self) -> HistoricalEvidenceResult | None:
         """The capped private result for the admitted Turn, naming what the verdict rests on and
         what worked after it; None when nothing was looked up."""
-        result, basis = self.values.capped.result, self.values.comparison.verdict_basis
-        if result is None or basis is None:
-            return result
-        return result.model_copy(update={"verdict_basis": basis})
+        result = self.values.capped.result
+        if result is None:
+            return None
+        # Always compare-route's: a basis a provider put in its answer never passes for the verdict's.
+        return result.model_copy(update={"verdict_basis": self.values.comparison.verdict_basis})
 
 
 STAGE_VALUE_NAMES = frozenset(field.name for field in fields(StageValues))

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from obelisk_session_evidence.cli.render_run import render_decision
 from obelisk_session_evidence.compose import decide
-from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, VerdictBasis
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall, ProviderAnswer
 from obelisk_session_evidence.contracts.snippets import tool_snippet
 from obelisk_session_evidence.flows.operators import decision_table
@@ -114,3 +114,22 @@ def test_no_command_of_the_failure_or_its_successor_reaches_a_public_output(enco
     public = [run.decision.model_dump_json(), str(decision_table(run.decision)), console.export_text()]
     assert "rests on 1 items, 1 successors" in public[1]
     assert [text for text in public if CANARY in text] == []
+
+
+def test_a_basis_in_the_providers_answer_never_passes_for_the_verdicts(encoder):
+    forged = VerdictBasis(rests_on=[FAILURE.message_ref], successors=[SUCCESSOR.message_ref])
+
+    def answer(request):
+        result = result_for(request, [_item(FAILURE), _item(SUCCESSOR)]).model_copy(update={"verdict_basis": forged})
+        return ProviderAnswer(result=result, prior_calls=[FAILURE, SUCCESSOR])
+
+    run = decide(
+        situation_model(commands=["cargo build"]),
+        policy=enabled_policy(repo_roots=[REPO]),
+        provider_factory=lambda enablement, kind: HandlerProvider(answer),
+        encoder=encoder,
+        digest_salt="salt",
+    )
+    assert run.decision.comparison.verdict == "novel"
+    assert run.private_result.verdict_basis is None
+    assert (run.decision.receipt.verdict_items, run.decision.receipt.successor_items) == (0, 0)
