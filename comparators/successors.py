@@ -24,6 +24,7 @@ def grounded_successors(
         return frozenset()
     programs = {unit.program for unit in units}
     by_rank = {step.index: step for step in steps}
+    worked = [(step, shapes) for step in steps if step.observed_at is not None and (shapes := _succeeded(step))]
     found = set()
     for rank in matched:
         failure = by_rank.get(rank)
@@ -31,23 +32,23 @@ def grounded_successors(
             continue
         if failure.shapes[failure.failing].program not in programs:
             continue  # a failure of a command the route does not run (it matched an earlier segment)
-        successor = successor_of(failure, steps)
+        successor = _successor(failure, failure.shapes[failure.failing], worked)
         if successor is not None:
             found.add(successor)
     return frozenset(found)
 
 
-def successor_of(failure: PriorStep, steps: Sequence[PriorStep]) -> int | None:
-    """Rank of the later call in `failure`'s checkout where its failing program succeeded, most
-    like the failing command, then earliest; None when there is none."""
-    assert failure.failing is not None
-    failing = failure.shapes[failure.failing]
+def _successor(
+    failure: PriorStep, failing: CommandShape, worked: Sequence[tuple[PriorStep, list[CommandShape]]]
+) -> int | None:
+    """Rank of the later call in `failure`'s checkout where `failing`'s program succeeded, most
+    like `failing`, then earliest; None when there is none."""
     best: tuple[int, float, int] | None = None  # (-similarity, when, rank): the smallest wins
-    for step in steps:
+    for step, shapes in worked:
         if not _later_in_same_checkout(step, failure):
             continue
         similarity = max(
-            (command_similarity(failing, shape) for shape in _succeeded(step) if shape.program == failing.program),
+            (command_similarity(failing, shape) for shape in shapes if shape.program == failing.program),
             default=None,
         )
         if similarity is None:

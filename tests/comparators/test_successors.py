@@ -1,8 +1,6 @@
 """Grounded successors (issue "Cause-aware verdicts" item 4, RFC §10): for each failure a failure
 verdict rests on, the later call in the same checkout where the failing program succeeded."""
 
-from obelisk_session_evidence.comparators.history import prior_steps_from_calls
-from obelisk_session_evidence.comparators.successors import successor_of
 from tests.comparators.test_cause_aware import REPO, match, shell
 from tests.comparators.test_cause_changes_replayed import BIOME_REFUSED
 
@@ -79,10 +77,9 @@ def test_a_verdict_that_rests_on_no_failure_names_no_successor():
 
 
 def test_a_call_without_a_time_is_never_after_the_failure():
-    failure = shell("pytest", NOT_FOUND, exit_code=127, minute=0)
     undated = shell("uv run pytest", PASSED, minute=2).model_copy(update={"observed_at": None})
-    steps = prior_steps_from_calls([failure, undated], [], roots=(REPO,))
-    assert successor_of(steps[0], steps) is None
+    result = match([shell("pytest", NOT_FOUND, exit_code=127, minute=0), undated], "pytest")
+    assert result.repeats_failure and result.successor_items == frozenset()
 
 
 def test_a_matched_call_whose_failure_the_route_does_not_repeat_names_no_successor():
