@@ -103,6 +103,9 @@ class PriorStep:
     """Every file change it made was a formatter's or fixer's (`changes.reformats`)."""
     failed_in_view: bool = False
     """The failing shape's output filter failed, not the shape (`attribution.Attribution.in_view`)."""
+    ref: str | None = None
+    """The opaque ref of the item or call it reads (`message:<hex>`), when the provider gave one:
+    how the private result names it."""
 
     @property
     def is_tool_call(self) -> bool:
@@ -114,7 +117,7 @@ def prior_steps(items: Iterable[EvidenceItem], *, roots: Iterable[str] = ()) -> 
     """Every item as a `PriorStep`, in result order (the snippet reading)."""
     items = list(items)
     all_roots = (*roots, *_cd_roots_of(items))
-    return tuple(_prior_step(index, item, all_roots) for index, item in enumerate(items))
+    return tuple(replace(_prior_step(index, item, all_roots), ref=item.message_ref) for index, item in enumerate(items))
 
 
 def prior_steps_from_calls(
@@ -182,6 +185,7 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         roots=roots,
         never_ran=call.outcome == "not_run",
         outcome_known=call.outcome is not None,
+        ref=call.message_ref,
     )
     return replace(step, checkout=_checkout(call), cause=call.cause if step.result == "failed" else None)
 
@@ -224,6 +228,7 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
             text=item.snippet,
             observed_at=item.observed_at,
             revision_ref=item.revision_ref,
+            ref=item.message_ref,
         )
     words = snippet.command.split()
     tool = words[0].lower() if words else ""
@@ -251,6 +256,7 @@ def _prior_step(index: int, item: EvidenceItem, roots: tuple[str, ...]) -> Prior
         revision_ref=item.revision_ref,
         truncated=snippet.command_truncated,
         roots=roots,
+        ref=item.message_ref,
     )
 
 
@@ -270,6 +276,7 @@ def _step(
     roots: tuple[str, ...],
     never_ran: bool = False,
     outcome_known: bool = False,
+    ref: str | None = None,
 ) -> PriorStep:
     """A tool-call step: its outcome attributed to the simple command that failed."""
     if never_ran or NEVER_RAN.match(output):
@@ -287,6 +294,7 @@ def _step(
             skipped=frozenset(range(len(parsed.shapes))),
             fallback=parsed.fallback,
             truncated=truncated or parsed.truncated,
+            ref=ref,
         )
     attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code, outcome_known=outcome_known)
     if attribution.failed:
@@ -323,6 +331,7 @@ def _step(
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
         installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
         reformats=tool not in EDIT_TOOLS and bool(writers) and all(map(reformats, writers)),
+        ref=ref,
     )
 
 

@@ -38,6 +38,7 @@ from obelisk_session_evidence.comparators.revision_line import (
     on_line_first,
     revision_line,
 )
+from obelisk_session_evidence.comparators.successors import grounded_successors
 from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
 from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
@@ -100,6 +101,9 @@ class RouteMatch:
     repeats_failure_off_line: bool = False
     """`repeats_failure_changed_since` only because each failure it rests on ran at a commit off
     the situation's revision line (`comparators.revision_line`)."""
+    successor_items: frozenset[int] = frozenset()
+    """Ranks of the grounded successors of the failures a failure verdict rests on: what worked
+    after each (`comparators.successors`)."""
 
 
 class _CommandFields(TypedDict):
@@ -181,6 +185,12 @@ def route_match(
         hypothesis_items=hypothesis_items,
         blocker_similarity=blocker,
         blocker_items=blocker_items,
+        successor_items=grounded_successors(
+            units,
+            steps,
+            command["command_items"],
+            failed=command["repeats_failure"] or command["repeats_failure_changed_since"],
+        ),
     )
 
 

@@ -104,6 +104,24 @@ class EvidenceItem(ContractModel):
     """Bounded, redacted excerpt. Private: never logged or published."""
 
 
+MAX_VERDICT_REFS: Final = 128
+"""Most refs a verdict basis names: every step compare-route reads (at most 64 prior calls and
+50 capped items)."""
+VerdictRefs = Annotated[list[Ref], Field(max_length=MAX_VERDICT_REFS)]
+
+
+class VerdictBasis(ContractModel):
+    """What the route comparison's verdict rests on, by opaque ref. Private like the result."""
+
+    rests_on: VerdictRefs
+    """The items (or the structured prior calls behind them) the verdict rests on, best first:
+    the prior runs the route repeats, the blocker or hypothesis text it repeats."""
+    successors: VerdictRefs = []
+    """For a failure verdict, what worked after each failure it rests on, where the history
+    shows it: the later call in the same checkout in which the failing program succeeded
+    (`comparators/successors.py`); empty when nothing later succeeded."""
+
+
 class HistoricalEvidenceResult(ContractModel):
     """`historical_evidence_result_v0`: private, consumed only inside the admitted Turn."""
 
@@ -127,6 +145,9 @@ class HistoricalEvidenceResult(ContractModel):
     """True when anything was cut (items dropped or snippets shortened)."""
     omitted_count: Annotated[int, Field(ge=0)]
     """How many items were dropped."""
+    verdict_basis: VerdictBasis | None = None
+    """What the route comparison's verdict rests on and what worked after it (compare-route
+    fills it in the Turn's private result); None from a provider, and when it rests on no item."""
 
 
 class PriorCallRevisions(ContractModel):
@@ -185,9 +206,21 @@ class HistoricalEvidenceReceipt(ContractModel):
     prior_call_revisions: PriorCallRevisions | None = None
     """The structured prior calls compared, by where git placed their revisions; None in a receipt
     written before it was counted."""
+    verdict_items: Annotated[int, Field(ge=0)] | None = None
+    """How many items (or prior calls) the verdict rests on (the private result names them);
+    None in a receipt written before it was counted."""
+    successor_items: Annotated[int, Field(ge=0)] | None = None
+    """How many grounded successors the private result names (what worked after a failure the
+    verdict rests on); None in a receipt written before it was counted."""
     grants_new_action_authority: Literal[False] = False
     """A receipt never authorises anything."""
     external_writes_performed: Literal[False] = False
     """The lookup wrote nothing outside the owner's state."""
     raw_content_captured: Literal[False] = False
     """No raw content is in the receipt."""
+
+    def describe_verdict_basis(self) -> str:
+        """What the verdict rests on, in counts, for people (`run`'s text, the flow run's table)."""
+        if self.verdict_items is None:
+            return "not counted"
+        return f"rests on {self.verdict_items} items, {self.successor_items or 0} successors"

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from obelisk_session_evidence.contracts.base import ContractModel, Digest, Fingerprint, Freshness, OpaqueId, Trigger
 from obelisk_session_evidence.contracts.decision import Verdict
+from obelisk_session_evidence.contracts.evidence import VerdictRefs
 from obelisk_session_evidence.contracts.outcomes import OutcomeId
 from obelisk_session_evidence.contracts.reason_codes import DeltaReasonCode, HistoryRuleCode
 
@@ -62,3 +63,10 @@ class RecallVerdict(ContractModel):
     """Records of the invoking host session left out (from the invocation onward)."""
     invoking_turn_undated: Count
     """Of those, how many were left out because they carry no time."""
+    rests_on: VerdictRefs = []
+    """Opaque refs of the items (or the prior calls behind them) the verdict rests on, best
+    first (the private result's `verdict_basis`): a history item that follows has the same
+    `resource_ref`; one left out of the answer is named all the same."""
+    successors: VerdictRefs = []
+    """Opaque refs of what worked after the failures the verdict rests on (their grounded
+    successors, the private result's `verdict_basis`); empty when nothing later succeeded."""

@@ -6,7 +6,11 @@ from pydantic import Field
 
 from obelisk_session_evidence.contracts.base import ContractModel, Trigger
 from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelta
-from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest, HistoricalEvidenceResult
+from obelisk_session_evidence.contracts.evidence import (
+    HistoricalEvidenceRequest,
+    HistoricalEvidenceResult,
+    VerdictBasis,
+)
 from obelisk_session_evidence.contracts.prior_calls import MAX_PRIOR_CALLS, PriorToolCall
 from obelisk_session_evidence.contracts.reason_codes import DenialCode, GapCode, ProviderFaultCode
 from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
@@ -113,3 +117,6 @@ class RouteComparison(ContractModel):
     """Scores and verdict (numbers and codes only)."""
     semantic_delta: SemanticDelta
     """LoopX's delta after history removed any repeated claim."""
+    verdict_basis: VerdictBasis | None = None
+    """What the verdict rests on and what worked after it, by opaque ref (private: the pipeline
+    puts it in the Turn's private result; the receipt counts it); None when it rests on no item."""

@@ -103,6 +103,7 @@ def decision_table(decision: ReplanEvidenceDecision) -> list[dict[str, str]]:
         "prior call revisions": receipt.prior_call_revisions.describe()
         if receipt and receipt.prior_call_revisions
         else "none",
+        "verdict basis": receipt.describe_verdict_basis() if receipt else "no lookup",
         "provider version": receipt.provider_version if receipt else "no lookup",
         "request": receipt.request_id if receipt else "none",
         "index revision digest": receipt.index_revision_digest if receipt else "none",

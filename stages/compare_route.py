@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 from obelisk_session_evidence.comparators.exact_ids import delta_with, exact_id_delta
 from obelisk_session_evidence.contracts.decision import Comparison, SemanticDelta, Verdict
-from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, VerdictBasis
 from obelisk_session_evidence.contracts.outcomes import ROUTE_OUTCOMES, OutcomeId
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
 from obelisk_session_evidence.contracts.reason_codes import ComparisonDimension, DeltaReasonCode
@@ -45,6 +45,7 @@ SAME_PROBE_OUTCOMES: Final[frozenset[OutcomeId]] = frozenset({"new_surface", "ne
 on the same surface (whether the change fixed it is what it finds out)."""
 
 if TYPE_CHECKING:
+    from obelisk_session_evidence.comparators.history import PriorStep
     from obelisk_session_evidence.comparators.route_match import RouteMatch
 
 
@@ -63,7 +64,9 @@ def compare_route(
             comparison=Comparison(verdict="not_compared", thresholds=thresholds.report()),
             semantic_delta=claimed,
         )
-    match = _match_history(situation, capped.result.items, capped.prior_calls, thresholds, capped.revision_checks)
+    match, steps = _match_history(
+        situation, capped.result.items, capped.prior_calls, thresholds, capped.revision_checks
+    )
     removals = _removals(situation, gap, match)
     verdict: Verdict
     if removals:
@@ -82,6 +85,7 @@ def compare_route(
             token_fallback_commands=match.token_fallbacks,
         ),
         semantic_delta=_narrowed(situation, claimed, removals),
+        verdict_basis=_verdict_basis(removals, match, steps),
     )
 
 
@@ -91,8 +95,8 @@ def _match_history(
     prior_calls: Sequence[PriorToolCall],
     thresholds: RouteThresholds,
     revision_checks: Sequence[RevisionCheck] = (),
-) -> "RouteMatch":
-    """The proposed route against the prior calls, else the capped snippets read back."""
+) -> "tuple[RouteMatch, Sequence[PriorStep]]":
+    """The proposed route against the prior calls, else the capped snippets read back (and those steps)."""
     # The shell grammar and rapidfuzz load here, not at import: a run without history (not
     # admitted, or a failed lookup) never pays their ~11 ms.
     from obelisk_session_evidence.comparators.history import call_repository_roots, prior_steps, prior_steps_from_calls
@@ -109,7 +113,7 @@ def _match_history(
         # History arrives redacted (stages/retrieve.py): the proposed commands are read the same
         # way, so a repeated command holding a secret still reads as the same command.
         route = route.model_copy(update={"commands": [redact(command) for command in route.commands]})
-    return route_match(
+    match = route_match(
         route,
         steps,
         thresholds=thresholds,
@@ -117,6 +121,7 @@ def _match_history(
         roots=roots,
         revision_checks=revision_checks,
     )
+    return match, steps
 
 
 _Removal = tuple[DeltaReasonCode, frozenset[OutcomeId], Verdict, frozenset[int]]
@@ -157,6 +162,20 @@ def _removals(situation: ReplanSituation, gap: GapAssessment, match: "RouteMatch
             )
         )
     return removals
+
+
+def _verdict_basis(removals: list[_Removal], match: "RouteMatch", steps: "Sequence[PriorStep]") -> VerdictBasis | None:
+    """The refs of the items the verdict's rule rests on, and of the successors of the failures
+    among them (only a command failure rule has any); None when it rests on none."""
+    if not removals:
+        return None
+    refs = {step.index: step.ref for step in steps}
+
+    def named(ranks: frozenset[int]) -> list[str]:
+        return [ref for rank in sorted(ranks) if (ref := refs.get(rank)) is not None]
+
+    rests_on = named(removals[0][3])
+    return VerdictBasis(rests_on=rests_on, successors=named(match.successor_items)) if rests_on else None
 
 
 def _changed_since_code(match: "RouteMatch") -> DeltaReasonCode:

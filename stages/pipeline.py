@@ -45,7 +45,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("retrieve", retrieve, ("admission",), "retrieval", ("provider",)),
     Stage("cap-by-tokens", cap_by_tokens, ("admission", "retrieval"), "capped", ("encoder",)),
     Stage("compare-route", compare_route, ("situation", "gap", "capped"), "comparison", ("thresholds",)),
-    Stage("receipt", receipt, ("admission", "capped"), "receipt", ("digest_salt",)),
+    Stage("receipt", receipt, ("admission", "capped", "comparison"), "receipt", ("digest_salt",)),
     Stage(
         "decision",
         decision,
@@ -93,8 +93,13 @@ class PipelineRun:
 
     @property
     def private_result(self) -> HistoricalEvidenceResult | None:
-        """The capped private result for the admitted Turn; None when nothing was looked up."""
-        return self.values.capped.result
+        """The capped private result for the admitted Turn, naming what the verdict rests on and
+        what worked after it; None when nothing was looked up."""
+        result = self.values.capped.result
+        if result is None:
+            return None
+        # Always compare-route's: a basis a provider put in its answer never passes for the verdict's.
+        return result.model_copy(update={"verdict_basis": self.values.comparison.verdict_basis})
 
 
 STAGE_VALUE_NAMES = frozenset(field.name for field in fields(StageValues))

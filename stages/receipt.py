@@ -5,15 +5,18 @@ from collections import Counter
 from obelisk_session_evidence.contracts.base import EVIDENCE_TYPES
 from obelisk_session_evidence.contracts.digests import canonical_digest, salted_digest
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceReceipt, PriorCallRevisions
-from obelisk_session_evidence.contracts.stage_values import Admission, CappedEvidence
+from obelisk_session_evidence.contracts.stage_values import Admission, CappedEvidence, RouteComparison
 
 
-def receipt(admission: Admission, capped: CappedEvidence, *, digest_salt: str) -> HistoricalEvidenceReceipt | None:
-    """A content-free receipt of the capped lookup; None when nothing was looked up."""
+def receipt(
+    admission: Admission, capped: CappedEvidence, comparison: RouteComparison, *, digest_salt: str
+) -> HistoricalEvidenceReceipt | None:
+    """A content-free receipt of the capped lookup (what the verdict rests on: counted, never
+    named); None when nothing was looked up."""
     result = capped.result
     if admission.status == "not_admitted" or result is None:
         return None
-    request = admission.request
+    request, basis = admission.request, comparison.verdict_basis
     counts = Counter(item.evidence_type for item in result.items)
     return HistoricalEvidenceReceipt(
         request_id=request.request_id,
@@ -28,6 +31,8 @@ def receipt(admission: Admission, capped: CappedEvidence, *, digest_salt: str) -
         truncated=result.truncated,
         omitted_count=result.omitted_count,
         prior_call_revisions=prior_call_revisions(capped),
+        verdict_items=len(basis.rests_on) if basis else 0,
+        successor_items=len(basis.successors) if basis else 0,
     )
 
 

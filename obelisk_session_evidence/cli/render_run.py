@@ -39,5 +39,6 @@ def render_decision(decision: ReplanEvidenceDecision, console: Console) -> None:
         )
         if receipt.prior_call_revisions is not None:
             table.add_row("prior call revisions", receipt.prior_call_revisions.describe())
+        table.add_row("verdict basis", receipt.describe_verdict_basis())
         table.add_row("result digest", receipt.result_digest)
     console.print(table)

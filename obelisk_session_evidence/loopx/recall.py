@@ -39,7 +39,7 @@ from obelisk_session_evidence.contracts.config import Enablement, ProviderKind
 from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.contracts.digests import canonical_digest
 from obelisk_session_evidence.contracts.errors import ConfigInvalid, EvidenceError, InvalidInput
-from obelisk_session_evidence.contracts.evidence import EvidenceItem
+from obelisk_session_evidence.contracts.evidence import EvidenceItem, VerdictBasis
 from obelisk_session_evidence.contracts.json_input import load_contract
 from obelisk_session_evidence.contracts.reason_codes import DenialCode, HistoryRuleCode, codes_of
 from obelisk_session_evidence.contracts.recall_verdict import RecallVerdict
@@ -290,7 +290,7 @@ def recall(
     if not result.items and result.freshness != "fresh":
         return unavailable(f"index_{result.freshness}", search_performed=True, decision=decision)
     exclusion = reporting.exclusion
-    verdict = verdict_item(decision, bound, exclusion, returned=len(evidence))
+    verdict = verdict_item(decision, bound, exclusion, returned=len(evidence), basis=result.verdict_basis)
     return Recall("completed", None, True, bool(evidence), (verdict, *evidence), decision, exclusion)
 
 
@@ -300,10 +300,11 @@ def verdict_item(
     exclusion: InvokingSessionExclusion,
     *,
     returned: int,
+    basis: VerdictBasis | None = None,
 ) -> RecalledItem:
     """The leading item that carries the decision to LoopX (whose protocols carry items only):
     its content a `replan_recall_verdict_v0` document, its summary the same codes in words."""
-    verdict = recall_verdict(decision, situation, exclusion, returned=returned)
+    verdict = recall_verdict(decision, situation, exclusion, returned=returned, basis=basis)
     return RecalledItem(
         resource_ref=VERDICT_REF_PREFIX + verdict.receipt_digest,
         summary=verdict_summary(verdict),
@@ -334,8 +335,10 @@ def recall_verdict(
     exclusion: InvokingSessionExclusion,
     *,
     returned: int,
+    basis: VerdictBasis | None = None,
 ) -> RecallVerdict:
-    """The content-free verdict document of one retrieved decision."""
+    """The content-free verdict document of one retrieved decision, naming by opaque ref what
+    the verdict rests on and what worked after it (`basis`, from the private result)."""
     receipt = decision.receipt
     assert receipt is not None  # a retrieved decision has its receipt
     delta = decision.semantic_delta
@@ -364,6 +367,8 @@ def recall_verdict(
         history_items=returned,
         invoking_turn_excluded=exclusion.excluded,
         invoking_turn_undated=exclusion.undated,
+        rests_on=list(basis.rests_on) if basis else [],
+        successors=list(basis.successors) if basis else [],
     )
 
 

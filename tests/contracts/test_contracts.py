@@ -27,6 +27,8 @@ RECEIPT = {
     "truncated": False,
     "omitted_count": 0,
     "prior_call_revisions": {"ancestor": 1, "not_ancestor": 2, "unchecked": 3, "unrecorded": 4},
+    "verdict_items": 2,
+    "successor_items": 1,
     "grants_new_action_authority": False,
     "external_writes_performed": False,
     "raw_content_captured": False,
@@ -50,6 +52,12 @@ def test_load_contract_round_trips_receipt():
 def test_a_receipt_written_before_revisions_were_counted_still_loads():
     earlier = {name: value for name, value in RECEIPT.items() if name != "prior_call_revisions"}
     assert load_contract(HistoricalEvidenceReceipt, _bytes(earlier)).prior_call_revisions is None
+
+
+def test_a_receipt_written_before_the_verdict_basis_was_counted_still_loads():
+    earlier = {name: value for name, value in RECEIPT.items() if name not in ("verdict_items", "successor_items")}
+    loaded = load_contract(HistoricalEvidenceReceipt, _bytes(earlier))
+    assert (loaded.verdict_items, loaded.successor_items) == (None, None)
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,39 @@ def test_flow_with_native_prior_calls_leaves_no_canary_in_prefect_storage(prefec
     session.bash(f"pytest tests/test_auth.py -x --tag {secret}", f"FAILED {secret}", exit_code=1)
     session.call("Read", {"file_path": f"/work/alpha/{secret}.py"}, secret)
     session.write()
+    _enable_native(root)
+    document = situation(commands=["pytest tests/test_auth.py -x"], files=[f"{secret}.py"])
+    output = decide_with_prefect(json.dumps(document).encode(), paths=state_paths())
+    assert output.decision.retrieval.reason_code == "retrieved"
+    assert output.decision.receipt.result_count > 0
+    assert secret not in output.decision.model_dump_json()
+    assert _scan(secret) == []
+
+
+def test_flow_naming_a_failure_and_its_successor_leaves_no_canary_in_prefect_storage(prefect_harness, tmp_path):
+    """The verdict's basis (the failure it rests on, what worked after it) travels between the
+    flow's tasks as opaque refs: the private result names them, the receipt counts them, and
+    nothing of the calls behind them reaches Prefect."""
+    from tests.providers.native.index.transcripts import ClaudeTranscript
+
+    secret = "SECRETRAWXYZ-successor"
+    root = tmp_path / "claude"
+    session = ClaudeTranscript(root, "s1", "/work/alpha")
+    session.bash(f"pytest tests/test_{secret}.py", "(eval):1: command not found: pytest", exit_code=127)
+    session.bash(f"uv run pytest tests/test_{secret}.py", f"tests/test_{secret}.py .\n1 passed in 0.02s")
+    session.write()
+    _enable_native(root)
+    document = situation(commands=[f"pytest tests/test_{secret}.py"])
+    output = decide_with_prefect(json.dumps(document).encode(), paths=state_paths())
+    assert output.decision.comparison.verdict == "repeats_prior_failure"
+    assert (output.decision.receipt.verdict_items, output.decision.receipt.successor_items) == (1, 1)
+    assert len(output.private_result.verdict_basis.successors) == 1
+    assert secret not in output.decision.model_dump_json()
+    assert _scan(secret) == []
+
+
+def _enable_native(root: Path) -> None:
+    """Enable the fixture scope on the native provider over the Claude sessions under `root`."""
     config = EnablementConfig(
         enablements=[
             Enablement(
@@ -153,9 +186,3 @@ def test_flow_with_native_prior_calls_leaves_no_canary_in_prefect_storage(prefec
         ]
     )
     write_private(state_paths().config_file, config.model_dump_json().encode())
-    document = situation(commands=["pytest tests/test_auth.py -x"], files=[f"{secret}.py"])
-    output = decide_with_prefect(json.dumps(document).encode(), paths=state_paths())
-    assert output.decision.retrieval.reason_code == "retrieved"
-    assert output.decision.receipt.result_count > 0
-    assert secret not in output.decision.model_dump_json()
-    assert _scan(secret) == []

@@ -95,11 +95,41 @@ def test_recall_verdict_item_is_a_typed_content_free_document_naming_where_loopx
         "history_items": 1,
         "invoking_turn_excluded": 0,
         "invoking_turn_undated": 0,
+        "rests_on": [history_item.resource_ref],  # the failure it repeats, by the ref its item has
+        "successors": [],
     }
     assert verdict_item.resource_ref == "replan-decision:" + document["receipt_digest"]
     assert "delta route_repeats_prior_failure; accepted false; loopx accepted true;" in verdict_item.summary
     assert FAILED_RUN not in verdict_item.content and "pytest" not in verdict_item.content
     assert history_item.content == FAILED_RUN
+
+
+def test_recall_verdict_names_what_worked_after_the_failure_by_the_ref_its_item_has(encoder):
+    """Issue 25 item 4: the failure was followed by the same tests passing from the virtualenv; the
+    verdict item names that grounded successor by the `resource_ref` of the history item after it."""
+    passed = EvidenceItem(
+        session_ref=EARLIER_SESSION_FAILURE.session_ref,
+        message_ref="message:" + "4" * 64,
+        evidence_type="tool_outcome",
+        observed_at=EARLIER_SESSION_FAILURE.observed_at + timedelta(minutes=4),
+        snippet=tool_snippet(".venv/bin/pytest tests/test_auth.py -x", "exit 0", "12 passed in 0.84s"),
+    )
+    outcome = recall(
+        situation_model(),
+        invoking_session=None,
+        max_results=3,
+        **backend(lambda request: [EARLIER_SESSION_FAILURE, passed]),
+    )
+    _, failure_item, successor_item = outcome.items
+    document = json.loads(outcome.items[0].content)
+    jsonschema.validate(document, json_schema("replan_recall_verdict_v0"))
+    # A failure verdict; whether the later pass counts as a change to its cause is the cause rules' call.
+    assert document["verdict"].startswith("repeats_prior_failure")
+    assert (document["rests_on"], document["successors"]) == (
+        [failure_item.resource_ref],
+        [successor_item.resource_ref],
+    )
+    assert ".venv" not in outcome.items[0].content and "passed" not in outcome.items[0].summary
 
 
 def test_recall_verdict_names_the_changed_since_rule_when_it_alone_makes_loopx_differ(encoder):

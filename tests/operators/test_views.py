@@ -62,6 +62,7 @@ def test_decision_table_holds_codes_counts_and_digests_only(enabled):
     assert rows["evidence type counts"] == "prior_failure 2"
     assert rows["truncation"] == "false (omitted 0)"
     assert rows["prior call revisions"] == "ancestor 0, not ancestor 0, unchecked 0, unrecorded 1"
+    assert rows["verdict basis"] == "rests on 0 items, 0 successors"
     assert standin.CANARY not in json.dumps(rows)
 
 
