@@ -18,7 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from obelisk_session_evidence.comparators.changes import SCRIPT_RUNNERS, is_project_config, sees_whole_tree
+from obelisk_session_evidence.comparators.changes import (
+    SCRIPT_RUNNERS,
+    changed_paths,
+    is_project_config,
+    sees_whole_tree,
+)
 from obelisk_session_evidence.comparators.commands import CommandShape
 from obelisk_session_evidence.comparators.paths import (
     looks_like_path,
@@ -265,6 +270,11 @@ READING_PROGRAMS: Final = frozenset(
 def reads_only(shape: CommandShape) -> bool:
     """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`')."""
     return shape.program in READING_PROGRAMS
+
+
+def observes_only(shape: CommandShape) -> bool:
+    """The simple command only reads or checks (`cat`, `pytest tests/a.py`): it acts on nothing it names."""
+    return reads_only(shape) or (shape.is_check and changed_paths(shape) is None)
 
 
 def _is_file(subject: str) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
 
-from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, reads_only
+from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, observes_only
 from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
 from obelisk_session_evidence.comparators.command_similarity import command_similarity, same_place
 from obelisk_session_evidence.comparators.commands import CommandShape, cd_roots, parse_command
@@ -348,7 +348,7 @@ def _changes_after(
                     installs=other.installs,
                     programs=tuple(shape.program for shape in other.shapes),
                     subjects=tuple(target for shape in other.shapes for target in shape.targets),
-                    acts=other.result != "failed" and (other.is_edit or not all(map(reads_only, other.shapes))),
+                    acts=other.result != "failed" and (other.is_edit or not all(map(observes_only, other.shapes))),
                     reformats=other.reformats,
                 )
             )
@@ -361,7 +361,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     those the failed call also ran first: `git add -A && git commit` again changes nothing new)."""
     changes = []
     for shape in earlier:
-        if reads_only(shape):
+        if observes_only(shape):
             changes.append(Change((), False, False, (shape.program,), acts=False))  # time passes
             continue
         written = changed_paths(shape)

@@ -168,3 +168,12 @@ def test_biome_sorting_imports_is_a_style_refusal_its_fixer_touches():
         ),
     ]
     assert match(calls, "bun run lint").repeats_failure_changed_since
+
+
+def test_a_check_that_passed_in_another_environment_acts_on_nothing_it_names():
+    failing = "FAILED tests/test_auth.py::test_login - assert 401 == 200\n1 failed"
+    calls = [
+        shell("pytest tests/test_auth.py -x", failing, exit_code=1, minute=0),
+        shell("uv run pytest tests/test_auth.py", "1 passed", minute=1),
+    ]
+    assert match(calls, "pytest tests/test_auth.py -x").repeats_failure
