@@ -52,7 +52,31 @@ def exact_id_delta(obligation: Obligation, observation: TypedProgressObservation
         return _delta(obligation, observation, [], [], "acceptance_hold_widened")
     baseline = baseline_of(obligation)
     known = ([baseline] if baseline is not None else []) + window_of(obligation)
-    outcomes, novelty_code = _delta_kinds(observation, baseline)
+    claimed, novelty_code = _delta_kinds(observation, baseline)
+    outcomes, refusal = _kept(obligation, observation, known, claimed)
+    required = required_outcomes(obligation)
+    satisfying = [] if refusal == _INCONSISTENT_TERMINAL else [o for o in outcomes if o in required]
+    reason_code: DeltaReasonCode
+    if satisfying:
+        reason_code = "semantic_advance"
+    elif refusal is not None:
+        reason_code = refusal
+    else:
+        reason_code = novelty_code if not outcomes else "outcomes_not_required"
+    return _delta(obligation, observation, outcomes, satisfying, reason_code)
+
+
+_INCONSISTENT_TERMINAL: Final[DeltaReasonCode] = "no_followup_vision_path_inconsistent"
+
+
+def _kept(
+    obligation: Obligation,
+    observation: TypedProgressObservation,
+    known: list[TypedProgressObservation],
+    outcomes: list[OutcomeId],
+) -> tuple[list[OutcomeId], DeltaReasonCode | None]:
+    """The claimed outcomes LoopX's own rules keep, and the code of the first rule (by LoopX's
+    precedence) that took one away."""
     external = any(t.kind in EXTERNAL_REVIEW_TRIGGER_KINDS for t in obligation.triggers)
     fingerprint = observation.computed_fingerprint()
     replayed = external and any(o.computed_fingerprint() == fingerprint for o in known)
@@ -67,27 +91,16 @@ def exact_id_delta(obligation: Obligation, observation: TypedProgressObservation
     elif identity_without_evidence:
         outcomes = [outcome for outcome in outcomes if outcome not in IDENTITY_OUTCOMES]
     known_blocker = "new_concrete_blocker" in outcomes and _blocker_recorded(observation, known)
-    if known_blocker:
-        outcomes = [outcome for outcome in outcomes if outcome != "new_concrete_blocker"]
     # Without the agent vision's no_followup state and stop path, no-follow-up never stands,
     # and LoopX then refuses the whole writeback, not only that outcome.
     inconsistent_terminal = "coverage_backed_no_followup" in outcomes
-    if inconsistent_terminal:
-        outcomes = [outcome for outcome in outcomes if outcome != "coverage_backed_no_followup"]
-    required = required_outcomes(obligation)
-    satisfying = [] if inconsistent_terminal else [o for o in outcomes if o in required]
-    reason_code: DeltaReasonCode
-    if satisfying:
-        reason_code = "semantic_advance"
-    elif inconsistent_terminal:
-        reason_code = "no_followup_vision_path_inconsistent"
-    elif replayed or known_blocker:
-        reason_code = "progress_observation_replayed"
-    elif identity_without_evidence:
-        reason_code = "progress_identity_without_new_evidence"
-    else:
-        reason_code = novelty_code if not outcomes else "outcomes_not_required"
-    return _delta(obligation, observation, outcomes, satisfying, reason_code)
+    dropped = {"coverage_backed_no_followup"} | ({"new_concrete_blocker"} if known_blocker else set())
+    rules: tuple[tuple[bool, DeltaReasonCode], ...] = (
+        (inconsistent_terminal, _INCONSISTENT_TERMINAL),
+        (replayed or known_blocker, "progress_observation_replayed"),
+        (identity_without_evidence, "progress_identity_without_new_evidence"),
+    )
+    return [o for o in outcomes if o not in dropped], next((code for fired, code in rules if fired), None)
 
 
 def delta_with(
