@@ -1,8 +1,21 @@
-"""Reliability suite plumbing: print (and optionally write) the figures the run collected."""
+"""Reliability suite plumbing: every test here is marked `reliability`; print (and optionally write)
+the figures the run collected."""
+
+from pathlib import Path
 
 import pytest
 
 from tests.reliability.figures import FIGURES
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder belongs to the reliability suite (`make test-reliability`,
+    `pytest -m reliability`), marked in its module or not."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.reliability)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -112,7 +112,12 @@ def test_the_flow_replays_as_in_process_and_leaves_no_canary_in_prefect(prefect_
     assert _without_times(json.loads(flowed.stdout)) == _without_times(json.loads(here.stdout))
     assert CANARY not in flowed.output
     listed = json.loads(private.read_text())
-    assert listed and all(CANARY in call["command"] for call in listed)  # the build's false alarm
+    # The build's false alarm (failed, then built), and the test re-run after a build that missed
+    # its dead end (a build writes what tests read: a change since the failure).
+    assert sorted((call["command"], call["verdict"]) for call in listed) == [
+        (BUILD, "repeats_prior_failure"),
+        (TEST, "repeats_prior_failure_changed_since"),
+    ]
     assert not any((history.spool_dir / "replays").iterdir())
     drain_prefect_workers()
     rest = PrefectRest(PREFECT_API_URL.value())
