@@ -14,18 +14,28 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 REPO = "/work/app"
 
 
-def shell(command: str, output: str = "", *, exit_code: int = 0, minute: int, cwd: str = REPO) -> PriorToolCall:
+def shell(
+    command: str,
+    output: str = "",
+    *,
+    exit_code: int = 0,
+    minute: int,
+    cwd: str = REPO,
+    tool: str = "Bash",
+    revision: str | None = None,
+) -> PriorToolCall:
     """A prior shell call typed as the native provider types it."""
     outcome = call_outcome(command, exit_code=exit_code, is_error=exit_code != 0, output=output)
     return PriorToolCall(
         session_ref="session:" + "a" * 16,
-        tool_name="Bash",
+        tool_name=tool,
         command=command,
         exit_code=exit_code,
         is_error=exit_code != 0,
         cwd=cwd,
         repository_cwd="" if cwd == REPO else None,
         observed_at=T0 + timedelta(minutes=minute),
+        revision_ref=revision,
         output_excerpt=output,
         outcome=outcome,
         cause=failure_cause(command, exit_code=exit_code, output=output) if outcome == "failed" else None,

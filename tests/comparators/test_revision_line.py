@@ -2,7 +2,7 @@
 line is never a current failure; commits that landed on the line after a failure are later changes
 for its cause; a revision git could not place changes nothing."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from obelisk_session_evidence.comparators.history import prior_steps_from_calls
 from obelisk_session_evidence.comparators.route_match import RouteMatch, route_match
@@ -10,30 +10,15 @@ from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
 from obelisk_session_evidence.contracts.revision_checks import RevisionCheck, RevisionCommit
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
-from obelisk_session_evidence.providers.failure_causes import call_outcome, failure_cause
+from tests.comparators.test_cause_aware import REPO, T0
+from tests.comparators.test_cause_aware import shell as typed_shell
 
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-REPO = "/work/app"
 ON_LINE, OFF_LINE, UNPLACED = "a" * 40, "b" * 40, "c" * 40
 PYTEST_FAILURE = "FAILED tests/test_auth.py::test_refresh - assert 1 == 2\n1 failed"
 
 
 def shell(command: str, output: str, *, exit_code: int, minute: int, revision: str | None) -> PriorToolCall:
-    outcome = call_outcome(command, exit_code=exit_code, is_error=exit_code != 0, output=output)
-    return PriorToolCall(
-        session_ref="session:" + "a" * 16,
-        tool_name="exec_command",
-        command=command,
-        exit_code=exit_code,
-        is_error=exit_code != 0,
-        cwd=REPO,
-        repository_cwd="",
-        observed_at=T0 + timedelta(minutes=minute),
-        revision_ref=revision,
-        output_excerpt=output,
-        outcome=outcome,
-        cause=failure_cause(command, exit_code=exit_code, output=output) if outcome == "failed" else None,
-    )
+    return typed_shell(command, output, exit_code=exit_code, minute=minute, tool="exec_command", revision=revision)
 
 
 def failed_pytest(*, minute: int = 0, revision: str | None = ON_LINE) -> PriorToolCall:

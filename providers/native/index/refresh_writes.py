@@ -74,15 +74,7 @@ def store_cursor(
     """Write the cursor a parse leaves, with the file's `skipped` counts (call inside `atomic()`): a
     new row when `file_id` is None. Returns the file's id."""
     values = {
-        "source": unit.source,
-        "root": unit.root,
-        "path": unit.path,
-        "signature": signature.digest,
-        "device": signature.device,
-        "inode": signature.inode,
-        "size": signature.size,
-        "mtime_ns": signature.mtime_ns,
-        "ctime_ns": signature.ctime_ns,
+        **_file_identity(unit, signature),
         "end_offset": outcome.end_offset,
         "prefix_digest": digest,
         "resumable": int(outcome.resumable),
@@ -101,15 +93,7 @@ def record_failure(
 ) -> None:
     """Remember the failure with the signature it happened at; the file is retried once it changes."""
     values = {
-        "source": unit.source,
-        "root": unit.root,
-        "path": unit.path,
-        "signature": signature.digest,
-        "device": signature.device,
-        "inode": signature.inode,
-        "size": signature.size,
-        "mtime_ns": signature.mtime_ns,
-        "ctime_ns": signature.ctime_ns,
+        **_file_identity(unit, signature),
         "end_offset": 0,
         "prefix_digest": None,
         "resumable": 0,
@@ -119,6 +103,21 @@ def record_failure(
     }
     with atomic(connection):
         _upsert_file(connection, None if known is None else known["id"], values)
+
+
+def _file_identity(unit: Unit, signature: FileSignature) -> dict[str, object]:
+    """The `files` columns that name a session file and the signature it was read at."""
+    return {
+        "source": unit.source,
+        "root": unit.root,
+        "path": unit.path,
+        "signature": signature.digest,
+        "device": signature.device,
+        "inode": signature.inode,
+        "size": signature.size,
+        "mtime_ns": signature.mtime_ns,
+        "ctime_ns": signature.ctime_ns,
+    }
 
 
 def _upsert_file(connection: sqlite3.Connection, file_id: int | None, values: dict[str, object]) -> int:
