@@ -5,7 +5,7 @@ A repeat is a dead end only when nothing that could change its outcome happened 
 failed. Two facts decide that, per simple command (`CommandShape`):
 
 - `changed_paths`: a command that changes files (a formatter or fixer, `sed -i`, `git checkout
-  -- …`, `git add`, a package install, `cp`/`mv`/`rm`, …) and which ones. An empty tuple means
+  -- …`, `git add`, a package install, a build, `cp`/`mv`/`rm`, …) and which ones. An empty tuple means
   "files it does not name" (`mix format` rewrites whatever it finds): a change somewhere in the
   repository. None means it changes nothing.
 - `sees_whole_tree`: checks, builds and commits (tests, linters, type checks, package scripts,
@@ -226,7 +226,8 @@ def builds(shape: CommandShape) -> bool:
     program = shape.program
     if program in BUILD_PROGRAMS:
         return not set(shape.flags) & {"--noEmit", "--no-emit"}
-    return _script_words(shape) & _BUILDING_WORDS != set() and not _script_words(shape) & _CHECKING_WORDS
+    words = _script_words(shape)
+    return bool(words & _BUILDING_WORDS) and not words & _CHECKING_WORDS
 
 
 def _script_words(shape: CommandShape) -> set[str]:
