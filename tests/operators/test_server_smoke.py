@@ -176,6 +176,9 @@ def test_serve_without_a_work_pool_serves_both_deployments_in_process(operator_s
             env={**operator_server.client_env(), "PYTHONFAULTHANDLER": "1"},  # a hang shows its stacks
             stdout=stdout,
             stderr=stderr,
+            # Ctrl-C as at a terminal: a suite started in the background (`make test &`) hands its
+            # children SIGINT ignored, and a served process rightly keeps ignoring it then.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     try:
         line = _first_line(out, process, deadline=time.monotonic() + 180)
