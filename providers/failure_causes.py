@@ -75,6 +75,8 @@ READ_ONLY_PROGRAMS: Final = frozenset(
 )
 """Programs whose masked pipeline is a reading, not a check: its exit status is the reading's."""
 _SEGMENTS: Final = re.compile(r"\|\|?|&&|;|\n")
+_QUOTED: Final = re.compile(r"""(?P<closed>'[^']*'|"(?:[^"\\]|\\.)*")|(?P<open>['"].*)|\\.?""", re.DOTALL)
+"""A quoted string (single quotes keep backslashes), one left open to the end, or an escaped character."""
 _ASSIGNMENT: Final = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=\S*\Z")
 _PATH: Final = re.compile(r"(?<![\w@:/.-])(?:\.{0,2}/)?(?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}\b")
 """A file-looking token (`src/a.ts`, `./x.py`, `config.exs`): a name with an extension."""
@@ -244,26 +246,18 @@ def _segments(command: str) -> list[str]:
 
 
 def _unquoted(command: str) -> str:
-    """`command` with every quoted character blanked (`grep "a\\|b"` keeps its quotes, not its `|`)."""
-    kept: list[str] = []
-    quote = ""
-    escaped = False
-    for character in command:
-        if escaped:
-            escaped = False
-            kept.append("_")
-        elif character == "\\" and quote != "'":
-            escaped = True
-            kept.append("_")
-        elif quote:
-            quote = "" if character == quote else quote
-            kept.append(character if not quote else "_")
-        elif character in "'\"":
-            quote = character
-            kept.append(character)
-        else:
-            kept.append(character)
-    return "".join(kept)
+    """`command` with every quoted or escaped character blanked (`grep "a\\|b"` keeps its quotes, not
+    its `|`); a quote left open blanks the rest."""
+    return _QUOTED.sub(_blanked, command)
+
+
+def _blanked(found: re.Match[str]) -> str:
+    text = found.group()
+    if found.lastgroup == "closed":
+        return text[0] + "_" * (len(text) - 2) + text[-1]
+    if found.lastgroup == "open":
+        return text[0] + "_" * (len(text) - 1)
+    return "_" * len(text)
 
 
 def _program(segments: Sequence[str]) -> str:
