@@ -304,8 +304,8 @@ def _step(
     else:
         result = "unknown"
     ran = [shape for index, shape in enumerate(parsed.shapes) if index not in attribution.skipped]
-    writers = _writers(ran, result)
-    changed = _changed_by(writers)
+    writes = _writes(ran, result)
+    changed = _changed_by(writes)
     is_edit = (tool in EDIT_TOOLS and result != "failed") or changed is not None
     if tool in EDIT_TOOLS:
         changed = files
@@ -330,7 +330,7 @@ def _step(
         changed=changed or (),
         output_paths=_paths_in_text(output, roots) if result == "failed" else (),
         installs=result == "succeeded" and any(_installs(shape) for shape in parsed.shapes),
-        reformats=tool not in EDIT_TOOLS and bool(writers) and all(map(reformats, writers)),
+        reformats=tool not in EDIT_TOOLS and bool(writes) and all(reformats(shape) for shape, _ in writes),
         ref=ref,
     )
 
@@ -339,28 +339,27 @@ def _installs(shape: CommandShape) -> bool:
     return shape.program in TREE_CHANGERS or shape.program.startswith(("mix deps.", "brew install", "apt"))
 
 
-def _writers(shapes: Sequence[CommandShape], result: StepResult) -> list[CommandShape]:
-    """The simple commands of a call that ran and changed files.
+def _writes(shapes: Sequence[CommandShape], result: StepResult) -> list[tuple[CommandShape, tuple[str, ...]]]:
+    """The simple commands of a call that ran and changed files, each with the paths it changed
+    (`changes.changed_paths`; `()`: files it does not name).
 
     A call that failed is an aborted attempt: what its earlier segments did (`git add -A` before a
     rejected commit) is what the next attempt does again, so it counts as no change, except a
     formatter's or fixer's rewrite, which stays when it reports what it could not fix. A call whose
     outcome is unknown (`fix | tail`) ran: its changes count."""
-    writing = [shape for shape in shapes if changed_paths(shape) is not None]
+    writes = [(shape, paths) for shape in shapes if (paths := changed_paths(shape)) is not None]
     if result == "failed":
-        return [shape for shape in writing if reformats(shape)]
-    return writing
+        return [(shape, paths) for shape, paths in writes if reformats(shape)]
+    return writes
 
 
-def _changed_by(writers: Sequence[CommandShape]) -> tuple[str, ...] | None:
-    """The paths `writers` changed (`()`: unnamed files); None when there are none."""
-    found: list[str] = []
-    for shape in writers:
-        paths = changed_paths(shape) or ()
-        if not paths:
-            return ()
-        found.extend(paths)
-    return tuple(dict.fromkeys(found)) if writers else None
+def _changed_by(writes: Sequence[tuple[CommandShape, tuple[str, ...]]]) -> tuple[str, ...] | None:
+    """The paths `writes` changed (`()`: unnamed files); None when there are none."""
+    if not writes:
+        return None
+    if any(not paths for _, paths in writes):
+        return ()
+    return tuple(dict.fromkeys(path for _, paths in writes for path in paths))
 
 
 def _paths_in_text(text: str, roots: tuple[str, ...]) -> tuple[str, ...]:
