@@ -134,23 +134,18 @@ def cause_touched(
     return RULES[kind](failure, changes)
 
 
-def _environment(failure: _Failure, changes: Sequence[Change]) -> bool:
-    """An install, a manifest, a change to the program's own file."""
-    own = _own_files(failure)
-    return _any_path(changes, lambda path: _is_manifest(path) or any(same_file(path, mine) for mine in own))
+def _environment(failure: _Failure, changes: Sequence[Change], *, manifests: bool = True) -> bool:
+    """An install, a manifest (with `manifests`), a change to the program's own file."""
+    own = [path for path in failure.failing.paths if not path.startswith(("/", "<"))]
+    return _any_path(
+        changes, lambda path: (manifests and _is_manifest(path)) or any(same_file(path, mine) for mine in own)
+    )
 
 
 def _usage(failure: _Failure, changes: Sequence[Change]) -> bool:
     """As `_environment`, but a manifest only for a script runner: it defines the project's
     scripts (`Missing script`), not another program's options."""
-    if failure.failing.program.startswith(SCRIPT_RUNNERS):
-        return _environment(failure, changes)
-    own = _own_files(failure)
-    return _any_path(changes, lambda path: any(same_file(path, mine) for mine in own))
-
-
-def _own_files(failure: _Failure) -> list[str]:
-    return [path for path in failure.failing.paths if not path.startswith(("/", "<"))]
+    return _environment(failure, changes, manifests=failure.failing.program.startswith(SCRIPT_RUNNERS))
 
 
 def _module(failure: _Failure, changes: Sequence[Change]) -> bool:
