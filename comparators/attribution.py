@@ -205,13 +205,20 @@ def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> in
             if _runs_tests(shape):
                 return index
     named = {match["name"] for match in _PREFIX.finditer(text)} if signal else set()
-    for index, shape in enumerate(shapes):
-        if _names(shape) & named:
-            return index
-        pattern = _FAMILY_SIGNALS.get(_family(shape))
-        if pattern is not None and pattern.search(text):
-            return index
-    return None
+    candidates = [
+        index
+        for index, shape in enumerate(shapes)
+        if _names(shape) & named
+        or ((pattern := _FAMILY_SIGNALS.get(_family(shape))) is not None and pattern.search(text))
+    ]
+    # Several commands of one program (`git fetch && git pull`): the one whose subcommand the
+    # output names (`cannot pull with rebase`), else the first.
+    return next((index for index in candidates if _subcommand_named(shapes[index], text)), next(iter(candidates), None))
+
+
+def _subcommand_named(shape: CommandShape, text: str) -> bool:
+    words = shape.program.split(" ")
+    return len(words) > 1 and re.search(rf"\b{re.escape(words[-1])}\b", text) is not None
 
 
 def _runs_tests(shape: CommandShape) -> bool:

@@ -70,6 +70,10 @@ MANIFESTS: Final = frozenset(
 SYNC_PROGRAMS: Final = frozenset(
     {"git pull", "git fetch", "git rebase", "git merge", "git reset", "git switch", "git checkout"}
 )
+CLEANING_PROGRAMS: Final = frozenset(
+    {"git commit", "git stash", "git checkout", "git restore", "git reset", "git clean", "git switch"}
+)
+"""Programs that commit, stash or discard a working tree's changes."""
 PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
 REMOTE_PROGRAMS: Final = frozenset(
     {"gh", "curl", "wget", "http", "ssh", "scp", "rsync", "kubectl", "aws", "gcloud", "az", "heroku", "vercel"}
@@ -149,10 +153,12 @@ def _usage(failure: _Failure, changes: Sequence[Change]) -> bool:
 
 
 def _module(failure: _Failure, changes: Sequence[Change]) -> bool:
-    """An install, a manifest, the module's own files, the importing file the output names."""
+    """An install, a manifest, the module's own files, the importing file the output names, or
+    files a command writes without naming them: a build or a generator writes the outputs a
+    workspace package's import resolves to (`Cannot find module '@app/core'` until it is built)."""
     names = [part for subject in failure.subjects for part in re.split(r"[./:@-]", subject) if len(part) > 2]
     importing = [named for named in failure.output_paths if _FILE_SUFFIX.search(named)]
-    return _any_path(
+    return any(change.unnamed for change in changes) or _any_path(
         changes,
         lambda path: (
             _is_manifest(path)
@@ -178,6 +184,12 @@ def _gitignore(failure: _Failure, changes: Sequence[Change]) -> bool:
 
 def _synced(failure: _Failure, changes: Sequence[Change]) -> bool:
     return any(program in SYNC_PROGRAMS for change in changes for program in change.programs)
+
+
+def _cleaned(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """Changes in the way (`cannot pull with rebase: You have unstaged changes`): only committing,
+    stashing or discarding them touches it; an edit adds to them."""
+    return any(program in CLEANING_PROGRAMS for change in changes if change.acts for program in change.programs)
 
 
 def _any_change(failure: _Failure, changes: Sequence[Change]) -> bool:
@@ -232,6 +244,7 @@ RULES: Final[dict[FailureCauseKind, _Rule]] = {
     "git_ignored": _gitignore,
     "git_rejected": _synced,
     "nothing_to_commit": _any_change,
+    "uncommitted_changes": _cleaned,
     "merge_conflict": _any_change,
     "connection_refused": _time,
     "timeout": _time,

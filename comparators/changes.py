@@ -96,17 +96,6 @@ TREE_CHANGERS: Final = frozenset(
         "poetry lock",
         "pdm install",
         "pdm add",
-        "npm install",
-        "npm ci",
-        "npm add",
-        "npm uninstall",
-        "npm update",
-        "pnpm install",
-        "pnpm add",
-        "yarn install",
-        "yarn add",
-        "bun install",
-        "bun add",
         "mix deps.get",
         "mix deps.update",
         "mix deps.compile",
@@ -120,6 +109,11 @@ TREE_CHANGERS: Final = frozenset(
         "composer install",
         "composer require",
         "make install",
+    }
+    | {
+        f"{manager} {verb}"
+        for manager in ("npm", "pnpm", "yarn", "bun")
+        for verb in ("install", "ci", "add", "remove", "uninstall", "update", "upgrade", "up", "link", "dedupe")
     }
 )
 """Installs and lock updates: they change what every later check runs with, not named files."""

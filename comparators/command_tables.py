@@ -162,6 +162,13 @@ SUBCOMMAND_ALIASES: Final = {
     ("pip", "uninstall"): "uninstall",
 }
 SCRIPT_RUNNERS: Final = frozenset({"npm", "pnpm", "yarn", "bun"})
+RUNNER_VALUE_FLAGS: Final[dict[str, frozenset[str]]] = {
+    "npm": frozenset({"-w", "--workspace", "--loglevel"}),
+    "pnpm": frozenset({"-F", "--filter", "--loglevel", "--reporter"}),
+    "yarn": frozenset(),
+    "bun": frozenset({"-F", "--filter", "--elide-lines"}),
+}
+"""A package manager's options that take a value, as its own options before a script or subcommand."""
 PACKAGE_MANAGER_BUILTINS: Final = frozenset(
     {
         "install",
@@ -171,6 +178,8 @@ PACKAGE_MANAGER_BUILTINS: Final = frozenset(
         "uninstall",
         "update",
         "upgrade",
+        "up",
+        "dedupe",
         "init",
         "publish",
         "pack",

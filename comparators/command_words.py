@@ -17,7 +17,15 @@ from obelisk_session_evidence.comparators.paths import looks_like_path, mask_tem
 
 MAX_TARGET_CHARS: Final = 2048
 _NUMBER: Final = re.compile(r"-\d+(\.\d+)?")
-_DIRECTORY_OPTIONS: Final = {"git": ("-C",), "make": ("-C", "--directory"), "gmake": ("-C", "--directory")}
+_DIRECTORY_OPTIONS: Final = {
+    "git": ("-C",),
+    "make": ("-C", "--directory"),
+    "gmake": ("-C", "--directory"),
+    "pnpm": ("-C", "--dir"),
+    "npm": ("--prefix",),
+    "yarn": ("--cwd",),
+    "bun": ("--cwd",),
+}
 """Programs whose option names the folder they run in: `git -C DIR status` runs in DIR, a place."""
 
 
@@ -72,25 +80,40 @@ def program_of(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tup
         return name, rest
     if base == "git":
         rest = skip_flags(rest, tables.GIT_VALUE_FLAGS)
+    options: list[str] = []
+    if base in tables.SCRIPT_RUNNERS:
+        options, rest = _runner_options(base, rest)
     if not rest or rest[0].startswith("-"):
-        return name, rest
+        return name, [*options, *rest]
     sub = tables.SUBCOMMAND_ALIASES.get((base, rest[0]), rest[0])
     rest = rest[1:]
     if base in tables.SCRIPT_RUNNERS:
-        return _package_script(name, sub, rest)
+        program, rest = _package_script(name, sub, rest)
+        return program, [*options, *rest]
     return f"{name} {sub}", rest
 
 
 def _package_script(name: str, sub: str, rest: list[str]) -> tuple[str, list[str]]:
     """`npm test`, `yarn build`, `pnpm run lint`: a package script is `npm run NAME` whichever
     manager runs it; a manager's own subcommand (`npm install`) stays the manager's."""
-    if sub == "run" and rest and not rest[0].startswith("-"):
-        sub, rest = f"run {rest[0]}", rest[1:]
-    elif sub in tables.NPM_LIFECYCLE or sub not in tables.PACKAGE_MANAGER_BUILTINS:
-        sub = f"run {sub}"
-    if sub.startswith("run "):
-        name = "npm"
+    if sub == "run":
+        options, words = _runner_options(name, rest)
+        if words and not words[0].startswith("-"):
+            return f"npm run {words[0]}", [*options, *words[1:]]
+        return f"{name} run", rest
+    if sub in tables.NPM_LIFECYCLE or sub not in tables.PACKAGE_MANAGER_BUILTINS:
+        return f"npm run {sub}", rest
     return f"{name} {sub}", rest
+
+
+def _runner_options(manager: str, words: list[str]) -> tuple[list[str], list[str]]:
+    """A package manager's own leading options (`bun run --filter PKG build`, `pnpm -F PKG test`)
+    and the words after them: they choose which package runs the script, so they stay its flags."""
+    value_flags = tables.RUNNER_VALUE_FLAGS.get(manager, frozenset())
+    index = 0
+    while index < len(words) and words[index].startswith("-") and words[index] != "--":
+        index += 2 if words[index] in value_flags and index + 1 < len(words) else 1
+    return words[:index], words[index:]
 
 
 def inline_script(program: str, rest: list[str], stdin: str | None) -> tuple[str, tuple[str, ...]] | None:

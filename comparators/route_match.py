@@ -40,6 +40,7 @@ from obelisk_session_evidence.comparators.revision_line import (
 )
 from obelisk_session_evidence.comparators.successors import grounded_successors
 from obelisk_session_evidence.comparators.text import text_similarity, text_tokens
+from obelisk_session_evidence.contracts.prior_calls import FailureCauseKind
 from obelisk_session_evidence.contracts.revision_checks import RevisionCheck
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
@@ -61,6 +62,10 @@ EDIT_ACTION_KINDS: Final = frozenset(
 )
 """`action_kind`s whose route changes the files it names before running its commands."""
 _HYPOTHESIS_SOURCES: Final = frozenset({"decision", "summary", "prior_failure"})
+ARGUMENT_CAUSES: Final[frozenset[FailureCauseKind]] = frozenset(
+    {"path_not_found", "usage_error", "is_a_directory", "git_ignored"}
+)
+"""Causes that can be about an argument of the failing command (a path, an option)."""
 MAX_ROUTE_UNITS: Final = 256
 """Simple commands of a route compared (a bound on the work: units × prior commands)."""
 
@@ -384,6 +389,8 @@ def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
     for index, shape in enumerate(step.shapes):
         if index in step.skipped or not same_place(unit, shape) or set(unit.runner) != set(shape.runner):
             continue  # another place or environment (`VAR=1`, `uv run`, an activated venv) is another route
+        if index == step.failing and _argument_not_passed(unit, shape, step):
+            continue  # the failure was about an argument this command does not pass
         similarity = command_similarity(unit, shape)
         if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits):
             similarity = 100
@@ -399,6 +406,28 @@ def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[s
         return False
     named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
     return bool(named) and all(c in unit.flags or _in_targets(c, unit.targets) for c in named)
+
+
+def _argument_not_passed(unit: CommandShape, failing: CommandShape, step: PriorStep) -> bool:
+    """True when the failure names arguments the failing command passed (the missing file it was
+    given, the option it did not know) and `unit` passes none of them: another route, whatever
+    else it shares (`cat b.json` after `cat a.json: No such file`)."""
+    if step.cause is None or step.cause.kind not in ARGUMENT_CAUSES:
+        return False
+    named = [word for word in (*step.cause.subjects, *step.culprits) if _passes(failing, word)]
+    return bool(named) and not any(_passes(unit, word) for word in named)
+
+
+def _passes(shape: CommandShape, argument: str) -> bool:
+    """`shape` passes `argument`: as a flag (a value the failure cut at a space: its first word), or
+    as a target, the same path written from another folder (`cli/a.json`, `packages/cli/a.json`)."""
+    if any(flag == argument or flag.startswith(argument + " ") for flag in shape.flags):
+        return True
+    path = repository_path(argument).rstrip("/")
+    return any(
+        target in (argument, path) or target.endswith("/" + path) or path.endswith("/" + target)
+        for target in shape.targets
+    )
 
 
 def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:

@@ -53,6 +53,7 @@ FailureCauseKind = Literal[
     "git_ignored",
     "git_rejected",
     "nothing_to_commit",
+    "uncommitted_changes",
     "merge_conflict",
     "hook_failed",
     "no_tests_collected",

@@ -116,6 +116,12 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     ),
     _rule("git_rejected", r"\[rejected\]|failed to push some refs|non-fast-forward|Updates were rejected"),
     _rule("nothing_to_commit", r"nothing to commit|no changes added to commit"),
+    _rule(
+        "uncommitted_changes",
+        r"You have unstaged changes|Your index contains uncommitted changes"
+        r"|Please commit (?:your changes )?or stash them|Your local changes to the following files would be overwritten"
+        r"|untracked working tree files would be",
+    ),
     _rule("merge_conflict", r"^CONFLICT \(|Merge conflict in (?P<s>\S{1,400})|unmerged files|fix conflicts"),
     _rule(
         "no_tests_collected",

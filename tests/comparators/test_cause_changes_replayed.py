@@ -3,6 +3,7 @@ below is shaped on a call whose recorded outcome contradicted the verdict before
 
 from typing import get_args
 
+from obelisk_session_evidence.comparators.attribution import attribute
 from obelisk_session_evidence.comparators.cause_changes import RULES
 from obelisk_session_evidence.comparators.changes import reformats
 from obelisk_session_evidence.comparators.commands import parse_command
@@ -177,3 +178,92 @@ def test_a_check_that_passed_in_another_environment_acts_on_nothing_it_names():
         shell("uv run pytest tests/test_auth.py", "1 passed", minute=1),
     ]
     assert match(calls, "pytest tests/test_auth.py -x").repeats_failure
+
+
+WORKSPACE_MODULE_MISSING = (
+    "bun test v1.3.5 (1e86cebd)\n\npackages/plugin-codegen/src/index.test.ts:\n\n# Unhandled error between tests\n"
+    f"error: Cannot find module '@chkit/core' from '{REPO}/packages/plugin-codegen/src/index.ts'\n 0 pass\n 1 fail\n"
+)
+
+
+def test_building_a_workspace_package_touches_a_missing_module():
+    # The test ran before its workspace dependency was built; the build wrote the outputs it imports.
+    calls = [
+        shell(
+            "bun test packages/plugin-codegen/src/index.test.ts 2>&1", WORKSPACE_MODULE_MISSING, exit_code=1, minute=0
+        ),
+        shell("bun run --filter '@chkit/core' build 2>&1 | tail -5", "Exited with code 0", minute=1),
+    ]
+    result = match(calls, "bun test packages/plugin-codegen/src/index.test.ts 2>&1")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+def test_a_missing_module_stands_after_a_reading():
+    calls = [
+        shell("bun test packages/plugin-codegen/src/index.test.ts", WORKSPACE_MODULE_MISSING, exit_code=1, minute=0),
+        shell(f"ls {REPO}/node_modules/@chkit/", "codegen", minute=1),
+    ]
+    assert match(calls, "bun test packages/plugin-codegen/src/index.test.ts").repeats_failure
+
+
+def test_a_package_managers_options_before_the_script_keep_it_a_script_run():
+    filtered = parse_command("bun run --filter '@chkit/codegen' build 2>&1").shapes[0]
+    pnpm = parse_command("pnpm -F web run build").shapes[0]
+    assert (filtered.program, filtered.flags, filtered.targets) == ("npm run build", ("--filter",), ("@chkit/codegen",))
+    assert (pnpm.program, pnpm.targets) == ("npm run build", ("web",))
+    assert parse_command("pnpm -C packages/web lint").shapes[0].cwd == "packages/web"
+
+
+def test_every_package_managers_dependency_update_is_an_install():
+    calls = [
+        shell(
+            "doppler run -- bun run deploy 2>&1", "Exit code 1\nerror: wrangler 3.1 is too old", exit_code=1, minute=0
+        ),
+        shell("bun update wrangler --latest 2>&1", "installed wrangler@4.2.0", minute=1),
+    ]
+    assert match(calls, "doppler run -- bun run deploy 2>&1").repeats_failure_changed_since
+
+
+def test_a_missing_file_stands_only_for_a_command_given_that_file():
+    missing = "cat: node_modules/@changesets/cli/package.json: No such file or directory"
+    calls = [shell("cat node_modules/@changesets/cli/package.json", missing, exit_code=1, minute=0)]
+    assert not match(calls, "cat packages/cli/package.json").repeats_failure
+    assert match(calls, "cat node_modules/@changesets/cli/package.json").repeats_failure
+
+
+def test_an_option_the_failure_refused_stands_only_for_a_command_passing_it():
+    # A `cat` wrapper that knows no `-A`: the same reading without it is another route.
+    refused = "error: unexpected argument '-A' found\n\nUsage: rtk read [OPTIONS] <FILE>"
+    calls = [shell(f"cat -A {REPO}/src/api/routes.ts | sed -n '610,620p'", refused, exit_code=2, minute=0)]
+    assert not match(calls, f"cat {REPO}/src/api/routes.ts | sed -n '610,620p'").repeats_failure
+    assert match(calls, f"cat -A {REPO}/src/api/routes.ts | sed -n '610,620p'").repeats_failure
+
+
+def test_a_failure_is_the_command_whose_subcommand_the_output_names():
+    # `git fetch` ran; git refused the pull: the failure is the pull's, not the first git command's.
+    shapes = parse_command("git fetch origin && git pull --rebase 2>&1").shapes
+    output = "error: cannot pull with rebase: You have unstaged changes.\nerror: Please commit or stash them."
+    assert attribute(shapes, output, failed=True, exit_code=128).failing == 1
+
+
+UNSTAGED = (
+    "Exit code 128\nerror: cannot pull with rebase: You have unstaged changes.\nerror: Please commit or stash them."
+)
+
+
+def test_changes_in_the_way_stand_after_an_edit_and_a_reading():
+    calls = [
+        shell("git fetch origin && git pull --rebase 2>&1", UNSTAGED, exit_code=128, minute=0),
+        edit(f"{REPO}/docs/prs/POLY-39.md", minute=1),
+        shell("git status", "On branch main\nChanges not staged for commit:", minute=2),
+    ]
+    assert match(calls, "git fetch origin && git pull --rebase 2>&1").repeats_failure
+
+
+def test_stashing_the_changes_in_the_way_touches_them():
+    calls = [
+        shell("git fetch origin && git pull --rebase 2>&1", UNSTAGED, exit_code=128, minute=0),
+        shell("git stash", "Saved working directory and index state WIP on main: af7b1c2 x", minute=1),
+    ]
+    result = match(calls, "git fetch origin && git pull --rebase 2>&1")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
