@@ -38,6 +38,8 @@ FAILURE_SIGNAL: Final = re.compile(
 spaces and tabs, not any whitespace: from every line start of a run of blank lines, an indent that
 crossed line breaks rescanned the rest of the run (quadratic); a signal after blank lines still
 matches at its own line's start."""
+_HERE_DOCUMENT_REFUSED: Final = re.compile(r"can(?:'t|not) create temp file for here[ -]document", re.IGNORECASE)
+"""The shell could not write a here-document: the failure is the command that reads it."""
 _NOT_FOUND: Final = re.compile(
     r"^(?:\S+: )?(?:line \d+: )?(?P<a>[^\s:]+): (?:command )?not found$|command not found: (?P<b>\S+)$", re.M
 )
@@ -191,6 +193,10 @@ def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> in
     """The first shape whose own error the output shows (`signal`: a generic one is there)."""
     if not text or not shapes:
         return None
+    if _HERE_DOCUMENT_REFUSED.search(text):
+        reading = next((index for index, shape in enumerate(shapes) if shape.here_document), None)
+        if reading is not None:
+            return reading
     for match in _NOT_FOUND.finditer(text):
         name = posixpath.basename(match["a"] or match["b"] or "")
         for index, shape in enumerate(shapes):

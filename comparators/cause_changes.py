@@ -249,6 +249,7 @@ RULES: Final[dict[FailureCauseKind, _Rule]] = {
     "connection_refused": _time,
     "timeout": _time,
     "permission_denied": _permissions,
+    "here_document_refused": _permissions,
     "unknown": _unexplained,
     "tool_error": _unexplained,
     "hook_failed": _files_touched,

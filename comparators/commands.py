@@ -65,6 +65,8 @@ class CommandShape:
     view: tuple[str, ...] = ()
     """The output filters piped after it (`tail -50`, `grep error TS`) or the program it fed
     (`| python`): what of its output was shown. Not part of its identity (`text`)."""
+    here_document: bool = False
+    """It reads a here-document (`shell.Segment.here_document`): how it is written, not its identity."""
 
     @property
     def text(self) -> str:
@@ -230,8 +232,10 @@ def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: S
     if program in ("python", "python -c", "node", "node -e"):
         inline = inline_script(program, rest, segment.stdin)
         if inline is not None:
-            return CommandShape(program=inline[0], flags=(), targets=inline[1], cwd=cwd)
+            return CommandShape(
+                program=inline[0], flags=(), targets=inline[1], cwd=cwd, here_document=segment.here_document
+            )
     if program == "git commit":
         rest = commit_words(rest, segment.stdin)
     flags, targets = flags_and_targets(program, rest, roots, cwd)
-    return CommandShape(program=program, flags=flags, targets=targets, cwd=cwd)
+    return CommandShape(program=program, flags=flags, targets=targets, cwd=cwd, here_document=segment.here_document)

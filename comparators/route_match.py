@@ -389,8 +389,8 @@ def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
     for index, shape in enumerate(step.shapes):
         if index in step.skipped or not same_place(unit, shape) or set(unit.runner) != set(shape.runner):
             continue  # another place or environment (`VAR=1`, `uv run`, an activated venv) is another route
-        if index == step.failing and _argument_not_passed(unit, shape, step):
-            continue  # the failure was about an argument this command does not pass
+        if index == step.failing and _another_route(unit, shape, step):
+            continue
         similarity = command_similarity(unit, shape)
         if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits):
             similarity = 100
@@ -408,11 +408,17 @@ def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[s
     return bool(named) and all(c in unit.flags or _in_targets(c, unit.targets) for c in named)
 
 
-def _argument_not_passed(unit: CommandShape, failing: CommandShape, step: PriorStep) -> bool:
-    """True when the failure names arguments the failing command passed (the missing file it was
-    given, the option it did not know) and `unit` passes none of them: another route, whatever
-    else it shares (`cat b.json` after `cat a.json: No such file`)."""
-    if step.cause is None or step.cause.kind not in ARGUMENT_CAUSES:
+def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -> bool:
+    """True when the failure was about how the failing command was written and `unit` is written
+    otherwise, whatever else it shares: the shell could not write a here-document and `unit`
+    reads none (`git commit -m "$(cat <<'EOF' …)"` refused, `git commit -m "…"`); the failure names
+    arguments the failing command passed (the missing file it was given, the option it did not
+    know) and `unit` passes none of them (`cat b.json` after `cat a.json: No such file`)."""
+    if step.cause is None:
+        return False
+    if step.cause.kind == "here_document_refused":
+        return failing.here_document and not unit.here_document
+    if step.cause.kind not in ARGUMENT_CAUSES:
         return False
     named = [word for word in (*step.cause.subjects, *step.culprits) if _passes(failing, word)]
     return bool(named) and not any(_passes(unit, word) for word in named)

@@ -46,6 +46,9 @@ class Segment:
     """The body of a heredoc or here-string it reads, when it has one."""
     in_subshell: bool = False
     """True inside `( … )`: a `cd` there does not outlast the group."""
+    here_document: bool = False
+    """It reads a here-document or here-string, its own or one a `$(cat <<EOF …)` word expands:
+    the shell writes it to a temp file first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +149,7 @@ class _TreeReader:
         pending = self.statement(body, joined_by, in_subshell=in_subshell) if body is not None else ";"
         if stdin is not None and len(self.segments) > before:
             last = self.segments[-1]
-            self.segments[-1] = Segment(last.words, last.assignments, last.joined_by, stdin, last.in_subshell)
+            self.segments[-1] = Segment(last.words, last.assignments, last.joined_by, stdin, last.in_subshell, True)
         return pending
 
     def _command(self, node: Any, joined_by: str, in_subshell: bool) -> None:
@@ -164,7 +167,8 @@ class _TreeReader:
                     self.truncated = True
                     break
                 words.append(_word(child))
-        self._append(Segment(tuple(words), tuple(assignments), joined_by, None, in_subshell))
+        here_document = b"<<" in node.text  # a `$(cat <<'EOF' …)` word: its body is a here-document
+        self._append(Segment(tuple(words), tuple(assignments), joined_by, None, in_subshell, here_document))
 
     def _append(self, segment: Segment) -> None:
         if len(self.segments) >= MAX_SEGMENTS:

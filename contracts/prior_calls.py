@@ -58,6 +58,7 @@ FailureCauseKind = Literal[
     "hook_failed",
     "no_tests_collected",
     "permission_denied",
+    "here_document_refused",
     "connection_refused",
     "compile_error",
     "format_or_lint_refused",

@@ -107,6 +107,11 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
         r"|Could not resolve \"(?P<u>[^\"\n]{1,200})\""
         r"|could not find (?:module|package) (?P<v>\S{1,200})",
     ),
+    _rule(
+        "here_document_refused",
+        r"can(?:'t|not) create temp file for here[ -]document",
+        flags=re.MULTILINE | re.IGNORECASE,
+    ),
     _rule("wrong_architecture", r"Exec format error|wrong ELF class|incompatible architecture|Bad CPU type"),
     _rule("git_ignored", r"paths are ignored by one of your \.gitignore files:\s+(?P<s>\S{1,400})"),
     _rule(

@@ -267,3 +267,19 @@ def test_stashing_the_changes_in_the_way_touches_them():
     ]
     result = match(calls, "git fetch origin && git pull --rebase 2>&1")
     assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+HERE_DOCUMENT_REFUSED = (
+    "Exit code 1\n(eval):1: can't create temp file for here document: operation not permitted\n"
+    "Aborting commit due to empty commit message."
+)
+
+
+def test_a_refused_here_document_stands_only_for_a_command_reading_one():
+    # A sandbox refused the shell's temp file: the same message given with `-m` is another route.
+    written = "git add docs/report.md && git commit -m \"$(cat <<'EOF'\nvalidate(POLY-39): PASSED\n\nCo-Authored-By: A\nEOF\n)\""
+    calls = [shell(written, HERE_DOCUMENT_REFUSED, exit_code=1, minute=0)]
+    assert not match(
+        calls, 'git add docs/report.md && git commit -m "validate(POLY-39): PASSED" -m "Co-Authored-By: A"'
+    ).repeats_failure
+    assert match(calls, written).repeats_failure
