@@ -176,6 +176,8 @@ FILE_EXTENSIONS: Final = frozenset(
     }
 )
 """Extensions of files a repository command reads or a failure names."""
+_SCOPED_PACKAGE: Final = re.compile(r"\A@[\w.-]+/[\w.-]+\Z")
+"""`@app/core`: a workspace package's name (turbo prints `@app/core:test:`), not a path."""
 _PATH_CHARACTERS: Final = re.compile(r"^/?[\w@.+~-]+(?:/[\w@.+~-]+)*/?$")
 _POSITION: Final = re.compile(r"(?::\d+){1,2}:?$|\(\d+(?:,\d+)?\)?:?$")
 _WORKTREE_MARKERS: Final = frozenset({"worktrees", ".worktrees", "worktree"})
@@ -222,7 +224,9 @@ def names_file(token: str) -> bool:
     if not _PATH_CHARACTERS.match(token) or not any(character.isalpha() for character in token):
         return False
     extension = posixpath.splitext(token.rstrip("/"))[1].lower()
-    return extension in FILE_EXTENSIONS or ("/" in token.strip("/") and not extension)
+    if extension in FILE_EXTENSIONS:
+        return True
+    return "/" in token.strip("/") and not extension and not _SCOPED_PACKAGE.match(token)
 
 
 def without_position(token: str) -> str:

@@ -430,10 +430,14 @@ def _passes(shape: CommandShape, argument: str) -> bool:
     if any(flag == argument or flag.startswith(argument + " ") for flag in shape.flags):
         return True
     path = repository_path(argument).rstrip("/")
-    return any(
-        target in (argument, path) or target.endswith("/" + path) or path.endswith("/" + target)
-        for target in shape.targets
-    )
+    return any(target in (argument, path) or _written_from_elsewhere(target, path) for target in shape.targets)
+
+
+def _written_from_elsewhere(one: str, other: str) -> bool:
+    """One path ends with the other, at least a folder and a name (`cli/a.json`, `packages/cli/a.json`):
+    a bare name (`package.json`) is any folder's."""
+    shorter, longer = sorted((one, other), key=len)
+    return "/" in shorter.strip("/") and longer.endswith("/" + shorter)
 
 
 def _in_targets(culprit: str, targets: tuple[str, ...]) -> bool:

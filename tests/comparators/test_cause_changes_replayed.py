@@ -283,3 +283,23 @@ def test_a_refused_here_document_stands_only_for_a_command_reading_one():
         calls, 'git add docs/report.md && git commit -m "validate(POLY-39): PASSED" -m "Co-Authored-By: A"'
     ).repeats_failure
     assert match(calls, written).repeats_failure
+
+
+def test_a_bare_file_name_is_not_the_missing_file_under_another_folder():
+    missing = "cat: node_modules/@changesets/cli/package.json: No such file or directory"
+    calls = [shell("cat node_modules/@changesets/cli/package.json", missing, exit_code=1, minute=0)]
+    assert not match(calls, "cat package.json").repeats_failure
+    assert match(calls, "cat @changesets/cli/package.json").repeats_failure
+
+
+def test_a_workspace_package_name_is_not_a_file_a_failure_names():
+    # turbo prefixes every line with the package (`@chkit/cli:test:`): with no file named, a
+    # whole-tree check is changed by any edit in the tree.
+    turbo = (
+        '@chkit/cli:test: (fail) drift > reports [1.2ms]\n@chkit/cli:test: error: script "test" exited with code 1\n'
+    )
+    calls = [
+        shell("bun verify 2>&1", "Exit code 1\n" + turbo, exit_code=1, minute=0),
+        edit(f"{REPO}/packages/core/src/flags.ts", minute=1),
+    ]
+    assert match(calls, "bun verify 2>&1").repeats_failure_changed_since
