@@ -11,10 +11,13 @@ table-driven, first match wins, specific causes before generic ones; `unknown` i
 Each cause names its subjects (a program, a module, paths, an option) so compare-route can tell
 which later changes touch it. Every pattern runs on bounded text (`MAX_READ_CHARS`) and has no
 nested quantifier over overlapping classes.
+
+`failure_lines` finds the lines of a long output that bear a failure (a line the catalogue or a
+runner's failure summary matches), so a parser that cuts the output keeps them (`parsers._text.excerpt`).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -190,6 +193,97 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     _rule("tool_error", r"^(?:[\w.+/-]+: )?(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?: ?(?P<s>[^\n]{0,200})"),
 )
 """(kind, pattern): the first rule whose pattern the output matches types the failure."""
+
+
+_FAILURE_WORDS: Final = (
+    *("fail", "error", "fatal", "npm err", "not found", "enotfound", "matches found", "issue", "not recognized"),
+    *("unrecognized", "unexpected", "unknown", "invalid", "illegal", "no such", "cannot find", "cannot access"),
+    *("can't open", "could not", "no module", "exited with code", "elifecycle", "wrong elf", "incompatible arch"),
+    *("bad cpu", "paths are ignored", "pre-commit", "husky", "lint/", "lint-staged", "hook exited", "hook declined"),
+    *("rejected", "non-fast-forward", "nothing to commit", "no changes added", "conflict", "unmerged"),
+    *("collected 0", "no test", "deselected", "0 test", "would reformat", "would have printed"),
+    *("would be reformatted", "code style", "━", "problem", "warnings (", "warning (", "properly formatted"),
+    *("✗", "✕", "×", ") test ", "usage:", "missing script", "denied", "not permitted", "eacces", "eperm"),
+    *("sandbox", "refused", "getaddrinfo", "not known", "unreachable", "timed out", "timedout", "time out"),
+    *("timeout", "deadline exceeded", "enoent", "not exist", "is a directory", "eisdir"),
+)
+"""Lower-cased words of which every line a failure pattern matches holds one (a line is read by the
+patterns only when it holds one: a word search runs at the speed of a string search, the patterns
+do not). A new rule's words belong here: `tests/providers/test_failure_causes.py` checks its table."""
+
+
+def _prefix_tree(words: Sequence[str]) -> str:
+    """An alternation of `words` sharing their prefixes (`f(?:a(?:il|tal)|ound)`): the regex engine
+    tries each first character once instead of each word (three times faster than a flat list)."""
+    following: dict[str, list[str]] = {}
+    for word in words:
+        following.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(following.items()):
+        if "" in rests:  # where a word starts is all a search needs: the shortest one found it
+            branches.append(re.escape(first))
+        elif len(rests) == 1:
+            branches.append(re.escape(first + rests[0]))
+        else:
+            branches.append(f"{re.escape(first)}(?:{_prefix_tree(rests)})")
+    return "|".join(branches)
+
+
+_FAILURE_WORD: Final = re.compile(_prefix_tree(_FAILURE_WORDS))
+_FAILURE_WORD_ANY_CASE: Final = re.compile(_FAILURE_WORD.pattern, re.IGNORECASE)
+_LONGEST_WORD: Final = max(len(word) for word in _FAILURE_WORDS)
+_WORD_WINDOW: Final = 64 * 1024
+"""Characters lower-cased at a time: a long output is never copied whole."""
+MAX_FAILURE_CANDIDATES: Final = 64
+"""Most lines holding a failure word that one call of `failure_lines` reads with the patterns."""
+MAX_FAILURE_LINE_READ: Final = 200
+"""Characters of a line the patterns read."""
+
+
+def failure_lines(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The whole lines inside `text[start:end]` that bear a failure, as `(start, end)` spans
+    without their newline, in order: each line that holds a failure word is read by
+    `MASKED_FAILURE` and the catalogue, the first `MAX_FAILURE_CANDIDATES` such lines at most. One
+    pass over the range, however long; stop iterating to stop the work."""
+    candidates, next_line = 0, start
+    for word_at in _failure_words(text, start, end):
+        if word_at < next_line:
+            continue
+        if candidates == MAX_FAILURE_CANDIDATES:
+            return
+        candidates += 1
+        line_start = text.rfind("\n", max(start - 1, 0), word_at) + 1
+        line_end = text.find("\n", word_at, end)
+        if line_end == -1:
+            line_end = len(text) if end == len(text) else -1
+        if line_end == -1:
+            return  # the last line runs on past the range
+        whole = line_start > 0 or start == 0  # a line that began before the range is not in it
+        if whole and _bears_failure(text[line_start : min(line_end, line_start + MAX_FAILURE_LINE_READ)]):
+            yield line_start, line_end
+        next_line = line_end + 1
+
+
+def _failure_words(text: str, start: int, end: int) -> Iterator[int]:
+    """Where failure words start in `text[start:end]`, in order, a window lower-cased at a time."""
+    for window_start in range(start, end, _WORD_WINDOW):
+        window_end = min(end, window_start + _WORD_WINDOW)
+        reach = min(end, window_end + _LONGEST_WORD - 1)  # a word that starts in the window may end past it
+        window = text[window_start:reach].lower()
+        if len(window) == reach - window_start:
+            found = _FAILURE_WORD.finditer(window)
+            offset = window_start
+        else:  # lower-casing moved offsets (`İ`): search the text itself, case-blind
+            found = _FAILURE_WORD_ANY_CASE.finditer(text, window_start, reach)
+            offset = 0
+        for word in found:
+            if word.start() + offset >= window_end:
+                break
+            yield word.start() + offset
+
+
+def _bears_failure(line: str) -> bool:
+    return MASKED_FAILURE.search(line) is not None or any(rule.pattern.search(line) for rule in CATALOGUE)
 
 
 def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, output: str) -> CallOutcome:

@@ -6,8 +6,15 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Final, TypedDict, TypeVar, Unpack
 
+from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES
 from obelisk_session_evidence.contracts.sources import SourceKind
-from obelisk_session_evidence.providers.native.parsers._text import describe_tool_input, excerpt, parse_arguments
+from obelisk_session_evidence.providers.failure_causes import call_outcome
+from obelisk_session_evidence.providers.native.parsers._text import (
+    describe_tool_input,
+    excerpt,
+    is_cut,
+    parse_arguments,
+)
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import (
     MessageRecord,
@@ -152,16 +159,22 @@ class RecordSink:
         is_error: bool | None = None,
         exit_code: int | None = None,
         output: str | None = None,
+        output_start: int = 0,
         append_output: bool = False,
     ) -> None:
-        """Join an outcome to its call by id; a later exit code or error flag wins."""
+        """Join an outcome to its call by id; a later exit code or error flag wins. The output kept
+        is `output[output_start:]`, cut to an excerpt (`_keeps_failures` says when the excerpt keeps
+        the lines of the cut middle that bear a failure)."""
         known = self._calls.get(call_id) or ToolCallRecord(self.session_id, call_id, None)
+        is_error = known.is_error if is_error is None else is_error
+        exit_code = known.exit_code if exit_code is None else exit_code
         kept = known.output_excerpt
         if output is not None:
-            bounded = excerpt(output)
+            keep = is_cut(output, start=output_start) and _keeps_failures(known, is_error, exit_code)
+            bounded = excerpt(output, start=output_start, keep_failures=keep)
             if append_output and kept and bounded is not None:
                 # A poll's last chunk usually repeats the tail of the aggregated output already kept.
-                bounded = kept if kept.endswith(bounded) else excerpt(f"{kept}\n{bounded}")
+                bounded = kept if kept.endswith(bounded) else excerpt(f"{kept}\n{bounded}", keep_failures=keep)
             kept = bounded
         # Built field by field, not with `dataclasses.replace` (one call per outcome line; it costs twice as much).
         updated = ToolCallRecord(
@@ -170,8 +183,8 @@ class RecordSink:
             known.name,
             known.command_text,
             known.file_paths,
-            known.is_error if is_error is None else is_error,
-            known.exit_code if exit_code is None else exit_code,
+            is_error,
+            exit_code,
             kept,
             known.timestamp,
         )
@@ -231,3 +244,15 @@ class RecordSink:
         """File records made before the session id was known (a leading Claude `summary`)."""
         session_id = self.session_id
         return tuple(r if r.session_id == session_id else replace(r, session_id=session_id) for r in records)
+
+
+def _keeps_failures(call: ToolCallRecord, is_error: bool | None, exit_code: int | None) -> bool:
+    """A cut output keeps the lines of its middle that bear a failure when it is a shell's (or a
+    call's not yet named) and its status does not say it succeeded (failed, or masked by `| tail`,
+    or unknown): a file's content is no failure of the call, and a success's cause is never read."""
+    if call.name is not None and call.name.lower() not in SHELL_TOOL_NAMES:
+        return False
+    return call_outcome(call.command_text or "", exit_code=exit_code, is_error=is_error, output="") in (
+        "failed",
+        "unknown",
+    )

@@ -6,10 +6,25 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from obelisk_session_evidence.providers.failure_causes import failure_lines
 from obelisk_session_evidence.providers.native.records import FILE_TOOL_NAMES
 
 EXCERPT_HALF: Final = 1000
 """Characters kept from each end of a tool output."""
+KEPT_MIDDLE_CHARS: Final = 1000
+"""Most characters a cut output keeps from its omitted middle (its failure lines and their marks)."""
+KEPT_MIDDLE_LINES: Final = 12
+"""Most lines a cut output keeps from its omitted middle."""
+KEPT_LINE_CHARS: Final = 200
+"""Characters kept of each such line."""
+_MARK_CHARS: Final = 40
+"""What one `[… N characters omitted …]` line costs, at most, of `KEPT_MIDDLE_CHARS`."""
+_FILE_HEADER: Final = re.compile(
+    r"(?s:.*)^(?P<h>[ \t]*(?:\.{0,2}/)?(?:[\w@.+-]{1,200}/){0,30}[\w@+-][\w@.+-]{0,200}\.[A-Za-z]\w{0,9}:)[ \t]*\n",
+    re.MULTILINE,
+)
+"""The last line of a range that is only a file's path and a colon: the header a test runner (bun)
+prints before the tests of that file, greedy `.*` finding the last one in one backward pass."""
 COMMAND_TEXT_LIMIT: Final = 16 * 1024
 """Longest command text kept: compare-route's prior calls carry commands up to 16 KiB (issue 13)."""
 
@@ -78,14 +93,61 @@ def iso_timestamp(value: object) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def excerpt(text: str | None, *, start: int = 0, half: int = EXCERPT_HALF) -> str | None:
-    """The first and last `half` characters of `text[start:]`, marking the cut, without copying it."""
+def excerpt(text: str | None, *, start: int = 0, half: int = EXCERPT_HALF, keep_failures: bool = True) -> str | None:
+    """The first and last `half` characters of `text[start:]`, marking the cut, without copying it;
+    with `keep_failures`, between them the lines of the cut middle that bear a failure (`kept_middle`)."""
     if text is None:
         return None
-    length = len(text) - start
-    if length <= 2 * half + 40:
+    if not is_cut(text, start=start, half=half):
         return text[start:] if start else text
-    return f"{text[start : start + half]}\n[… {length - 2 * half} characters omitted …]\n{text[-half:]}"
+    length = len(text) - start
+    middle_start, middle_end = start + half, len(text) - half
+    kept = kept_middle(text, middle_start, middle_end) if keep_failures else ""
+    if not kept:
+        return f"{text[start:middle_start]}\n[… {length - 2 * half} characters omitted …]\n{text[middle_end:]}"
+    return f"{text[start:middle_start]}{kept}\n{text[middle_end:]}"
+
+
+def is_cut(text: str, *, start: int = 0, half: int = EXCERPT_HALF) -> bool:
+    """Whether `excerpt` cuts `text[start:]` (a cut must save more than its mark)."""
+    return len(text) - start > 2 * half + 40
+
+
+def kept_middle(text: str, start: int, end: int) -> str:
+    """The lines of `text[start:end]` (a cut output's middle) that bear a failure
+    (`failure_causes.failure_lines`), each after the file header line nearest before it (`_FILE_HEADER`)
+    when there is one in the range, the first found first, each once, within `KEPT_MIDDLE_CHARS` and
+    `KEPT_MIDDLE_LINES`, each line cut to `KEPT_LINE_CHARS`; every stretch left out is marked
+    `[… N characters omitted …]`, one mark before the lines and one after at least (the marks' counts
+    and the lines kept add up to the range). Empty when no line bears a failure."""
+    spans: list[tuple[int, int]] = []
+    seen: set[str] = set()
+    used = _MARK_CHARS  # the closing mark
+    covered = start
+    for line in failure_lines(text, start, end):
+        shown = text[line[0] : min(line[1], line[0] + KEPT_LINE_CHARS)]
+        if shown in seen:  # a runner that prints each failure twice (inline, then in its summary)
+            continue
+        seen.add(shown)
+        header = _FILE_HEADER.match(text, covered, line[0])
+        wanted = [(header.start("h"), header.end("h")), line] if header else [line]
+        cost = sum(1 + min(line_end - line_start, KEPT_LINE_CHARS) + _MARK_CHARS for line_start, line_end in wanted)
+        if len(spans) + len(wanted) > KEPT_MIDDLE_LINES or used + cost > KEPT_MIDDLE_CHARS:
+            break
+        spans += wanted
+        used += cost
+        covered = line[1]
+    if not spans:
+        return ""
+    parts = []
+    shown_to = start
+    for line_start, line_end in spans:
+        if line_start - shown_to != 1 or shown_to == start:
+            parts.append(f"\n[… {line_start - shown_to} characters omitted …]")
+        parts.append("\n" + text[line_start : min(line_end, line_start + KEPT_LINE_CHARS)])
+        shown_to = min(line_end, line_start + KEPT_LINE_CHARS)
+    parts.append(f"\n[… {end - shown_to} characters omitted …]")
+    return "".join(parts)
 
 
 def block_text(content: object, *, kinds: tuple[str, ...] = ("text",)) -> str:

@@ -21,7 +21,6 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     block_text,
     content_uid,
     describe_tool_input,
-    excerpt,
     exit_code_in,
     is_injected,
     iso_timestamp,
@@ -244,8 +243,10 @@ class _Rollout:
         body_is_empty = len(text) - body_start < _HEADER_LIMIT and not text[body_start:].strip()
         if continued and body_is_empty and exit_code is None:
             return
-        output = None if body_is_empty else excerpt(text, start=body_start)
-        self.sink.record_outcome(target, exit_code=exit_code, output=output, append_output=continued)
+        output = None if body_is_empty else text
+        self.sink.record_outcome(
+            target, exit_code=exit_code, output=output, output_start=body_start, append_output=continued
+        )
         if running:
             self.process_calls[running.group(1)] = target
             self.sink.reopen_call(target)
