@@ -186,7 +186,8 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
         "path_not_found",
         r"cannot access '(?P<s>[^'\n]{1,400})'|can't open file '(?P<t>[^'\n]{1,400})'"
         r"|no matches found: (?P<u>\S{1,400})|(?P<v>\S{1,400}): No such file or directory"
-        r"|No such file or directory|\bENOENT\b|does not exist|[Nn]o such file",
+        r"|No such file or directory|\bENOENT\b|[Nn]o such file"
+        r"|\b(?:[Ff]ile|[Dd]irectory|[Ff]older|[Pp]ath)\b[^\n]{0,200}?\bdoes not exist|\S/\S*:? does not exist",
         names_files=True,
     ),
     _rule("is_a_directory", r"Is a directory|\bEISDIR\b"),
@@ -206,6 +207,7 @@ _FAILURE_WORDS: Final = (
     *("✗", "✕", "×", ") test ", "usage:", "missing script", "denied", "not permitted", "eacces", "eperm"),
     *("sandbox", "refused", "getaddrinfo", "not known", "unreachable", "timed out", "timedout", "time out"),
     *("timeout", "deadline exceeded", "enoent", "not exist", "is a directory", "eisdir"),
+    *("unstaged", "uncommitted", "stash them", "would be overwritten", "here document", "here-document"),
 )
 """Lower-cased words of which every line a failure pattern matches holds one (a line is read by the
 patterns only when it holds one: a word search runs at the speed of a string search, the patterns

@@ -63,6 +63,27 @@ CAUSES = [
     ),
     ("git push", 1, " ! [rejected]        main -> main (fetch first)", "git_rejected", None),
     ("git commit -m x", 1, "nothing to commit, working tree clean", "nothing_to_commit", None),
+    (
+        "git fetch origin && git pull --rebase",
+        128,
+        "error: cannot pull with rebase: You have unstaged changes.\nerror: Please commit or stash them.",
+        "uncommitted_changes",
+        None,
+    ),
+    (
+        "git checkout main",
+        1,
+        "Your local changes to the following files would be overwritten by checkout:\n\tsrc/a.ts",
+        "uncommitted_changes",
+        None,
+    ),
+    (
+        "git commit -m \"$(cat <<'EOF'\nfix\nEOF\n)\"",
+        1,
+        "(eval):1: can't create temp file for here document: operation not permitted",
+        "here_document_refused",
+        None,
+    ),
     ("pytest -m slow", 5, "collected 12 items / 12 deselected / 0 selected", "no_tests_collected", None),
     ("pytest", 5, "no tests ran in 0.01s", "no_tests_collected", None),
     (
@@ -114,3 +135,14 @@ def test_a_cause_is_bounded_whatever_the_output():
     output = "\n".join(f"src/file_{n}.ts(1,1): error TS1000: bad" for n in range(500))
     cause = failure_cause("npx tsc", exit_code=2, output=output)
     assert cause.kind == "compile_error" and len(cause.subjects) <= 16
+
+
+def test_only_a_missing_path_is_a_path_not_found():
+    # `does not exist` is a path's only when a path or a file is what is missing.
+    dialyzer = "No :ignore_warnings opt specified in mix.exs and default does not exist.\nfoo.ex:3: no local return"
+    assert failure_cause("mix dialyzer", exit_code=2, output=dialyzer).kind != "path_not_found"
+    assert (
+        failure_cause("git push origin :x", exit_code=1, output="error: remote ref does not exist").kind == "tool_error"
+    )
+    missing = "Doppler Error: The fallback file does not exist"
+    assert failure_cause("doppler run -- bun test", exit_code=1, output=missing).kind == "path_not_found"

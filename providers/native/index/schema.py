@@ -183,6 +183,16 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX sessions_session_id ON sessions (source, session_id)",
         ),
     ),
+    Migration(
+        "0007_reread_for_failure_lines",
+        (
+            # Bodies stored before this release hold a long output's head and tail only; the parsers
+            # now keep its failure lines too (`parsers._text.kept_middle`). Every file is read again
+            # at the next refresh (no stored signature matches, no resume point), the scan included.
+            "UPDATE files SET signature = '', resumable = 0",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -21,6 +21,8 @@ from obelisk_session_evidence.providers.failure_causes import (
     failure_cause,
     failure_lines,
 )
+from obelisk_session_evidence.providers.native.index.integrity import mark_writing, seal
+from obelisk_session_evidence.providers.native.index.store import INDEX_FILE_NAME, atomic, connect
 from obelisk_session_evidence.providers.native.parsers import _text, iter_session_paths, parse_session_file
 from obelisk_session_evidence.providers.native.parsers._text import (
     EXCERPT_HALF,
@@ -301,3 +303,19 @@ def test_a_kept_line_reaches_the_private_cause_only(tmp_path, encoder, caplog):
     assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
     assert CANARY not in decision.model_dump_json()
     assert CANARY not in caplog.text
+
+
+def test_an_index_written_before_the_kept_lines_reads_every_file_again(tmp_path):
+    # Bodies stored by an older release hold the head and tail only: the migration makes the next
+    # refresh read each file again, so the cause read back names the failing test file.
+    _prior_call(tmp_path, "bun test", BUN_OUTPUT, 1)
+    connection = connect(tmp_path / "index" / INDEX_FILE_NAME, holds_writer_lock=True)
+    mark_writing(connection)
+    with atomic(connection):
+        stale = _head_and_tail(BUN_OUTPUT)
+        connection.execute("UPDATE entry_text SET body = ? WHERE body LIKE '%(fail) parser%'", (stale,))
+        connection.execute("DELETE FROM schema_migrations WHERE name = '0007_reread_for_failure_lines'")
+    seal(connection)
+    connection.close()
+    call = _prior_call(tmp_path, "bun test", BUN_OUTPUT, 1)
+    assert call.cause is not None and "src/a.test.ts" in call.cause.subjects
