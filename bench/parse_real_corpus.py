@@ -13,26 +13,18 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from fixtures.shared import REAL_CORPUS as SHARED_REAL_CORPUS
+from fixtures.shared import REAL_CORPUS_SOURCES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from obelisk_session_evidence.providers.native.parsers import default_roots, iter_session_paths, parse_session_file
 from obelisk_session_evidence.qualify.session_writers import write_native_histories
 
-_FOLDERS = {
-    "claude-spotter": "claude",
-    "claude-codemie": "claude",
-    "codex-codemie": "codex",
-    "kimi-moonshotai": "kimi",
-    "pi-badlogic": "pi",
-    "dsh-deepseek": "dsh",
-}
-
 
 def _units(corpus: Path) -> list[tuple[str, Path]]:
     """Every parseable unit of the real corpus: files, Kimi session folders, DSH session files."""
     units = []
-    for folder, source in _FOLDERS.items():
+    for folder, source in REAL_CORPUS_SOURCES.items():
         if source == "dsh":  # the snapshots keep their publisher's names: parse each file
             units += [(source, path) for path in sorted((corpus / folder).glob("*/session*.jsonl"))]
         else:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.shared import REAL_CORPUS_SOURCES
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
@@ -229,13 +230,6 @@ def test_failure_lines_finds_every_line_a_failure_pattern_matches(output):
 
 
 REAL = os.environ.get("SESSION_EVIDENCE_REAL_CORPUS")
-_FOLDERS = {
-    "claude-spotter": "claude",
-    "claude-codemie": "claude",
-    "codex-codemie": "codex",
-    "kimi-moonshotai": "kimi",
-    "pi-badlogic": "pi",
-}
 _ORDER = [rule.kind for rule in CATALOGUE] + ["unknown"]
 
 
@@ -245,7 +239,8 @@ def test_the_real_corpus_keeps_its_calls_and_outcomes_and_only_sharpens_causes(m
     by gaining subjects or by a rule earlier in the catalogue matching a kept line."""
     units = [
         (source, path)
-        for folder, source in _FOLDERS.items()
+        for folder, source in REAL_CORPUS_SOURCES.items()
+        if source != "dsh"
         for path in iter_session_paths(Path(REAL) / folder, source)
     ]
 
