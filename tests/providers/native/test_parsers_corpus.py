@@ -4,34 +4,27 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.shared import REAL_CORPUS_SOURCES
 from obelisk_session_evidence.contracts.config import SourceKind
 from obelisk_session_evidence.providers.native.parsers import detect_source, iter_session_paths, parse_session_file
 from tests.providers.native.conftest import REAL_CORPUS, real_files, requires_real_corpus
 
 pytestmark = requires_real_corpus
 
-_SOURCE_OF_FOLDER: dict[str, SourceKind] = {
-    "claude-spotter": "claude",
-    "claude-codemie": "claude",
-    "codex-codemie": "codex",
-    "kimi-moonshotai": "kimi",
-    "pi-badlogic": "pi",
-    "dsh-deepseek": "dsh",
-}
 SESSION_FILES = [
-    path for path in real_files("*/**/*.json*") if path.relative_to(REAL_CORPUS).parts[0] in _SOURCE_OF_FOLDER
+    path for path in real_files("*/**/*.json*") if path.relative_to(REAL_CORPUS).parts[0] in REAL_CORPUS_SOURCES
 ]
 SKIPPED_BY_FILE: dict[str, dict[str, int]] = {}
 """Files with skipped records and why. Empty: every record of the real corpus is understood."""
 
 
 def _source_of(path: Path) -> SourceKind:
-    return _SOURCE_OF_FOLDER[path.relative_to(REAL_CORPUS).parts[0]]
+    return REAL_CORPUS_SOURCES[path.relative_to(REAL_CORPUS).parts[0]]
 
 
 def test_real_files_match_the_notice() -> None:
     folders = [p.relative_to(REAL_CORPUS).parts[0] for p in SESSION_FILES]
-    assert {folder: folders.count(folder) for folder in _SOURCE_OF_FOLDER} == {
+    assert {folder: folders.count(folder) for folder in REAL_CORPUS_SOURCES} == {
         "claude-spotter": 20,  # 8 sessions (5 long + 3 small) and 12 sub-agent files
         "claude-codemie": 7,  # 4 sessions, and a session with 2 sidechain agent files
         "codex-codemie": 2,
