@@ -202,6 +202,10 @@ def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> in
         for index, shape in enumerate(shapes):
             if name in _names(shape):
                 return index
+    for culprit in _culprits(text):  # `unknown flag: --short`: the command that passed it
+        passing = [index for index, shape in enumerate(shapes) if culprit.startswith("-") and culprit in shape.flags]
+        if len(passing) == 1:
+            return passing[0]
     for index, shape in enumerate(shapes):
         own = _PROGRAM_SIGNALS.get(shape.program)
         if own is not None and own.search(text):

@@ -298,3 +298,9 @@ def test_a_workspace_package_name_is_not_a_file_a_failure_names():
         edit(f"{REPO}/packages/core/src/flags.ts", minute=1),
     ]
     assert match(calls, "bun verify 2>&1").repeats_failure_changed_since
+
+
+def test_an_unknown_flag_is_the_failure_of_the_command_that_passed_it():
+    shapes = parse_command("bd where && bd status --short").shapes
+    output = "/work/app/.beads\n  prefix: av\nError: unknown flag: --short\nUsage:\n  bd status [flags]"
+    assert attribute(shapes, output, failed=True, exit_code=1).failing == 1
