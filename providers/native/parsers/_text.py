@@ -20,11 +20,11 @@ KEPT_LINE_CHARS: Final = 200
 _MARK_CHARS: Final = 40
 """What one `[… N characters omitted …]` line costs, at most, of `KEPT_MIDDLE_CHARS`."""
 _FILE_HEADER: Final = re.compile(
-    r"(?s:.*)^(?P<h>[ \t]*(?:\.{0,2}/)?(?:[\w@.+-]{1,200}/){0,30}[\w@+-][\w@.+-]{0,200}\.[A-Za-z]\w{0,9}:)[ \t]*\n",
+    r"^(?P<h>[ \t]*(?:\.{0,2}/)?(?:[\w@.+-]{1,200}/){0,30}[\w@+-][\w@.+-]{0,200}\.[A-Za-z]\w{0,9}:)[ \t]*$",
     re.MULTILINE,
 )
-"""The last line of a range that is only a file's path and a colon: the header a test runner (bun)
-prints before the tests of that file, greedy `.*` finding the last one in one backward pass."""
+"""A line that is only a file's path and a colon: the header a test runner (bun) prints before the
+tests of that file. Anchored at a line's start, so a scan for it stays linear."""
 COMMAND_TEXT_LIMIT: Final = 16 * 1024
 """Longest command text kept: compare-route's prior calls carry commands up to 16 KiB (issue 13)."""
 
@@ -124,13 +124,17 @@ def kept_middle(text: str, start: int, end: int) -> str:
     seen: set[str] = set()
     used = _MARK_CHARS  # the closing mark
     covered = start
+    header_scan, last_header = start, None  # each stretch is scanned for headers once
     for line in failure_lines(text, start, end):
+        for found in _FILE_HEADER.finditer(text, header_scan, line[0]):
+            last_header = found.span("h")
+        header_scan = max(header_scan, line[1])
         shown = text[line[0] : min(line[1], line[0] + KEPT_LINE_CHARS)]
         if shown in seen:  # a runner that prints each failure twice (inline, then in its summary)
             continue
         seen.add(shown)
-        header = _FILE_HEADER.match(text, covered, line[0])
-        wanted = [(header.start("h"), header.end("h")), line] if header else [line]
+        header = last_header if last_header is not None and last_header[0] >= covered else None
+        wanted = [header, line] if header else [line]
         cost = sum(1 + min(line_end - line_start, KEPT_LINE_CHARS) + _MARK_CHARS for line_start, line_end in wanted)
         if len(spans) + len(wanted) > KEPT_MIDDLE_LINES or used + cost > KEPT_MIDDLE_CHARS:
             break
