@@ -14,7 +14,7 @@ linked worktree, a clone with the same root commit: the call's own checkout and 
 resolved at refresh, when it has its own folder); `""` for a folder under a root that is no
 checkout on this machine (the session's folder is its checkout, as a worktree under a worktree
 parent is); otherwise (`/tmp`) None. A call whose own folder is a checkout of another repository
-never reaches here: the scope leaves it out (`repository.call_place_sql`).
+never reaches here: the scope leaves it out (`repository.call_place_sql`; docs/call-places.md).
 """
 
 import json
