@@ -20,6 +20,7 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 `text_similarity` against the prose of decisions, summaries and failures.
 """
 
+import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
@@ -204,10 +205,19 @@ def _start_of(cwd: str | None, roots: Sequence[str]) -> str:
     root, the absolute (temp-masked) folder outside; the root when unknown."""
     if not cwd:
         return ""
+    if cwd.startswith("/") and not any(_inside(cwd, root) for root in roots if root.startswith("/")):
+        # Outside every root: the absolute folder, as a prior call's place outside the repository is
+        # written (`history._start_cwd`), not `repository_path`'s guess at a file's checkout.
+        return mask_temp_paths(posixpath.normpath(cwd))
     relative = repository_path(cwd, roots=roots)
     if relative == ".":
         return ""
     return mask_temp_paths(relative.rstrip("/")) if relative.startswith("/") else relative.strip("/")
+
+
+def _inside(path: str, root: str) -> bool:
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root if root == "/" else root + "/")
 
 
 def _command_match(

@@ -87,6 +87,10 @@ class ToolCallRecord:
     exit_code: int | None = None
     output_excerpt: str | None = None
     timestamp: str | None = None
+    cwd: str | None = None
+    """The folder this call ran in, where the source records one per call (Codex's `workdir`,
+    the `cwd` of the Claude Code line holding the call); None when it records none, and the
+    session's cwd then stands for it."""
 
     @property
     def failed(self) -> bool:

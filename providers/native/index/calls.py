@@ -6,11 +6,15 @@ ran in and that cwd relative to the repository, when, at which revision, the fil
 an excerpt of its output (head and tail). Nothing here is redacted or cut for a prompt: prior
 calls never reach one, nor the RFC result, a receipt, Prefect or a log.
 
-The cwd is the session's recorded cwd (the parsers record none per call). `repository_cwd` is it
-relative to the top of its checkout when that checkout is the enablement's repository (under a
-root, a linked worktree, a clone with the same root commit); `""` for a folder under a root that
-is no checkout on this machine (the session's folder is its checkout, as a worktree under a
-worktree parent is); otherwise (`/tmp`, another repository) None.
+The cwd is the folder the call ran in where its source records one per call (Codex's `workdir`,
+the `cwd` of the Claude Code line holding the call, which follows the Bash tool's `cd`), else the
+session's recorded cwd (Pi, Kimi and DSH record none per call). `repository_cwd` is it relative
+to the top of its checkout when that checkout is the enablement's repository (under a root, a
+linked worktree, a clone with the same root commit: the call's own checkout and identity,
+resolved at refresh, when it has its own folder); `""` for a folder under a root that is no
+checkout on this machine (the session's folder is its checkout, as a worktree under a worktree
+parent is); otherwise (`/tmp`) None. A call whose own folder is a checkout of another repository
+never reaches here: the scope leaves it out (`repository.call_place_sql`; docs/call-places.md).
 """
 
 import json
@@ -106,7 +110,10 @@ class PriorCallBuilder:
         command = _command_of(row, files)
         output = row.body or row.detail
         excerpt = _excerpt(output)
-        cwd = normalise_path(row.cwd) if row.cwd else None
+        own = row.call_cwd is not None
+        place = row.call_cwd if own else row.cwd
+        cwd = normalise_path(place) if place else None
+        identity = row.call_identity if own else row.repository_identity
         is_error = None if row.is_error is None else bool(row.is_error)
         outcome = call_outcome(command, exit_code=row.exit_code, is_error=is_error, output=output)
         return PriorToolCall(
@@ -118,7 +125,7 @@ class PriorCallBuilder:
             exit_code=row.exit_code,
             is_error=is_error,
             cwd=_bounded_path(cwd),
-            repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=row.repository_identity)),
+            repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=identity)),
             observed_at=moment(row.observed_at),
             revision_ref=row.git_commit[:80] if row.git_commit else None,
             files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],

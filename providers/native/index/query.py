@@ -145,6 +145,12 @@ class SearchRow:
     """The index's row of the row's session (replay's as-of re-check)."""
     observed_epoch: float | None = None
     """When the row was observed, as a Unix time (replay's as-of re-check)."""
+    call_cwd: str | None = None
+    """The folder a tool call ran in, where its source records one; else the session's `cwd` stands."""
+    call_checkout_root: str | None = None
+    """`call_cwd`'s checkout (main working tree), resolved at refresh; None without one."""
+    call_identity: str | None = None
+    """`call_cwd`'s repository identity, resolved at refresh; None without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,15 +312,19 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
         return {}
     sql = (
         f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail, (SELECT json_group_array(twin_file.path)"
-        f" {SESSION_FILES}), e.session_row, e.observed_epoch FROM json_each(:ids) AS m\n"
+        f" {SESSION_FILES}), e.session_row, e.observed_epoch, place.cwd, place.checkout_root,"
+        f" place.repository_identity FROM json_each(:ids) AS m\n"
         f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
-        f"JOIN {TEXT} AS t ON t.rowid = e.id"
+        f"JOIN {TEXT} AS t ON t.rowid = e.id\n"
+        f"LEFT JOIN {quote_identifier('call_details')} AS place ON place.entry_id = e.id"
     )
     rows = (
-        # one row: its columns, its session files, then its session row and time (one tuple: mypy
-        # cannot count the columns of a starred row before further arguments)
-        SearchRow(*(*values, tuple(json.loads(paths)), session_row, epoch))
-        for *values, paths, session_row, epoch in connection.execute(sql, {"ids": json.dumps(list(ids))})
+        # one row: its columns, its session files, then its session row, time and the call's own
+        # place (one tuple: mypy cannot count the columns of a starred row before further arguments)
+        SearchRow(*(*values, tuple(json.loads(paths)), session_row, epoch, cwd, checkout, identity))
+        for *values, paths, session_row, epoch, cwd, checkout, identity in connection.execute(
+            sql, {"ids": json.dumps(list(ids))}
+        )
     )
     return {row.entry_id: row for row in rows}
 

@@ -161,17 +161,22 @@ def refresh_locked(
 
 
 def resolve_again_if_outdated(connection: sqlite3.Connection, resolver: RepositoryResolver) -> None:
-    """Resolve every stored session's cwd again when the rows were resolved by other rules
-    (`RESOLUTION_VERSION`): one lookup per distinct cwd, not a re-read of the sessions."""
+    """Resolve every stored session's and call's cwd again when the rows were resolved by other
+    rules (`RESOLUTION_VERSION`): one lookup per distinct cwd, not a re-read of the sessions."""
     if read_meta(connection, "repository_resolution") == RESOLUTION_VERSION:
         return
     cwds = [cwd for (cwd,) in connection.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+    calls = connection.execute("SELECT entry_id, cwd FROM call_details WHERE cwd IS NOT NULL").fetchall()
     with atomic(connection):
         for cwd in cwds:
             connection.execute(
                 "UPDATE sessions SET checkout_root = ?, repository_identity = ? WHERE cwd = ?",
                 (*resolver.resolve(cwd), cwd),
             )
+        connection.executemany(
+            "UPDATE call_details SET checkout_root = ?, repository_identity = ? WHERE entry_id = ?",
+            ((*resolver.resolve(cwd), entry_id) for entry_id, cwd in calls),
+        )
         write_meta(connection, "repository_resolution", RESOLUTION_VERSION)
 
 

@@ -16,6 +16,12 @@ when its recorded remote (Codex's `git.repository_url`) does not contradict it, 
 4. its checkout is the repository that *encloses* a root given as a subfolder, and the cwd lies under
    that root (a root inside a bigger checkout binds its own folder, not the whole enclosing checkout).
 
+A tool call that records the folder it ran in (`call_details.cwd`: Codex's `workdir`, a Claude Code
+line's `cwd`) is resolved the same way, and is out of scope when that folder resolves to a checkout
+that none of rules 1, 2 and 4 binds: a call the agent ran in another repository, even from a
+session bound to this one (`call_place_sql`, re-checked by `foreign_place`). A call's folder that
+resolves to no checkout (`/tmp`, a folder since removed) leaves the call as its session places it.
+
 A cwd under a root that resolves to a checkout with another identity (a nested repository, another
 repository's worktree placed under the root, a symbolic link to another repository) belongs to that
 other repository and is excluded. A recorded remote that is not among the root checkouts' remotes
@@ -293,6 +299,41 @@ def repository_sql(binding: RepositoryBinding, params: dict[str, object]) -> str
     if not binding.remotes_known:
         return f"({' OR '.join(bound)})"
     return f"(({remote_agrees}) AND ({' OR '.join(bound)}))"
+
+
+def foreign_place(
+    binding: RepositoryBinding, *, cwd: str | None, checkout_root: str | None, identity: str | None
+) -> bool:
+    """The Python twin of `call_place_sql`: a call's own folder lies in a checkout of another repository."""
+    if checkout_root is None:
+        return False
+    if checkout_root in binding.checkouts or (identity is not None and identity in binding.identities):
+        return False
+    return not (checkout_root in binding.enclosing and any(under(cwd, root) for root in binding.roots))
+
+
+def call_place_sql(binding: RepositoryBinding, params: dict[str, object], *, entry: str) -> str:
+    """The entry `entry` is no call whose own folder resolved to a checkout of another repository
+    (the module docstring); every value is a bound parameter added to `params`."""
+    same = []
+    if binding.checkouts:
+        same.append(f"place.checkout_root IN ({_placeholders('place_checkout', binding.checkouts, params)})")
+    if binding.identities:
+        same.append(f"place.repository_identity IN ({_placeholders('place_identity', binding.identities, params)})")
+    if binding.enclosing and binding.roots:
+        prefixes = []
+        for i, root in enumerate(binding.roots):
+            params[f"place_root_{i}"], params[f"place_prefix_{i}"] = root, root if root.endswith("/") else root + "/"
+            prefixes.append(
+                f"place.cwd = :place_root_{i} OR substr(place.cwd, 1, length(:place_prefix_{i})) = :place_prefix_{i}"
+            )
+        enclosing = _placeholders("place_enclosing", binding.enclosing, params)
+        same.append(f"(place.checkout_root IN ({enclosing}) AND ({' OR '.join(prefixes)}))")
+    foreign = f" AND NOT ({' OR '.join(same)})" if same else ""
+    return (
+        f"NOT EXISTS (SELECT 1 FROM call_details AS place WHERE place.entry_id = {entry}"
+        f" AND place.checkout_root IS NOT NULL{foreign})"
+    )
 
 
 def _placeholders(name: str, values: Sequence[str], params: dict[str, object]) -> str:

@@ -48,6 +48,8 @@ class EntryRow(NamedTuple):
     """Stored for snippets, not searchable (a successful file tool's output)."""
     files: tuple[str, ...] = ()
     """Files a tool call named (stored in `call_details`, for compare-route's prior calls)."""
+    cwd: str | None = None
+    """The folder a tool call ran in, where its source records one (stored in `call_details`)."""
 
 
 @dataclass(slots=True)
@@ -125,6 +127,7 @@ def _call_row(call: ToolCallRecord) -> EntryRow:
         "" if file_content else output,
         output if file_content else "",
         call.file_paths,
+        normalise_path(call.cwd) if call.cwd else None,
     )
 
 
@@ -208,7 +211,9 @@ class OutcomeWriter:
         self._connection.executemany(
             _INSERT_TEXT, ((i, r.command, r.body, r.detail) for i, r in zip(ids, rows, strict=False))
         )
-        details = [_details(entry, r) for entry, r in zip(entries, rows, strict=False) if r.kind == "tool_call"]
+        details = [
+            _details(entry, r, self._resolver) for entry, r in zip(entries, rows, strict=False) if r.kind == "tool_call"
+        ]
         self._connection.executemany(_INSERT_DETAILS, details)
         self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions(details))
 
@@ -229,7 +234,7 @@ class OutcomeWriter:
             self._connection.execute(_INSERT_ENTRY, entry)
             self._connection.execute(_INSERT_TEXT, (entry_id, row.command, row.body, row.detail))
             if row.kind == "tool_call":
-                details = _details(entry, row)
+                details = _details(entry, row, self._resolver)
                 self._connection.execute(_INSERT_DETAILS, details)
                 self._connection.executemany(_UPSERT_CALL_SESSION, _call_sessions([details]))
         self._insert(file_id, fresh_rows, session_rows)
@@ -272,8 +277,8 @@ _UPSERT_CALL_SESSION: Final = (
     " ON CONFLICT (lane, value, session_row) DO UPDATE SET newest_epoch = max(newest_epoch, excluded.newest_epoch)"
 )
 _INSERT_DETAILS: Final = (
-    "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch, paths)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch, paths, cwd,"
+    " checkout_root, repository_identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _UPSERT_SESSION: Final = """
 INSERT INTO sessions (file_id, source, session_id, parent_session_id, cwd, checkout_root,
@@ -321,15 +326,21 @@ class _CallDetails(NamedTuple):
     command_key: str | None
     observed_epoch: float | None
     paths: str
+    cwd: str | None
+    checkout_root: str | None
+    repository_identity: str | None
 
 
-def _details(entry: _EntryValues, row: EntryRow) -> _CallDetails:
+def _details(entry: _EntryValues, row: EntryRow, resolver: RepositoryResolver) -> _CallDetails:
     """A tool call's `call_details` row from its `entries` values: program and command key for shell
-    commands only."""
+    commands only; its own cwd resolved as a session's is (`repository.py`)."""
     shell = (row.tool_name or "").lower() in SHELL_TOOL_NAMES
     program, key = (program_of(row.command), command_key(row.command)) if shell else (None, None)
     entry_id, _, session_row, *_, observed_epoch = entry
-    return _CallDetails(entry_id, session_row, program, key, observed_epoch, "\n".join(row.files))
+    checkout_root, identity = resolver.resolve(row.cwd)
+    return _CallDetails(
+        entry_id, session_row, program, key, observed_epoch, "\n".join(row.files), row.cwd, checkout_root, identity
+    )
 
 
 def _call_sessions(details: Iterable[_CallDetails]) -> list[tuple[str, str, int, float]]:

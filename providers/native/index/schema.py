@@ -193,6 +193,21 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0008_call_places",
+        (
+            # The folder a call ran in, where its source records one (Codex `workdir`, a Claude
+            # Code line's `cwd`), resolved at refresh like a session's cwd (`repository.py`): a
+            # call in another repository's checkout is out of scope (`repository.call_place_sql`).
+            "ALTER TABLE call_details ADD COLUMN cwd TEXT",
+            "ALTER TABLE call_details ADD COLUMN checkout_root TEXT",
+            "ALTER TABLE call_details ADD COLUMN repository_identity TEXT",
+            # Calls indexed before carry no place: every file is read again, whole, by the next
+            # refresh (no stored signature matches, no cursor resumes, no scan is the same).
+            "UPDATE files SET signature = '', prefix_digest = NULL",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

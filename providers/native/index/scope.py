@@ -5,7 +5,7 @@ each agent's standard folder under the home directory), so a row counts only whe
 one of those sources and lies under that source's root, and when its session (the same source and
 session id) is held from no file outside those roots: a session copied between two agents' folders
 is neither's, since nothing in the copy says whose it is (`scoped_sql.py`). Repository: see
-`repository.py`.
+`repository.py` (a session's cwd, and a tool call's own folder where its source records one).
 Project: the enablement itself is per project; the index holds no project of its own.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.query import SearchRow
-from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds, under
+from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, binds, foreign_place, under
 from obelisk_session_evidence.providers.native.index.roots import root_text
 from obelisk_session_evidence.providers.native.index.scoped_sql import ScopeFilter
 from obelisk_session_evidence.providers.native.parsers import default_roots
@@ -52,12 +52,18 @@ def row_in_scope(row: SearchRow, scope: ScopeFilter, binding: RepositoryBinding)
     agents = row.file_path in row.session_files and all(
         _agents_file(row.source, path, scope) for path in row.session_files
     )
-    return agents and binds(
-        binding,
-        cwd=row.cwd,
-        checkout_root=row.checkout_root,
-        identity=row.repository_identity,
-        url=row.repository_url_key,
+    return (
+        agents
+        and binds(
+            binding,
+            cwd=row.cwd,
+            checkout_root=row.checkout_root,
+            identity=row.repository_identity,
+            url=row.repository_url_key,
+        )
+        and not foreign_place(
+            binding, cwd=row.call_cwd, checkout_root=row.call_checkout_root, identity=row.call_identity
+        )
     )
 
 

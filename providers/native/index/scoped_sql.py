@@ -2,7 +2,8 @@
 
 Scope is part of every statement, never a filter applied afterwards: a row is a candidate only
 when its file lies under one of the agent's (source, root) pairs, its session is bound to the
-repository (see `repository.py`), and its session is the agent's alone. Every value is a bound
+repository (see `repository.py`), its session is the agent's alone, and (a tool call) the folder
+it ran in, where its source records one, is no checkout of another repository. Every value is a bound
 parameter; the only text spliced into the SQL is fixed SQL and parameter names the builder makes
 itself.
 
@@ -22,7 +23,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from obelisk_session_evidence.providers.base import AsOf
-from obelisk_session_evidence.providers.native.index.repository import RepositoryBinding, repository_sql
+from obelisk_session_evidence.providers.native.index.repository import (
+    RepositoryBinding,
+    call_place_sql,
+    repository_sql,
+)
 from obelisk_session_evidence.providers.native.index.store import quote_identifier
 
 TEXT: Final = quote_identifier("entry_text")
@@ -108,7 +113,7 @@ def scope_clauses(
 ) -> str:
     """The evidence-type (unless None), agent, repository and sole-owner predicates (ANDed), adding
     their parameters; they read the session `s` and its file `f`, and with `rows` the entry `e`
-    (the as-of cut, when the scope has one)."""
+    (the as-of cut, when the scope has one, and a call's own place)."""
     clauses = (
         []
         if evidence_types is None
@@ -121,11 +126,10 @@ def scope_clauses(
     if rows and scope.window_start is not None:
         clauses.append(window_sql(scope.window_start, params, epoch="e.observed_epoch"))
     # The sole-owner probe last, after the cheaper predicates.
-    clauses += [
-        agent_sql("f", scope, params),
-        repository_sql(scope.binding, params),
-        f"NOT {elsewhere_sql(scope, params)}",
-    ]
+    clauses += [agent_sql("f", scope, params), repository_sql(scope.binding, params)]
+    if rows:
+        clauses.append(call_place_sql(scope.binding, params, entry="e.id"))
+    clauses.append(f"NOT {elsewhere_sql(scope, params)}")
     return "\n  AND ".join(clauses)
 
 

@@ -132,25 +132,31 @@ class RecordSink:
         command_text: str | None,
         file_paths: tuple[str, ...],
         timestamp: str | None,
+        cwd: str | None = None,
     ) -> None:
-        """Register a tool call; an outcome seen earlier (out-of-order lines) is kept."""
+        """Register a tool call (with the folder it ran in, where the source records one); an
+        outcome seen earlier (out-of-order lines) is kept."""
         known = self._calls.get(call_id)
         if known is not None and known.name is not None:
             return
-        fresh = ToolCallRecord(self.session_id, call_id, name, command_text, file_paths, timestamp=timestamp)
+        fresh = ToolCallRecord(self.session_id, call_id, name, command_text, file_paths, timestamp=timestamp, cwd=cwd)
         if known is not None:
             fresh = replace(
-                fresh, is_error=known.is_error, exit_code=known.exit_code, output_excerpt=known.output_excerpt
+                fresh,
+                is_error=known.is_error,
+                exit_code=known.exit_code,
+                output_excerpt=known.output_excerpt,
+                cwd=cwd or known.cwd,
             )
         self._calls[call_id] = fresh
         self._new_calls[call_id] = None
 
     def open_call_with_arguments(
-        self, call_id: str, name: str | None, arguments: object, timestamp: str | None
+        self, call_id: str, name: str | None, arguments: object, timestamp: str | None, cwd: str | None = None
     ) -> None:
         """Register a tool call described by its raw arguments (an object or a JSON string)."""
         command_text, paths = describe_tool_input(name, parse_arguments(arguments))
-        self.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+        self.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp, cwd=cwd)
 
     def record_outcome(
         self,
@@ -161,10 +167,12 @@ class RecordSink:
         output: str | None = None,
         output_start: int = 0,
         append_output: bool = False,
+        cwd: str | None = None,
     ) -> None:
         """Join an outcome to its call by id; a later exit code or error flag wins. The output kept
         is `output[output_start:]`, cut to an excerpt (`_keeps_failures` says when the excerpt keeps
-        the lines of the cut middle that bear a failure)."""
+        the lines of the cut middle that bear a failure); `cwd` (where the outcome names the folder
+        the call ran in) fills in a call that recorded none."""
         known = self._calls.get(call_id) or ToolCallRecord(self.session_id, call_id, None)
         is_error = known.is_error if is_error is None else is_error
         exit_code = known.exit_code if exit_code is None else exit_code
@@ -187,6 +195,7 @@ class RecordSink:
             exit_code,
             kept,
             known.timestamp,
+            known.cwd or cwd,
         )
         if self._calls.get(call_id) != updated:
             self._calls[call_id] = updated

@@ -102,7 +102,10 @@ class _Transcript:
         if kind == "user":
             self._user(uuid, record, message.get("content"), timestamp)
         else:
-            self._assistant(str(message.get("id") or uuid), message.get("content"), timestamp)
+            # The line's cwd is where its tool calls ran: the Bash tool keeps a `cd` between calls.
+            self._assistant(
+                str(message.get("id") or uuid), message.get("content"), timestamp, as_text(record.get("cwd"))
+            )
 
     def _identify(self, record: dict[str, Any]) -> None:
         """File the transcript under its session; a sidechain agent file gets its own id."""
@@ -135,7 +138,7 @@ class _Transcript:
         flagged = any(record.get(flag) for flag in _INJECTED_FLAGS)
         self.sink.add_message(uuid, "user", timestamp, text, is_meta=flagged or is_injected(text))
 
-    def _assistant(self, message_id: str, content: object, timestamp: str | None) -> None:
+    def _assistant(self, message_id: str, content: object, timestamp: str | None, cwd: str | None) -> None:
         self.last_assistant_uid = message_id
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(blocks, list):
@@ -148,7 +151,7 @@ class _Transcript:
                 self.sink.extend_message(message_id, "assistant", timestamp, block["text"])
             elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 name = as_text(block.get("name"))
-                self.sink.open_call_with_arguments(block["id"], name, block.get("input"), timestamp)
+                self.sink.open_call_with_arguments(block["id"], name, block.get("input"), timestamp, cwd)
 
     def _tool_result(self, block: dict[str, Any]) -> None:
         call_id = block.get("tool_use_id")

@@ -174,6 +174,7 @@ class _Rollout:
                 is_error=(status == "failed") if status in ("completed", "failed") else None,
                 exit_code=code if isinstance(code, int) else None,
                 output=output if isinstance(output, str) else None,
+                cwd=self._place(payload.get("cwd")),
             )
         elif kind == "patch_apply_end" and isinstance(payload.get("call_id"), str):
             success = payload.get("success")
@@ -225,7 +226,18 @@ class _Rollout:
                 self.stdin_calls[call_id] = started_by
                 return
         command_text, paths = describe_tool_input(name, arguments)
-        self.sink.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp)
+        cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
+        self.sink.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp, cwd=cwd)
+
+    def _place(self, folder: object) -> str | None:
+        """The folder a shell call names to run in; a relative one is under the session's cwd (as
+        Codex resolves it), and is unknown without that."""
+        if not isinstance(folder, str) or not folder.strip():
+            return None
+        if folder.startswith("/"):
+            return folder
+        base = self.sink.session.cwd
+        return f"{base.rstrip('/')}/{folder}" if base and base.startswith("/") else None
 
     def _call_output(self, payload: dict[str, Any]) -> None:
         call_id = payload.get("call_id")

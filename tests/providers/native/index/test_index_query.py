@@ -38,6 +38,7 @@ WHERE "entry_text" MATCH :match
   AND e.evidence_type IN (:evidence_type_0, :evidence_type_1)
   AND ((f.source = :source_0 AND substr(f.path, 1, length(:source_root_0)) = :source_root_0))
   AND ((s.repository_url_key IS NULL OR s.repository_url_key IN (:url_0)) AND (s.checkout_root IN (:checkout_0) OR s.repository_identity IN (:identity_0) OR ((s.checkout_root IS NULL OR s.checkout_root IN (:enclosing_0)) AND (s.cwd = :repo_root_0 OR substr(s.cwd, 1, length(:repo_prefix_0)) = :repo_prefix_0)) OR (s.checkout_root IS NULL AND s.repository_url_key IN (:url_0))))
+  AND NOT EXISTS (SELECT 1 FROM call_details AS place WHERE place.entry_id = e.id AND place.checkout_root IS NOT NULL AND NOT (place.checkout_root IN (:place_checkout_0) OR place.repository_identity IN (:place_identity_0) OR (place.checkout_root IN (:place_enclosing_0) AND (place.cwd = :place_root_0 OR substr(place.cwd, 1, length(:place_prefix_0)) = :place_prefix_0))))
   AND NOT EXISTS (SELECT 1 FROM "sessions" AS twin JOIN "files" AS twin_file ON twin_file.id = twin.file_id WHERE twin.source = s.source AND twin.session_id = s.session_id AND twin_file.id != f.id AND NOT ((twin_file.source = :source_0 AND substr(twin_file.path, 1, length(:source_root_0)) = :source_root_0)))
 ORDER BY bm25("entry_text", :command_weight, :body_weight, :detail_weight) * (1.0 + :recency_weight * max(0.0, 1.0 - (:now - coalesce(e.observed_epoch, 0.0)) / :recency_horizon)), e.id LIMIT :bound"""
 
@@ -57,6 +58,11 @@ def test_ranked_sql():
         "url_0": "github.com/o/r",
         "checkout_0": "/w/repo",
         "enclosing_0": "/w",
+        "place_checkout_0": "/w/repo",
+        "place_identity_0": "rootcommit:ab",
+        "place_enclosing_0": "/w",
+        "place_root_0": "/w/repo",
+        "place_prefix_0": "/w/repo/",
         "command_weight": 4.0,
         "body_weight": 1.0,
         "detail_weight": 0.0,
