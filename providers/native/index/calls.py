@@ -60,7 +60,7 @@ class PriorCallBuilder:
 
     def __init__(self, binding: RepositoryBinding, *, remember: bool = False) -> None:
         self._binding = binding
-        self._places: dict[tuple[str, str | None, str | None], str | None] = {}
+        self._places: dict[tuple[str, str | None], str | None] = {}
         self._built: dict[int, PriorToolCall] | None = {} if remember else None
 
     def build(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
@@ -86,18 +86,16 @@ class PriorCallBuilder:
             built[row.entry_id] = self._call(row, files.get(row.entry_id, ()))
         return [built[row.entry_id] for row in rows]
 
-    def repository_cwd(self, cwd: str | None, *, identity: str | None, session_cwd: str | None = None) -> str | None:
-        """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it.
-        `session_cwd`: the folder of the session the call ran in, when the call has its own."""
+    def repository_cwd(self, cwd: str | None, *, identity: str | None) -> str | None:
+        """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""
         if not cwd:
             return None
-        key = (cwd, identity, session_cwd)
+        key = (cwd, identity)
         if key not in self._places:
-            session = normalise_path(session_cwd) if session_cwd else None
-            self._places[key] = self._place(normalise_path(cwd), identity, session)
+            self._places[key] = self._place(normalise_path(cwd), identity)
         return self._places[key]
 
-    def _place(self, cwd: str, identity: str | None, session_cwd: str | None) -> str | None:
+    def _place(self, cwd: str, identity: str | None) -> str | None:
         checkout = locate_checkout(cwd)
         if checkout is not None:
             same = any(under(normalise_path(checkout.checkout_root), root) for root in self._binding.roots) or (
@@ -105,15 +103,8 @@ class PriorCallBuilder:
             )
             return _relative(cwd, normalise_path(checkout.toplevel)) if same else None
         # No checkout to tell a subfolder from (the folder is gone, or was never a git checkout): the
-        # session's own folder under a root is its checkout, as a worktree under a worktree parent
-        # is; a call's folder under it (after a `cd`) is a folder of that checkout.
-        roots = self._binding.roots
-        if session_cwd is not None and under(cwd, session_cwd) and any(under(session_cwd, root) for root in roots):
-            return _relative(cwd, session_cwd)
-        worktree = _gone_worktree_place(cwd, (*roots, *([session_cwd] if session_cwd else [])))
-        if worktree is not None:
-            return worktree
-        return "" if any(under(cwd, root) for root in roots) else None
+        # session's own folder under a root is its checkout, as a worktree under a worktree parent is.
+        return "" if any(under(cwd, root) for root in self._binding.roots) else None
 
     def _call(self, row: SearchRow, files: tuple[str, ...]) -> PriorToolCall:
         command = _command_of(row, files)
@@ -134,9 +125,7 @@ class PriorCallBuilder:
             exit_code=row.exit_code,
             is_error=is_error,
             cwd=_bounded_path(cwd),
-            repository_cwd=_bounded_path(
-                self.repository_cwd(cwd, identity=identity, session_cwd=row.cwd if own else None)
-            ),
+            repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=identity)),
             observed_at=moment(row.observed_at),
             revision_ref=row.git_commit[:80] if row.git_commit else None,
             files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],
@@ -163,24 +152,6 @@ def _excerpt(output: str) -> str:
         return output
     half = (MAX_CALL_OUTPUT_CHARS - 3) // 2
     return f"{output[:half]}\n{ELLIPSIS}\n{output[-half:]}"
-
-
-WORKTREE_FOLDERS: Final = (".worktrees", "__worktrees", "-worktrees", "_worktrees")
-"""Suffixes of the folder beside a checkout that worktree tools (workmux, conductor-style layouts)
-keep its linked worktrees in: `app__worktrees/fix-x` is a worktree of `app`."""
-
-
-def _gone_worktree_place(cwd: str, roots: Sequence[str]) -> str | None:
-    """Where `cwd` lies in a linked worktree of a root kept beside it (`app.worktrees/NAME/sub` ->
-    `sub`), when git cannot say (the worktree is gone); None elsewhere."""
-    for root in roots:
-        parent, name = os.path.split(root.rstrip("/"))
-        for suffix in WORKTREE_FOLDERS:
-            container = os.path.join(parent, name + suffix)
-            if cwd != container and under(cwd, container):
-                inside = os.path.relpath(cwd, container).split("/", 1)
-                return inside[1] if len(inside) > 1 else ""
-    return None
 
 
 def _relative(path: str, root: str) -> str:

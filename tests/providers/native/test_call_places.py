@@ -201,33 +201,3 @@ def test_an_index_built_before_call_places_reads_every_file_again(tmp_path, plac
         assert connection.execute("SELECT cwd FROM call_details").fetchall() == [(str(places["sub"]),)]
     finally:
         connection.close()
-
-
-def test_calls_in_folders_gone_from_this_machine_keep_their_place_in_the_repository(tmp_path):
-    # A replayed history: neither the session's checkout nor its linked worktrees exist here. A
-    # folder under the session's own is a subfolder of it; one in the worktrees folder beside it
-    # (`alpha__worktrees/NAME`) is a linked worktree of the same repository.
-    repo = "/gone/work/alpha"
-    codex = tmp_path / "agent" / "codex"
-    _rollout(
-        codex,
-        "thread-gone",
-        repo,
-        [
-            ("g-top", COMMAND, repo, 2, "failed at the top"),
-            ("g-sub", COMMAND, f"{repo}/pkg", 2, "failed in pkg"),
-            ("g-worktree", COMMAND, "/gone/work/alpha__worktrees/fix-x", 2, "failed in a worktree"),
-            ("g-worktree-sub", COMMAND, "/gone/work/alpha.worktrees/fix-y/pkg", 2, "failed in a worktree's pkg"),
-            ("g-beside", COMMAND, "/gone/work/beta", 2, "failed beside it"),
-        ],
-    )
-    enablement = _enablement(Path(repo), {"codex": codex})
-    answer = NativeIndexProvider(tmp_path / "state" / "index", enablement).search(_request([COMMAND]))
-    places = {call.output_excerpt.splitlines()[-1]: call.repository_cwd for call in answer.prior_calls}
-    assert places == {
-        "failed at the top": "",
-        "failed in pkg": "pkg",
-        "failed in a worktree": "",
-        "failed in a worktree's pkg": "pkg",
-        "failed beside it": None,
-    }
