@@ -3,7 +3,6 @@ the cause read back from the index names the files the runner reported there."""
 
 import json
 import logging
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +33,7 @@ from obelisk_session_evidence.providers.native.parsers._text import (
 )
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native.conftest import REAL_CORPUS, requires_real_corpus
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.providers.test_failure_causes import CAUSES, OUTCOMES
 from tests.stages.helpers import enabled_policy, situation_model
@@ -229,11 +229,10 @@ def test_failure_lines_finds_every_line_a_failure_pattern_matches(output):
     assert list(failure_lines(output, 0, len(output))) == expected
 
 
-REAL = os.environ.get("SESSION_EVIDENCE_REAL_CORPUS")
 _ORDER = [rule.kind for rule in CATALOGUE] + ["unknown"]
 
 
-@pytest.mark.skipif(not REAL, reason="SESSION_EVIDENCE_REAL_CORPUS is not exported")
+@requires_real_corpus
 def test_the_real_corpus_keeps_its_calls_and_outcomes_and_only_sharpens_causes(monkeypatch):
     """Parsed with and without the kept lines: the same calls and outcomes; a cause changes only
     by gaining subjects or by a rule earlier in the catalogue matching a kept line."""
@@ -241,7 +240,7 @@ def test_the_real_corpus_keeps_its_calls_and_outcomes_and_only_sharpens_causes(m
         (source, path)
         for folder, source in REAL_CORPUS_SOURCES.items()
         if source != "dsh"
-        for path in iter_session_paths(Path(REAL) / folder, source)
+        for path in iter_session_paths(REAL_CORPUS / folder, source)
     ]
 
     def parse() -> dict[tuple[str, str], tuple[object, ...]]:
