@@ -6,7 +6,9 @@ command it is attributed to; commands after a failed `&&` never ran and match no
 proposed command that repeats the failing command, or names the same culprit (the ignored
 path, the unknown flag), repeats the failure when everything the route runs before it repeats
 history too, whatever follows it. After a `command not found`, a command run in another
-environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route.
+environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route; after a failure
+about how the command was written (a missing file or an unknown option it passed, a here-document
+the shell refused), so is a command that does not pass that argument or read a here-document.
 A success whose output a filter cut (`| head -100`) is not the same observation as a run
 with another filter (`| tail -50`): only a failure repeats whatever the filter.
 A prior failure later followed by a success of the same command was resolved, so it counts as
