@@ -127,11 +127,12 @@ def attribute(
         masked_index = _masked_failure(shapes, text)
         if masked_index is None:
             return _SUCCEEDED
-        failing, masked = masked_index, True
-    elif not shapes:
-        return Attribution(True, None, frozenset(), False, exit_code == 127, _culprits(text))
+        failing, masked, culprits = masked_index, True, _culprits(text)
     else:
-        signalled = _signalled(shapes, text, signal=FAILURE_SIGNAL.search(text) is not None)
+        culprits = _culprits(text)
+        if not shapes:
+            return Attribution(True, None, frozenset(), False, exit_code == 127, culprits)
+        signalled = _signalled(shapes, text, signal=FAILURE_SIGNAL.search(text) is not None, culprits=culprits)
         failing = signalled if signalled is not None else _unsignalled_failure(shapes, text)
     skipped = set()
     for index in range(failing + 1, len(shapes)):
@@ -144,7 +145,7 @@ def attribute(
         skipped=frozenset(skipped),
         masked=masked,
         not_found=exit_code == 127 or _not_found(shapes[failing], text),
-        culprits=_culprits(text),
+        culprits=culprits,
         in_view=_view_failed(shapes[failing], text),
     )
 
@@ -189,8 +190,9 @@ def _family(shape: CommandShape) -> str:
     return first
 
 
-def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> int | None:
-    """The first shape whose own error the output shows (`signal`: a generic one is there)."""
+def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool, culprits: tuple[str, ...]) -> int | None:
+    """The first shape whose own error the output shows (`signal`: a generic one is there;
+    `culprits`: the arguments the output names, `_culprits`)."""
     if not text or not shapes:
         return None
     if _HERE_DOCUMENT_REFUSED.search(text):
@@ -202,7 +204,7 @@ def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool) -> in
         for index, shape in enumerate(shapes):
             if name in _names(shape):
                 return index
-    for culprit in _culprits(text):  # `unknown flag: --short`: the command that passed it
+    for culprit in culprits:  # `unknown flag: --short`: the command that passed it
         passing = [index for index, shape in enumerate(shapes) if culprit.startswith("-") and culprit in shape.flags]
         if len(passing) == 1:
             return passing[0]
@@ -261,7 +263,7 @@ def _masked_failure(shapes: Sequence[CommandShape], text: str) -> int | None:
         # No program error; a test runner whose summary counts failed tests still failed.
         runners = [index for index in masked if _runs_tests(shapes[index])]
         return runners[0] if runners and _FAILED_TESTS.search(text) else None
-    signalled = _signalled(shapes, text, signal=True)
+    signalled = _signalled(shapes, text, signal=True, culprits=_culprits(text))
     if signalled is not None:
         return signalled if signalled in masked else None
     return masked[0] if len(masked) == 1 else None
