@@ -280,10 +280,7 @@ def repository_sql(binding: RepositoryBinding, params: dict[str, object]) -> str
         bound.append(f"s.checkout_root IN ({_placeholders('checkout', binding.checkouts, params)})")
     if binding.identities:
         bound.append(f"s.repository_identity IN ({_placeholders('identity', binding.identities, params)})")
-    prefixes = []
-    for i, root in enumerate(binding.roots):
-        params[f"repo_root_{i}"], params[f"repo_prefix_{i}"] = root, root if root.endswith("/") else root + "/"
-        prefixes.append(f"s.cwd = :repo_root_{i} OR substr(s.cwd, 1, length(:repo_prefix_{i})) = :repo_prefix_{i}")
+    prefixes = _under_roots_sql("s.cwd", "repo", binding.roots, params)
     if prefixes:
         enclosing = _placeholders("enclosing", binding.enclosing, params)
         checkout = (
@@ -304,12 +301,11 @@ def repository_sql(binding: RepositoryBinding, params: dict[str, object]) -> str
 def foreign_place(
     binding: RepositoryBinding, *, cwd: str | None, checkout_root: str | None, identity: str | None
 ) -> bool:
-    """The Python twin of `call_place_sql`: a call's own folder lies in a checkout of another repository."""
-    if checkout_root is None:
-        return False
-    if checkout_root in binding.checkouts or (identity is not None and identity in binding.identities):
-        return False
-    return not (checkout_root in binding.enclosing and any(under(cwd, root) for root in binding.roots))
+    """The Python twin of `call_place_sql`: a call's own folder lies in a checkout that `binds` does
+    not bind (a call records no remote)."""
+    return checkout_root is not None and not binds(
+        binding, cwd=cwd, checkout_root=checkout_root, identity=identity, url=None
+    )
 
 
 def call_place_sql(binding: RepositoryBinding, params: dict[str, object], *, entry: str) -> str:
@@ -321,12 +317,7 @@ def call_place_sql(binding: RepositoryBinding, params: dict[str, object], *, ent
     if binding.identities:
         same.append(f"place.repository_identity IN ({_placeholders('place_identity', binding.identities, params)})")
     if binding.enclosing and binding.roots:
-        prefixes = []
-        for i, root in enumerate(binding.roots):
-            params[f"place_root_{i}"], params[f"place_prefix_{i}"] = root, root if root.endswith("/") else root + "/"
-            prefixes.append(
-                f"place.cwd = :place_root_{i} OR substr(place.cwd, 1, length(:place_prefix_{i})) = :place_prefix_{i}"
-            )
+        prefixes = _under_roots_sql("place.cwd", "place", binding.roots, params)
         enclosing = _placeholders("place_enclosing", binding.enclosing, params)
         same.append(f"(place.checkout_root IN ({enclosing}) AND ({' OR '.join(prefixes)}))")
     foreign = f" AND NOT ({' OR '.join(same)})" if same else ""
@@ -334,6 +325,17 @@ def call_place_sql(binding: RepositoryBinding, params: dict[str, object], *, ent
         f"NOT EXISTS (SELECT 1 FROM call_details AS place WHERE place.entry_id = {entry}"
         f" AND place.checkout_root IS NOT NULL{foreign})"
     )
+
+
+def _under_roots_sql(column: str, name: str, roots: Sequence[str], params: dict[str, object]) -> list[str]:
+    """Per root, `column` is the root or lies under it (whole components), with `name`d parameters."""
+    prefixes = []
+    for i, root in enumerate(roots):
+        params[f"{name}_root_{i}"], params[f"{name}_prefix_{i}"] = root, root if root.endswith("/") else root + "/"
+        prefixes.append(
+            f"{column} = :{name}_root_{i} OR substr({column}, 1, length(:{name}_prefix_{i})) = :{name}_prefix_{i}"
+        )
+    return prefixes
 
 
 def _placeholders(name: str, values: Sequence[str], params: dict[str, object]) -> str:
