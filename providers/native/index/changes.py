@@ -12,19 +12,17 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import NamedTuple
 
 from obelisk_session_evidence.contracts.index_status import RootState
 from obelisk_session_evidence.contracts.sources import SourceKind
 from obelisk_session_evidence.providers.native.index.cursor import FileSignature
+from obelisk_session_evidence.providers.native.index.last_scan import as_last_refresh_left, read_last_scan
 from obelisk_session_evidence.providers.native.index.listings import Listings, load_listings
-from obelisk_session_evidence.providers.native.index.revision import current_revision, read_meta
+from obelisk_session_evidence.providers.native.index.revision import current_revision
 from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
 from obelisk_session_evidence.providers.native.index.scan import scan_root
 from obelisk_session_evidence.providers.native.index.store import index_errors
-
-LAST_SCAN: Final = "last_complete_scan"
-"""`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,22 +119,23 @@ def same_scan_as_last(connection: sqlite3.Connection, scanned: ScannedRoots) -> 
     unchanged), and any content change advances the revision, so an equal scan and an equal revision
     mean every unit is unchanged and none was deleted; the counts are those that refresh left.
     """
-    stored = read_meta(connection, LAST_SCAN)
-    if stored is None or any(state == "unreadable" for state in scanned.states.values()):
+    last = read_last_scan(connection)
+    if last is None or any(state == "unreadable" for state in scanned.states.values()):
         return None
-    parts = stored.split(" ")
-    if len(parts) != 4 or not (parts[2].isdigit() and parts[3].isdigit()):
+    if last.revision != current_revision(connection).text or last.digest != scan_digest(scanned):
         return None
-    if parts[0] != current_revision(connection).text or parts[1] != scan_digest(scanned):
-        return None
-    return int(parts[2]), int(parts[3])
+    return last.units, last.failed
 
 
 def pending_changes(connection: sqlite3.Connection, roots: Roots) -> int:
     """How many units were added, changed or deleted, and how many roots changed state (appeared,
-    went missing, became unreadable), since the last refresh: `stat` only, nothing parsed."""
+    went missing, became unreadable), since the last refresh: `stat` only, nothing parsed. One
+    `stat` per stored folder and unit answers 0 first where it can (`last_scan.py`)."""
     with index_errors():
-        scanned = scan_roots(roots, load_listings(connection, now_ns=time.time_ns()))
+        now_ns = time.time_ns()
+        if as_last_refresh_left(connection, roots, now_ns=now_ns):
+            return 0
+        scanned = scan_roots(roots, load_listings(connection, now_ns=now_ns))
         if same_scan_as_last(connection, scanned) is not None:
             return 0
         changed = _changed_root_states(connection, scanned)

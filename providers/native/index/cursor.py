@@ -41,8 +41,12 @@ class FileSignature:
 def signature_of_stat(status: os.stat_result) -> FileSignature:
     """The signature of a session file from its `stat`."""
     device, inode, size = status.st_dev, status.st_ino, status.st_size
-    mtime, ctime = status.st_mtime_ns, status.st_ctime_ns
-    return FileSignature(device, inode, size, mtime, ctime, f"{device}:{inode}:{size}:{mtime}:{ctime}", False)
+    return FileSignature(device, inode, size, status.st_mtime_ns, status.st_ctime_ns, stat_digest(status), False)
+
+
+def stat_digest(status: os.stat_result) -> str:
+    """A session file's signature as one comparable string (`FileSignature.digest`)."""
+    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}:{status.st_ctime_ns}"
 
 
 def file_signature(path: Path | str) -> FileSignature:

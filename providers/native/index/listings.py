@@ -58,7 +58,7 @@ class Listings:
         stored = self.stored.get(folder)
         settled = max(status.st_mtime_ns, status.st_ctime_ns) < self.now_ns - RACY_S * 1e9
         if stored is not None and stored[:3] == key and settled:
-            return _decoded(folder, stored[3]), status.st_ino
+            return self.stored_entries(folder, stored)
         try:
             with os.scandir(folder) as listing:
                 entries = [Entry(e.name, e.path, _is_folder(e), _is_link(e)) for e in listing]
@@ -67,6 +67,10 @@ class Listings:
             return [], status.st_ino
         self.updated[folder] = (*key, _encoded(entries))
         return entries, status.st_ino
+
+    def stored_entries(self, folder: str, stored: tuple[int, int, int, str]) -> tuple[list[Entry], int]:
+        """`(entries, inode)` of a folder from its stored listing `stored`."""
+        return _decoded(folder, stored[3]), stored[0]
 
 
 def load_listings(connection: sqlite3.Connection, *, now_ns: int) -> Listings:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from obelisk_session_evidence.contracts.base import Freshness
 from obelisk_session_evidence.contracts.index_status import RefreshReport
-from obelisk_session_evidence.providers.native.index.changes import LAST_SCAN, Known, ScannedRoots, Unit, scan_digest
+from obelisk_session_evidence.providers.native.index.changes import Known, ScannedRoots, Unit, scan_digest
 from obelisk_session_evidence.providers.native.index.cursor import (
     FileSignature,
     encode_counts,
@@ -18,6 +18,7 @@ from obelisk_session_evidence.providers.native.index.cursor import (
     has_damaged_files,
 )
 from obelisk_session_evidence.providers.native.index.integrity import seal
+from obelisk_session_evidence.providers.native.index.last_scan import LAST_SCAN, LAST_SCANNED_ROOTS, scanned_roots_key
 from obelisk_session_evidence.providers.native.index.listings import Listings, save_listings
 from obelisk_session_evidence.providers.native.index.revision import (
     Revision,
@@ -240,3 +241,5 @@ def _remember_scan(connection: sqlite3.Connection, scanned: ScannedRoots, revisi
     """Store what the next refresh compares its scan with (call inside `atomic()`, after a complete refresh)."""
     unchanged = sum(unit.signature is not None for unit in scanned.units)
     write_meta(connection, LAST_SCAN, f"{revision.text} {scan_digest(scanned)} {unchanged} {tally.failed}")
+    states = [(source, root, state) for (source, root), state in scanned.states.items()]
+    write_meta(connection, LAST_SCANNED_ROOTS, scanned_roots_key(revision.text, states))

@@ -77,6 +77,15 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
     return state, units
 
 
+def kimi_unit_signature(folder: str, listings: Listings) -> FileSignature | None:
+    """A stored Kimi session's signature now, as a scan would find it, from listings that hold no
+    link; None when it is no longer a unit. A linked agent `wire.jsonl` must stay inside its session
+    folder here, stricter than a scan's root: a None only sends the caller to the full scan."""
+    entries, inode = listings.entries(folder)
+    unit = _kimi_unit(folder, inode, entries, listings, _Inside(folder))
+    return unit.signature if unit is not None else None
+
+
 def _distinct(units: list[ScannedUnit]) -> list[ScannedUnit]:
     """The first unit of each file (device and inode); folders and vanished files are kept as they are."""
     seen: set[tuple[int, int]] = set()
