@@ -97,6 +97,8 @@ class PriorStep:
     worktree does not change what a command sees in another."""
     cause: FailureCause | None = None
     """Why it failed, when it failed and the provider typed it."""
+    escalated: bool | None = None
+    """It ran outside the agent's sandbox (a prior call says; None for a step read from a snippet)."""
     installs: bool = False
     """It installed or synced dependencies."""
     reformats: bool = False
@@ -187,7 +189,8 @@ def _call_step(index: int, call: PriorToolCall, roots: tuple[str, ...]) -> Prior
         outcome_known=call.outcome is not None,
         ref=call.message_ref,
     )
-    return replace(step, checkout=_checkout(call), cause=call.cause if step.result == "failed" else None)
+    cause = call.cause if step.result == "failed" else None
+    return replace(step, checkout=_checkout(call), cause=cause, escalated=call.escalated)
 
 
 def _recorded(call: PriorToolCall) -> bool | None:

@@ -6,7 +6,9 @@ command it is attributed to; commands after a failed `&&` never ran and match no
 proposed command that repeats the failing command, or names the same culprit (the ignored
 path, the unknown flag), repeats the failure when everything the route runs before it repeats
 history too, whatever follows it. After a `command not found`, a command run in another
-environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route; after a failure
+environment (`source …/activate &&`, `uv run`, a `bin/` path) is another route, as a run outside
+the agent's sandbox is for a sandboxed one and the other way round (`RouteProposal.escalated`,
+when the route states it); after a failure
 about how the command was written (a missing file or an unknown option it passed, a here-document
 the shell refused), so is a command that does not pass that argument or read a here-document.
 A success whose output a filter cut (`| head -100`) is not the same observation as a run
@@ -171,6 +173,7 @@ def route_match(
         revision=revision,
         roots=route_roots,
         line=revision_line(revision_checks),
+        escalated=route.escalated,
     )
     hypothesis, hypothesis_items = _text_match(
         route.hypothesis,
@@ -231,14 +234,16 @@ def _command_match(
     revision: Revision | None,
     roots: Sequence[str],
     line: RevisionLine,
+    escalated: bool | None,
 ) -> _CommandFields:
-    """Each unit against its latest comparable prior run: a failure stands until a change touches its cause."""
+    """Each unit against its latest comparable prior run: a failure stands until a change touches its
+    cause. A run inside the sandbox and one outside it (`escalated`) are other routes."""
     threshold = thresholds.command_repeat
     scores = [_UnitScore() for _ in units]
     matched: set[int] = set()
     superseded: set[int] = set()
     resolved: set[int] = set()
-    calls = [step for step in steps if step.is_tool_call]
+    calls = [step for step in steps if step.is_tool_call and not _other_sandbox(step, escalated)]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
         runs = _comparable_runs(unit, calls, score, threshold=threshold)
         if not runs:
@@ -273,6 +278,11 @@ def _command_match(
 
 _Run = tuple[PriorStep, int, int, bool]
 """A comparable prior run of a unit: the step, the shape's position, its similarity, whether it ran well."""
+
+
+def _other_sandbox(step: PriorStep, escalated: bool | None) -> bool:
+    """The step ran on the other side of the agent's sandbox than the route would (both known)."""
+    return escalated is not None and step.escalated is not None and step.escalated != escalated
 
 
 def _comparable_runs(

@@ -101,6 +101,9 @@ class PriorToolCall(ContractModel):
     """The exit code, when the session recorded one (Codex: from its `Process exited` text)."""
     is_error: bool | None = None
     """The agent's own error flag, when recorded."""
+    escalated: bool | None = None
+    """It asked to run outside the agent's sandbox (Claude Code's `dangerouslyDisableSandbox`,
+    Codex's `sandbox_permissions: "require_escalated"`); None when the provider does not say."""
     cwd: Annotated[str, StringConstraints(max_length=MAX_CALL_PATH_CHARS)] | None = None
     """The working directory the call ran in, as recorded. Private."""
     repository_cwd: Annotated[str, StringConstraints(max_length=MAX_CALL_PATH_CHARS)] | None = None

@@ -89,6 +89,10 @@ class RouteProposal(ContractModel):
     cwd: FilePath | None = None
     """The folder the route's commands start in (absolute, or relative to the repository), when
     known: the same command in another place is another route. Unknown: the repository's root."""
+    escalated: bool | None = None
+    """The route's commands run outside the agent's sandbox (Claude Code's `dangerouslyDisableSandbox`,
+    Codex's escalated permissions): after a sandbox's denial, another route than a sandboxed run.
+    None: not stated (compared with prior runs either way)."""
     hypothesis: RouteText | None = None
     """The hypothesis the route tests, in words."""
     blocker: RouteText | None = None

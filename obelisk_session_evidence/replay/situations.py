@@ -42,7 +42,7 @@ def replay_situation(enablement: Enablement, call: PriorToolCall, *, index: int)
             observation=TypedProgressObservation(
                 result_class="advanced", work_item_id="replay", probe_kind=f"replay-call-{index}"
             ),
-            route=RouteProposal(action_kind="shell", commands=[call.command], cwd=call.cwd),
+            route=RouteProposal(action_kind="shell", commands=[call.command], cwd=call.cwd, escalated=call.escalated),
         ),
         coverage=Coverage(
             hypotheses_exhausted=False,

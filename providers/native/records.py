@@ -91,6 +91,9 @@ class ToolCallRecord:
     """The folder this call ran in, where the source records one per call (Codex's `workdir`,
     the `cwd` of the Claude Code line holding the call); None when it records none, and the
     session's cwd then stands for it."""
+    escalated: bool = False
+    """It asked to run outside the agent's sandbox (`parsers._text.runs_escalated`): after a
+    sandbox's denial, an escalated run is another route than the sandboxed one."""
 
     @property
     def failed(self) -> bool:

@@ -124,6 +124,7 @@ class PriorCallBuilder:
             command_truncated=len(command) >= MAX_CALL_COMMAND_CHARS,
             exit_code=row.exit_code,
             is_error=is_error,
+            escalated=row.call_escalated,
             cwd=_bounded_path(cwd),
             repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=identity)),
             observed_at=moment(row.observed_at),

@@ -151,6 +151,8 @@ class SearchRow:
     """`call_cwd`'s checkout (main working tree), resolved at refresh; None without one."""
     call_identity: str | None = None
     """`call_cwd`'s repository identity, resolved at refresh; None without one."""
+    call_escalated: bool = False
+    """The tool call asked to run outside the agent's sandbox."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +315,7 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
     sql = (
         f"SELECT {', '.join(_COLUMNS)}, t.command, t.body, t.detail, (SELECT json_group_array(twin_file.path)"
         f" {SESSION_FILES}), e.session_row, e.observed_epoch, place.cwd, place.checkout_root,"
-        f" place.repository_identity FROM json_each(:ids) AS m\n"
+        f" place.repository_identity, coalesce(place.escalated, 0) FROM json_each(:ids) AS m\n"
         f"JOIN {quote_identifier('entries')} AS e ON e.id = m.value\n{JOINS}\n"
         f"JOIN {TEXT} AS t ON t.rowid = e.id\n"
         f"LEFT JOIN {quote_identifier('call_details')} AS place ON place.entry_id = e.id"
@@ -321,8 +323,8 @@ def fetch_rows(connection: sqlite3.Connection, ids: Sequence[int]) -> dict[int, 
     rows = (
         # one row: its columns, its session files, then its session row, time and the call's own
         # place (one tuple: mypy cannot count the columns of a starred row before further arguments)
-        SearchRow(*(*values, tuple(json.loads(paths)), session_row, epoch, cwd, checkout, identity))
-        for *values, paths, session_row, epoch, cwd, checkout, identity in connection.execute(
+        SearchRow(*(*values, tuple(json.loads(paths)), session_row, epoch, cwd, checkout, identity, bool(escalated)))
+        for *values, paths, session_row, epoch, cwd, checkout, identity, escalated in connection.execute(
             sql, {"ids": json.dumps(list(ids))}
         )
     )

@@ -50,6 +50,8 @@ class EntryRow(NamedTuple):
     """Files a tool call named (stored in `call_details`, for compare-route's prior calls)."""
     cwd: str | None = None
     """The folder a tool call ran in, where its source records one (stored in `call_details`)."""
+    escalated: bool = False
+    """A tool call asked to run outside the agent's sandbox (stored in `call_details`)."""
 
 
 @dataclass(slots=True)
@@ -128,6 +130,7 @@ def _call_row(call: ToolCallRecord) -> EntryRow:
         output if file_content else "",
         call.file_paths,
         normalise_path(call.cwd) if call.cwd else None,
+        call.escalated,
     )
 
 
@@ -278,7 +281,7 @@ _UPSERT_CALL_SESSION: Final = (
 )
 _INSERT_DETAILS: Final = (
     "INSERT INTO call_details (entry_id, session_row, program, command_key, observed_epoch, paths, cwd,"
-    " checkout_root, repository_identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " checkout_root, repository_identity, escalated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _UPSERT_SESSION: Final = """
 INSERT INTO sessions (file_id, source, session_id, parent_session_id, cwd, checkout_root,
@@ -329,6 +332,7 @@ class _CallDetails(NamedTuple):
     cwd: str | None
     checkout_root: str | None
     repository_identity: str | None
+    escalated: bool
 
 
 def _details(entry: _EntryValues, row: EntryRow, resolver: RepositoryResolver) -> _CallDetails:
@@ -339,7 +343,16 @@ def _details(entry: _EntryValues, row: EntryRow, resolver: RepositoryResolver) -
     entry_id, _, session_row, *_, observed_epoch = entry
     checkout_root, identity = resolver.resolve(row.cwd)
     return _CallDetails(
-        entry_id, session_row, program, key, observed_epoch, "\n".join(row.files), row.cwd, checkout_root, identity
+        entry_id,
+        session_row,
+        program,
+        key,
+        observed_epoch,
+        "\n".join(row.files),
+        row.cwd,
+        checkout_root,
+        identity,
+        row.escalated,
     )
 
 

@@ -208,6 +208,17 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0009_escalated_calls",
+        (
+            # A call that asked to run outside the agent's sandbox (`parsers._text.runs_escalated`):
+            # after a sandbox's denial it is another route than the sandboxed run.
+            "ALTER TABLE call_details ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0",
+            # Calls indexed before do not say: every file is read again, whole, by the next refresh.
+            "UPDATE files SET signature = '', prefix_digest = NULL",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -14,6 +14,7 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     excerpt,
     is_cut,
     parse_arguments,
+    runs_escalated,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import (
@@ -133,13 +134,17 @@ class RecordSink:
         file_paths: tuple[str, ...],
         timestamp: str | None,
         cwd: str | None = None,
+        escalated: bool = False,
     ) -> None:
-        """Register a tool call (with the folder it ran in, where the source records one); an
-        outcome seen earlier (out-of-order lines) is kept."""
+        """Register a tool call (with the folder it ran in, where the source records one, and
+        whether it asked to run outside the sandbox); an outcome seen earlier (out-of-order lines)
+        is kept."""
         known = self._calls.get(call_id)
         if known is not None and known.name is not None:
             return
-        fresh = ToolCallRecord(self.session_id, call_id, name, command_text, file_paths, timestamp=timestamp, cwd=cwd)
+        fresh = ToolCallRecord(
+            self.session_id, call_id, name, command_text, file_paths, timestamp=timestamp, cwd=cwd, escalated=escalated
+        )
         if known is not None:
             fresh = replace(
                 fresh,
@@ -155,8 +160,17 @@ class RecordSink:
         self, call_id: str, name: str | None, arguments: object, timestamp: str | None, cwd: str | None = None
     ) -> None:
         """Register a tool call described by its raw arguments (an object or a JSON string)."""
-        command_text, paths = describe_tool_input(name, parse_arguments(arguments))
-        self.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp, cwd=cwd)
+        parsed = parse_arguments(arguments)
+        command_text, paths = describe_tool_input(name, parsed)
+        self.open_call(
+            call_id,
+            name,
+            command_text=command_text,
+            file_paths=paths,
+            timestamp=timestamp,
+            cwd=cwd,
+            escalated=runs_escalated(parsed),
+        )
 
     def record_outcome(
         self,
@@ -196,6 +210,7 @@ class RecordSink:
             kept,
             known.timestamp,
             known.cwd or cwd,
+            known.escalated,
         )
         if self._calls.get(call_id) != updated:
             self._calls[call_id] = updated

@@ -223,6 +223,16 @@ def shell_command(arguments: dict[str, Any]) -> str | None:
     return None
 
 
+def runs_escalated(arguments: dict[str, Any]) -> bool:
+    """The call asked to run outside the agent's sandbox: Claude Code's Bash `dangerouslyDisableSandbox`,
+    Codex's `sandbox_permissions: "require_escalated"` (earlier `with_escalated_permissions`)."""
+    return (
+        arguments.get("dangerouslyDisableSandbox") is True
+        or arguments.get("with_escalated_permissions") is True
+        or arguments.get("sandbox_permissions") == "require_escalated"
+    )
+
+
 def describe_tool_input(name: str | None, arguments: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     """`(command_text, file_paths)` for a tool call from its arguments, whatever the agent."""
     keys = _FILE_KEYS + ("path",) if (name or "").lower() in FILE_TOOL_NAMES else _FILE_KEYS

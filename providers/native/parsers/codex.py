@@ -25,6 +25,7 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     is_injected,
     iso_timestamp,
     parse_arguments,
+    runs_escalated,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import Role
@@ -227,7 +228,15 @@ class _Rollout:
                 return
         command_text, paths = describe_tool_input(name, arguments)
         cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
-        self.sink.open_call(call_id, name, command_text=command_text, file_paths=paths, timestamp=timestamp, cwd=cwd)
+        self.sink.open_call(
+            call_id,
+            name,
+            command_text=command_text,
+            file_paths=paths,
+            timestamp=timestamp,
+            cwd=cwd,
+            escalated=runs_escalated(arguments),
+        )
 
     def _place(self, folder: object) -> str | None:
         """The folder a shell call names to run in; a relative one is under the session's cwd (as
