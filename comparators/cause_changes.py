@@ -31,6 +31,7 @@ from obelisk_session_evidence.comparators.paths import (
     related_files,
     repository_path,
     same_file,
+    tests_module_of,
     without_position,
 )
 from obelisk_session_evidence.contracts.prior_calls import FailureCause, FailureCauseKind
@@ -115,6 +116,8 @@ class _Failure:
     failing: CommandShape
     output_paths: Sequence[str]
     roots: Sequence[str]
+    tests: tuple[str, ...] = ()
+    """The failing tests, as their runner named them (`FailureCause.tests`)."""
 
 
 _Rule = Callable[[_Failure, Sequence[Change]], bool]
@@ -134,7 +137,11 @@ def cause_touched(
         changes = [change for change in changes if not change.reformats]
     if not changes:
         return False
-    failure = _Failure(tuple(cause.subjects) if cause is not None else (), failing, output_paths, roots)
+    failure = (
+        _Failure(tuple(cause.subjects), failing, output_paths, roots, tuple(cause.tests))
+        if cause is not None
+        else _Failure((), failing, output_paths, roots)
+    )
     return RULES[kind](failure, changes)
 
 
@@ -211,7 +218,8 @@ def _unexplained(failure: _Failure, changes: Sequence[Change]) -> bool:
 
 
 def _files_touched(failure: _Failure, changes: Sequence[Change]) -> bool:
-    """A check's failure: the files it or its failure names, their relatives, configuration, unnamed writes."""
+    """A check's failure: the files it or its failure names, their relatives, the modules its failing
+    tests are named after, configuration, unnamed writes."""
     failing, roots = failure.failing, failure.roots
     subject_files = (
         repository_path(without_position(subject), roots=roots) for subject in failure.subjects if _is_file(subject)
@@ -228,6 +236,8 @@ def _files_touched(failure: _Failure, changes: Sequence[Change]) -> bool:
         if any(is_project_config(path) for path in change.paths):
             return True
         if any(related_files(target, path) for target in named for path in change.paths):
+            return True
+        if any(tests_module_of(test, path) for test in failure.tests for path in change.paths):
             return True
         if change.acts and own & set(change.subjects):
             return True  # something acted on what the failing command named (`bd create X` after `bd show X`)

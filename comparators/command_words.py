@@ -48,23 +48,28 @@ def next_cwd(cwd: str | None, target: str, roots: tuple[str, ...]) -> str | None
     return "" if joined == "." else joined
 
 
-def directory_option(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple[list[str], str | None]:
-    """The words without a `-C DIR` folder option, and the cwd it moves the command to."""
+def directory_option(
+    words: list[str], roots: tuple[str, ...], cwd: str | None
+) -> tuple[list[str], str | None, tuple[str, ...]]:
+    """The words without a `-C DIR` folder option, the cwd it moves the command to, and the options
+    it was written with (`-C`)."""
     options = _DIRECTORY_OPTIONS.get(basename(words[0])) if words else None
     if not options:
-        return words, cwd
+        return words, cwd, ()
     kept = [words[0]]
+    used: list[str] = []
     index = 1
     while index < len(words):
         word = words[index]
         name, _, attached = word.partition("=")
         if name in options and (attached or index + 1 < len(words)):
             cwd = next_cwd(cwd, attached or words[index + 1], roots)
+            used.append(name)
             index += 1 if attached else 2
             continue
         kept.append(word)
         index += 1
-    return kept, cwd
+    return kept, cwd, tuple(dict.fromkeys(used))
 
 
 def program_of(words: list[str], roots: tuple[str, ...], cwd: str | None) -> tuple[str, list[str]]:

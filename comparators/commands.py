@@ -67,6 +67,9 @@ class CommandShape:
     (`| python`): what of its output was shown. Not part of its identity (`text`)."""
     here_document: bool = False
     """It reads a here-document (`shell.Segment.here_document`): how it is written, not its identity."""
+    place_options: tuple[str, ...] = ()
+    """The options that named its folder (`git -C DIR`): how it is written, not its identity (the
+    folder is its `cwd`)."""
 
     @property
     def text(self) -> str:
@@ -223,19 +226,28 @@ def _joined(nested: list[CommandShape], joined_by: str, next_op: str) -> list[Co
     return nested
 
 
+_INLINE_RUNNERS: Final = frozenset({"python", "python -c", "node", "node -e"})
+
+
 def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: Segment) -> CommandShape | None:
     """One simple command's words in canonical form; None when nothing is left to run."""
-    words, cwd = directory_option(words, roots, cwd)
+    words, cwd, place_options = directory_option(words, roots, cwd)
     program, rest = program_of(words, roots, cwd)
     if not program:
         return None
-    if program in ("python", "python -c", "node", "node -e"):
-        inline = inline_script(program, rest, segment.stdin)
-        if inline is not None:
-            return CommandShape(
-                program=inline[0], flags=(), targets=inline[1], cwd=cwd, here_document=segment.here_document
-            )
-    if program == "git commit":
-        rest = commit_words(rest, segment.stdin)
-    flags, targets = flags_and_targets(program, rest, roots, cwd)
-    return CommandShape(program=program, flags=flags, targets=targets, cwd=cwd, here_document=segment.here_document)
+    inline = inline_script(program, rest, segment.stdin) if program in _INLINE_RUNNERS else None
+    if inline is not None:
+        program, targets = inline
+        flags: tuple[str, ...] = ()
+    else:
+        if program == "git commit":
+            rest = commit_words(rest, segment.stdin)
+        flags, targets = flags_and_targets(program, rest, roots, cwd)
+    return CommandShape(
+        program=program,
+        flags=flags,
+        targets=targets,
+        cwd=cwd,
+        here_document=segment.here_document,
+        place_options=place_options,
+    )

@@ -291,6 +291,24 @@ def subject_stem(path: str) -> str:
     return stem
 
 
+def tests_module_of(test: str, path: str) -> bool:
+    """True when `path` is the module a failing test is named after, by the test's leading name:
+    `prompt-generator > builds …` and `prompt-generator.ts`, `TestParseFoo` and `parse_foo.go`,
+    `parser::tests::parses` and `parser.rs` (case, `-` and `_` aside; a test file's stem is its
+    subject's, `subject_stem`). Names under three characters name nothing."""
+    leading = _TEST_SEGMENT.split(test.strip(), maxsplit=1)[0]
+    leading = leading.removeprefix("Test") if leading[4:5].isupper() else leading
+    name = _folded(leading)
+    return len(name) > 2 and name == _folded(subject_stem(path))
+
+
+def _folded(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+_TEST_SEGMENT: Final = re.compile(r" > | › |::|/")
+
+
 def is_test_path(path: str) -> bool:
     """True for a test file (`test_x.py`, `x_test.go`, `x.spec.ts`, anything under `tests/`)."""
     name = posixpath.basename(path).split("::", 1)[0]

@@ -447,9 +447,10 @@ def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -
 
 
 def _passes(shape: CommandShape, argument: str) -> bool:
-    """`shape` passes `argument`: as a flag (a value the failure cut at a space: its first word), or
-    as a target, the same path written from another folder (`cli/a.json`, `packages/cli/a.json`)."""
-    if any(flag == argument or flag.startswith(argument + " ") for flag in shape.flags):
+    """`shape` passes `argument`: as a flag (a value the failure cut at a space: its first word; an
+    option naming its folder too: `git -C DIR`), or as a target, the same path written from another
+    folder (`cli/a.json`, `packages/cli/a.json`)."""
+    if any(flag == argument or flag.startswith(argument + " ") for flag in (*shape.flags, *shape.place_options)):
         return True
     path = repository_path(argument).rstrip("/")
     return any(target in (argument, path) or _written_from_elsewhere(target, path) for target in shape.targets)

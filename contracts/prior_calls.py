@@ -82,6 +82,12 @@ class FailureCause(ContractModel):
         Field(max_length=MAX_CAUSE_SUBJECTS),
     ] = []
     """What it names, as the output wrote it (the missing program, the refused files, ...)."""
+    tests: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_CAUSE_SUBJECT_CHARS)]],
+        Field(max_length=MAX_CAUSE_SUBJECTS),
+    ] = []
+    """For failing tests: the names a test runner gave the failing ones (`describe > test`,
+    `TestParse`, `parser::tests::parses`), as it wrote them."""
 
 
 class PriorToolCall(ContractModel):

@@ -81,6 +81,14 @@ _SEGMENTS: Final = re.compile(r"\|\|?|&&|;|\n")
 _QUOTED: Final = re.compile(r"""(?P<closed>'[^']*'|"(?:[^"\\]|\\.)*")|(?P<open>['"].*)|\\.?""", re.DOTALL)
 """A quoted string (single quotes keep backslashes), one left open to the end, or an escaped character."""
 _ASSIGNMENT: Final = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=\S*\Z")
+_FAILING_TEST: Final = re.compile(
+    r"^\s*(?:\(fail\)|[✗✕×]|●) (?P<named>[^\n]{1,300}?)(?: \[[\d.]+m?s\]| \(?\d+(?:\.\d+)? ?m?s\)?)?$"
+    r"|^\s*--- FAIL: (?P<go>\S{1,300})"
+    r"|^test (?P<rust>\S{1,300}) \.\.\. FAILED",
+    re.MULTILINE,
+)
+"""A failing test as its runner names it: bun's `(fail) A > B`, vitest's `× A > B`, jest's `● A › B`,
+go's `--- FAIL: TestX`, cargo's `test a::b ... FAILED`."""
 _PATH: Final = re.compile(r"(?<![\w@:/.-])(?:\.{0,2}/)?(?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}\b")
 """A file-looking token (`src/a.ts`, `./x.py`, `config.exs`): a name with an extension."""
 
@@ -154,7 +162,8 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     _rule(
         "test_failed",
         r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b|^\s*Tests?:?\s+[1-9]\d* failed|^=+ .*\b[1-9]\d* failed\b"
-        r"|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) |^\s*\d+\) test |AssertionError|assert(?:ion)? failed",
+        r"|^\s*(?:FAILED|FAIL)\b|^\s*(?:✗|✕|×|\(fail\)) |^\s*\d+\) test |AssertionError|assert(?:ion)? failed"
+        r"|^test \S+ \.\.\. FAILED",
         names_files=True,
     ),
     _rule(
@@ -319,7 +328,8 @@ def failure_cause(command: str, *, exit_code: int | None, output: str) -> Failur
             subjects = [first_program(command)]
         if rule.names_files:
             subjects += _PATH.findall(text)
-        return _cause(rule.kind, subjects)
+        tests = [next(name for name in found.groups() if name) for found in _FAILING_TEST.finditer(text)]
+        return _cause(rule.kind, subjects, tests if rule.kind == "test_failed" else [])
     return _cause("unknown", _PATH.findall(text))
 
 
@@ -376,8 +386,10 @@ def _program(segments: Sequence[str]) -> str:
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 
-def _cause(kind: FailureCauseKind, subjects: Sequence[str]) -> FailureCause:
-    kept = list(dict.fromkeys(subject.strip("'\"`‘’,;:()") for subject in subjects if subject.strip()))
-    return FailureCause(
-        kind=kind, subjects=[subject[:MAX_CAUSE_SUBJECT_CHARS] for subject in kept if subject][:MAX_CAUSE_SUBJECTS]
-    )
+def _cause(kind: FailureCauseKind, subjects: Sequence[str], tests: Sequence[str] = ()) -> FailureCause:
+    return FailureCause(kind=kind, subjects=_bounded(subjects), tests=_bounded(tests))
+
+
+def _bounded(names: Sequence[str]) -> list[str]:
+    kept = list(dict.fromkeys(name.strip("'\"`‘’,;:()") for name in names if name.strip()))
+    return [name[:MAX_CAUSE_SUBJECT_CHARS] for name in kept if name][:MAX_CAUSE_SUBJECTS]

@@ -304,3 +304,41 @@ def test_an_unknown_flag_is_the_failure_of_the_command_that_passed_it():
     shapes = parse_command("bd where && bd status --short").shapes
     output = "/work/app/.beads\n  prefix: av\nError: unknown flag: --short\nUsage:\n  bd status [flags]"
     assert attribute(shapes, output, failed=True, exit_code=1).failing == 1
+
+
+GIT_WRAPPER_REFUSED_C = (
+    "Exit code 2\nerror: unexpected argument '-C' found\n\nUsage: rtk git [OPTIONS] <COMMAND>\n\n"
+    "For more information, try '--help'."
+)
+
+
+def test_an_option_naming_the_folder_is_an_argument_a_failure_can_be_about():
+    # A git wrapper refused `git -C DIR status`; a plain `git status` in that folder does not pass -C.
+    calls = [shell(f"git -C {REPO} status", GIT_WRAPPER_REFUSED_C, exit_code=2, minute=0)]
+    assert not match(calls, "git status").repeats_failure
+    assert match(calls, f"git -C {REPO} status").repeats_failure
+
+
+# `bun run test | grep -A 20 …` showed the failing test's name, not its file; the file the output
+# names is a passing test's log.
+PROMPT_GENERATOR_FAILED = (
+    "(fail) prompt-generator > suggestion prompt - target agent routing > includes decision criteria [0.54ms]\n"
+    "\nsrc/api/routes/evaluation.test.ts:\n[EvaluationRoutes] Error in POST /api/evaluate: 179 | "
+    "expect(response.status).toBe(202);\n"
+)
+
+
+def test_an_edit_of_the_module_a_failing_test_is_named_after_touches_its_failure():
+    command = 'bun run test 2>&1 | grep -A 20 "FAIL\\|✗\\|fail.*prompt-generator"'
+    calls = [
+        shell(command, PROMPT_GENERATOR_FAILED, minute=0),
+        edit(f"{REPO}/src/shared/remediation/prompt-generator.ts", minute=1),
+    ]
+    result = match(calls, "bun run test 2>&1 | tail -10")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+def test_an_edit_of_another_module_leaves_a_failing_test_standing():
+    command = 'bun run test 2>&1 | grep -A 20 "FAIL\\|✗\\|fail.*prompt-generator"'
+    calls = [shell(command, PROMPT_GENERATOR_FAILED, minute=0), edit(f"{REPO}/src/shared/report.ts", minute=1)]
+    assert match(calls, "bun run test 2>&1 | tail -10").repeats_failure

@@ -131,10 +131,44 @@ def test_failure_cause(command, exit_code, output, kind, subject):
         assert subject in cause.subjects
 
 
+FAILING_TESTS = [
+    (
+        "bun test",
+        "(fail) prompt-generator > builds the prompt [0.54ms]\n 1 fail",
+        "prompt-generator > builds the prompt",
+    ),
+    (
+        "npx vitest run",
+        " × parseFlags > throws for unknown flags 12ms\n Tests  1 failed",
+        "parseFlags > throws for unknown flags",
+    ),
+    (
+        "npx jest",
+        "  ● EvaluationRoutes › POST /api/evaluate\n\nTests: 1 failed, 9 passed",
+        "EvaluationRoutes › POST /api/evaluate",
+    ),
+    ("go test ./...", "--- FAIL: TestParseFoo (0.00s)\nFAIL\tpkg/x\t0.1s", "TestParseFoo"),
+    ("cargo test", "test parser::tests::parses ... FAILED\n\nfailures:", "parser::tests::parses"),
+]
+
+
+@pytest.mark.parametrize(("command", "output", "test"), FAILING_TESTS)
+def test_a_failing_test_is_named_as_its_runner_named_it(command, output, test):
+    cause = failure_cause(command, exit_code=1, output=output)
+    assert (cause.kind, cause.tests) == ("test_failed", [test])
+
+
+def test_only_a_test_failure_names_failing_tests():
+    output = "src/a.ts(3,1): error TS2304: Cannot find name 'x'.\n × x > y"
+    assert failure_cause("npx tsc", exit_code=2, output=output).tests == []
+
+
 def test_a_cause_is_bounded_whatever_the_output():
     output = "\n".join(f"src/file_{n}.ts(1,1): error TS1000: bad" for n in range(500))
     cause = failure_cause("npx tsc", exit_code=2, output=output)
     assert cause.kind == "compile_error" and len(cause.subjects) <= 16
+    many = "\n".join(f"(fail) suite > case {n} [1.00ms]" for n in range(500))
+    assert len(failure_cause("bun test", exit_code=1, output=many).tests) <= 16
 
 
 def test_only_a_missing_path_is_a_path_not_found():
