@@ -60,7 +60,7 @@ class PriorCallBuilder:
 
     def __init__(self, binding: RepositoryBinding, *, remember: bool = False) -> None:
         self._binding = binding
-        self._places: dict[tuple[str, str | None], str | None] = {}
+        self._places: dict[tuple[str, str | None, str | None], str | None] = {}
         self._built: dict[int, PriorToolCall] | None = {} if remember else None
 
     def build(self, connection: sqlite3.Connection, rows: Sequence[SearchRow]) -> list[PriorToolCall]:
@@ -86,16 +86,18 @@ class PriorCallBuilder:
             built[row.entry_id] = self._call(row, files.get(row.entry_id, ()))
         return [built[row.entry_id] for row in rows]
 
-    def repository_cwd(self, cwd: str | None, *, identity: str | None) -> str | None:
-        """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it."""
+    def repository_cwd(self, cwd: str | None, *, identity: str | None, session_cwd: str | None = None) -> str | None:
+        """`cwd` relative to the repository (`""` at a root or a checkout's top); None outside it.
+        `session_cwd`: the folder of the session a call with its own folder ran in."""
         if not cwd:
             return None
-        key = (cwd, identity)
+        key = (cwd, identity, session_cwd)
         if key not in self._places:
-            self._places[key] = self._place(normalise_path(cwd), identity)
+            session = normalise_path(session_cwd) if session_cwd else None
+            self._places[key] = self._place(normalise_path(cwd), identity, session)
         return self._places[key]
 
-    def _place(self, cwd: str, identity: str | None) -> str | None:
+    def _place(self, cwd: str, identity: str | None, session_cwd: str | None) -> str | None:
         checkout = locate_checkout(cwd)
         if checkout is not None:
             same = any(under(normalise_path(checkout.checkout_root), root) for root in self._binding.roots) or (
@@ -103,8 +105,12 @@ class PriorCallBuilder:
             )
             return _relative(cwd, normalise_path(checkout.toplevel)) if same else None
         # No checkout to tell a subfolder from (the folder is gone, or was never a git checkout): the
-        # session's own folder under a root is its checkout, as a worktree under a worktree parent is.
-        return "" if any(under(cwd, root) for root in self._binding.roots) else None
+        # session's own folder under a root is its checkout, as a worktree under a worktree parent
+        # is; a call's folder under it (after a `cd`) is a folder of that checkout.
+        roots = self._binding.roots
+        if session_cwd is not None and under(cwd, session_cwd) and any(under(session_cwd, root) for root in roots):
+            return _relative(cwd, session_cwd)
+        return "" if any(under(cwd, root) for root in roots) else None
 
     def _call(self, row: SearchRow, files: tuple[str, ...]) -> PriorToolCall:
         command = _command_of(row, files)
@@ -126,7 +132,9 @@ class PriorCallBuilder:
             is_error=is_error,
             escalated=row.call_escalated,
             cwd=_bounded_path(cwd),
-            repository_cwd=_bounded_path(self.repository_cwd(cwd, identity=identity)),
+            repository_cwd=_bounded_path(
+                self.repository_cwd(cwd, identity=identity, session_cwd=row.cwd if own else None)
+            ),
             observed_at=moment(row.observed_at),
             revision_ref=row.git_commit[:80] if row.git_commit else None,
             files=[path[:MAX_CALL_PATH_CHARS] for path in files[:MAX_CALL_FILES]],

@@ -112,6 +112,25 @@ def test_repository_cwd_without_a_checkout_on_disk(cwd, identity, expected):
     assert builder.repository_cwd(cwd, identity=identity) == expected
 
 
+@pytest.mark.parametrize(
+    ("cwd", "session_cwd", "expected"),
+    [
+        # A call's own folder under its session's (after a `cd`): that folder of the session's checkout.
+        ("/work/alpha/packages/codegen", "/work/alpha", "packages/codegen"),
+        ("/work/alpha-wt/feature/src", "/work/alpha-wt/feature", "src"),
+        ("/work/alpha", "/work/alpha", ""),
+        # Outside the session's folder, or a session outside every root: as before.
+        ("/work/alpha/src", "/work/elsewhere", ""),
+        ("/tmp/x", "/tmp", None),
+    ],
+)
+def test_a_calls_folder_gone_from_this_machine_is_placed_by_its_sessions_folder(cwd, session_cwd, expected):
+    builder = PriorCallBuilder(
+        RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=())
+    )
+    assert builder.repository_cwd(cwd, identity=None, session_cwd=session_cwd) == expected
+
+
 def test_repository_cwd_follows_a_linked_worktree_or_clone_to_its_top(tmp_path):
     main, linked = tmp_path / "main", tmp_path / "elsewhere" / "wt"
     (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
