@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, NamedTuple, assert_never
+from typing import Final, Literal, NamedTuple, assert_never
 
 from obelisk_session_evidence.contracts.index_status import RootState
 from obelisk_session_evidence.contracts.sources import SourceKind
@@ -189,9 +189,27 @@ def _kimi_unit(
                 members.append((entry.name, member))
         elif entry.is_folder:
             for agent in listings.entries(entry.path)[0]:
-                wire = os.path.join(agent.path, "wire.jsonl")
-                if not inside(agent) or not inside(Entry("wire.jsonl", wire, False, os.path.islink(wire))):
+                if not inside(agent):
                     return None
-                if agent.is_folder and (status := file_status(wire)) is not None:
-                    members.append((f"agents/{agent.name}/wire.jsonl", status))
+                if not agent.is_folder:
+                    continue
+                wire = _agent_wire(os.path.join(agent.path, "wire.jsonl"), inside)
+                if wire is None:
+                    return None
+                if wire is not False:
+                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
     return ScannedUnit(folder, folder_signature(inode, members))
+
+
+def _agent_wire(path: str, inside: "_Inside") -> os.stat_result | Literal[False] | None:
+    """An agent's `wire.jsonl`: its `stat` (one `lstat` when it is no link), False when no regular
+    file is there, None when it is a link leaving the root (the folder is then no session of it)."""
+    try:
+        status = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if stat.S_ISLNK(status.st_mode):
+        if not inside(Entry("wire.jsonl", path, False, True)):
+            return None
+        return file_status(path) or False
+    return status if stat.S_ISREG(status.st_mode) else False

@@ -229,6 +229,14 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "INSERT INTO entry_text (entry_text) VALUES ('optimize')",
         ),
     ),
+    Migration(
+        "0011_problem_files_index",
+        (
+            # Every lookup asks for its roots' failed and damaged files (`status.scope_freshness`,
+            # `cursor.has_damaged_files`): found through the few such rows, not all of a root's.
+            "CREATE INDEX files_problems ON files (source, root) WHERE failure IS NOT NULL OR skipped_total > 0",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 
