@@ -72,6 +72,13 @@ MASKED_SUCCESS: Final = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 """A runner's own success summary in a masked pipeline's output."""
+LOG_READER: Final = re.compile(
+    r"(?:\S*/)?(?:gh (?:run view\b.*--log|run watch\b|api \S*/logs\b)|(?:docker|podman) (?:compose )?logs\b"
+    r"|kubectl logs\b|journalctl\b)"
+)
+"""A command printing another run's log or status (`gh run view --log-failed`, `gh api …/jobs/N/logs`,
+`docker logs`, `kubectl logs`, `journalctl`, `gh run watch`): a runner's failure summary in its
+output is that run's, not the command's."""
 READ_ONLY_PROGRAMS: Final = frozenset(
     {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
     | {"xxd", "file", "stat", "du", "df", "which", "type", "diff", "sort", "uniq", "cut", "tr", "nl", "less"}
@@ -308,6 +315,8 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
         return "unknown"
     if not _masked(command):
         return "succeeded"
+    if LOG_READER.match(_without_assignments(_segments(command)[:1])):
+        return "unknown"  # its status is hidden, and the failures its output shows are the logged run's
     if MASKED_FAILURE.search(text):
         return "failed"
     # A filter's status says nothing of the command before it: only its own summary does.
@@ -375,6 +384,14 @@ def _blanked(found: re.Match[str]) -> str:
     if found.lastgroup == "open":
         return text[0] + "_" * (len(text) - 1)
     return "_" * len(text)
+
+
+def _without_assignments(segments: Sequence[str]) -> str:
+    """The first segment without its leading `NAME=value` words."""
+    words = segments[0].split() if segments else []
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    return " ".join(words)
 
 
 def _program(segments: Sequence[str]) -> str:

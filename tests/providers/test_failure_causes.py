@@ -6,6 +6,12 @@ from obelisk_session_evidence.providers.failure_causes import call_outcome, fail
 
 OUTCOMES = [
     # (command, exit code, error flag, output, outcome)
+    # Reading a failed run's log: the failures shown are that run's, and the filter hid the reader's status.
+    ("gh run view 22082614200 --log-failed 2>/dev/null | tail -60", 0, False, "test\t(fail) a > b\n 1 fail", "unknown"),
+    ("gh api repos/o/r/actions/jobs/6399/logs 2>/dev/null | strings | tail", 0, False, "error: x\n1 fail", "unknown"),
+    ("GH_PAGER= kubectl logs pod/api | tail -20", 0, False, "FATAL: 1 failed", "unknown"),
+    ("gh run view 22082614200 --log-failed", 0, False, "test\t(fail) a > b\n 1 fail", "succeeded"),
+    ("gh run view 22082614200 --log-failed", 1, True, "failed to get run log: log not found", "failed"),
     ("pytest -x", 1, True, "FAILED tests/test_auth.py::test_login", "failed"),
     ("pytest -x", 0, False, "3 passed", "succeeded"),
     ("pytest -x", None, None, "", "unknown"),

@@ -57,9 +57,10 @@ class Tally:
 
 
 REWRITTEN_SHARE: Final = 5
-"""A refresh that read again or removed at least 1/`REWRITTEN_SHARE` of the index's files ends by
-merging the full-text index (FTS5 `optimize`). Rows removed stay in it as delete markers until
-their segments merge, and every query pays for them: after a migration read every file of the
+"""Once the files read again or removed since the last merge reach 1/`REWRITTEN_SHARE` of the
+index's files, the complete refresh that reaches it ends by merging the full-text index (FTS5
+`optimize`). Rows removed stay in it as delete markers until their segments merge, and every
+query pays for them: after a migration read every file of the
 bench's 1M-message index again, counting a common word's rows cost 300 ms instead of 1-2 ms
 (optimize: 2.5 s, once)."""
 
