@@ -20,12 +20,10 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     as_text,
     block_text,
     content_uid,
-    describe_tool_input,
     exit_code_in,
     is_injected,
     iso_timestamp,
     parse_arguments,
-    runs_escalated,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import Role
@@ -226,17 +224,8 @@ class _Rollout:
             if started_by is not None:
                 self.stdin_calls[call_id] = started_by
                 return
-        command_text, paths = describe_tool_input(name, arguments)
         cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
-        self.sink.open_call(
-            call_id,
-            name,
-            command_text=command_text,
-            file_paths=paths,
-            timestamp=timestamp,
-            cwd=cwd,
-            escalated=runs_escalated(arguments),
-        )
+        self.sink.open_call_with_arguments(call_id, name, arguments, timestamp, cwd)
 
     def _place(self, folder: object) -> str | None:
         """The folder a shell call names to run in; a relative one is under the session's cwd (as

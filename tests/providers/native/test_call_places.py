@@ -4,7 +4,6 @@ another repository's checkout is out of scope even inside a session bound to thi
 
 import json
 import shutil
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,11 +12,11 @@ import pytest
 from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.evidence import HistoricalEvidenceRequest
 from obelisk_session_evidence.contracts.prior_calls import PriorToolCall
-from obelisk_session_evidence.providers.native.index.integrity import seal_file
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from tests.providers.native.index.older_index import before_migration
 from tests.providers.native.index.test_index_repository import _git, _repository
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
@@ -186,14 +185,7 @@ def test_an_index_built_before_call_places_reads_every_file_again(tmp_path, plac
     transcript.write()
     path = index_file(tmp_path / "state" / "index")
     refresh_index(path, {"claude": [claude]})
-    # As the release before this one left it: no place columns, no record of their migration.
-    connection = sqlite3.connect(path)
-    for column in ("cwd", "checkout_root", "repository_identity"):
-        connection.execute(f"ALTER TABLE call_details DROP COLUMN {column}")
-    connection.execute("DELETE FROM schema_migrations WHERE name = '0008_call_places'")
-    connection.commit()
-    connection.close()
-    seal_file(path).unlink()  # written by hand, not by a refresh: no seal to contradict
+    before_migration(path, "0008_call_places", dropped_columns=("cwd", "checkout_root", "repository_identity"))
     report = refresh_index(path, {"claude": [claude]})
     assert (report.files_added, report.files_reread) == (0, 1)
     connection = connect(path)

@@ -7,23 +7,21 @@ Shaped on a real pair (theogbrand/napoli-matcha): `rm …/plan-create.md` failed
 permitted`, and the same `rm` with `dangerouslyDisableSandbox: true` succeeded at once."""
 
 import json
-import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 
 from obelisk_session_evidence.comparators.history import prior_steps_from_calls
 from obelisk_session_evidence.comparators.route_match import route_match
-from obelisk_session_evidence.contracts.config import Enablement
 from obelisk_session_evidence.contracts.situation import Revision, RouteProposal
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
-from obelisk_session_evidence.providers.native.index.integrity import seal_file
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from tests.comparators.test_cause_aware import REPO, shell
+from tests.providers.native.index.older_index import before_migration
 from tests.providers.native.index.transcripts import ClaudeTranscript
 from tests.providers.native.test_call_places import _request
+from tests.providers.native.test_kept_failure_lines import _enablement
 
 REMOVE = "rm /Users/ob1/.claude/commands/plan-create.md"
 DENIED = "rm /Users/ob1/.claude/commands/plan-create.md: Operation not permitted"
@@ -35,19 +33,6 @@ def _denied_then_escalated(claude: Path) -> ClaudeTranscript:
     transcript.call("Bash", {"command": REMOVE, "dangerouslyDisableSandbox": True}, "")
     transcript.write()
     return transcript
-
-
-def _enablement(claude: Path) -> Enablement:
-    return Enablement(
-        surface="replan-history",
-        agent_id="agent-a",
-        project_id="project-a",
-        repository_id="repo-a",
-        repo_roots=["/work/alpha"],
-        sources=["claude"],
-        source_roots={"claude": str(claude)},
-        enabled_at=datetime(2026, 11, 1, tzinfo=UTC),
-    )
 
 
 def test_claude_code_calls_say_whether_they_ran_outside_the_sandbox(tmp_path):
@@ -90,13 +75,7 @@ def test_an_index_built_before_escalation_was_stored_reads_every_file_again(tmp_
     _denied_then_escalated(claude)
     path = index_file(tmp_path / "state" / "index")
     refresh_index(path, {"claude": [claude]})
-    # As the release before this one left it: no column, no record of its migration.
-    connection = sqlite3.connect(path)
-    connection.execute("ALTER TABLE call_details DROP COLUMN escalated")
-    connection.execute("DELETE FROM schema_migrations WHERE name = '0009_escalated_calls'")
-    connection.commit()
-    connection.close()
-    seal_file(path).unlink()  # written by hand, not by a refresh: no seal to contradict
+    before_migration(path, "0009_escalated_calls", dropped_columns=("escalated",))
     report = refresh_index(path, {"claude": [claude]})
     assert (report.files_added, report.files_reread) == (0, 1)
     connection = connect(path)
