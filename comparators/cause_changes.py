@@ -137,12 +137,23 @@ def cause_touched(
         changes = [change for change in changes if not change.reformats]
     if not changes:
         return False
+    if _script_edited(failing, changes):
+        return True
     failure = (
         _Failure(tuple(cause.subjects), failing, output_paths, roots, tuple(cause.tests))
         if cause is not None
         else _Failure((), failing, output_paths, roots)
     )
     return RULES[kind](failure, changes)
+
+
+def _script_edited(failing: CommandShape, changes: Sequence[Change]) -> bool:
+    """The failing command runs a script (`npx tsx src/index.ts`, `python tools/gen.py`, `./run.sh`)
+    and a change rewrote it: the command is what that file says, whatever its failure was."""
+    script = failing.program
+    if not looks_like_path(script) or script.startswith(("/", "<")):
+        return False
+    return any(same_file(path, script) for change in changes for path in change.paths)
 
 
 def _environment(failure: _Failure, changes: Sequence[Change], *, manifests: bool = True) -> bool:

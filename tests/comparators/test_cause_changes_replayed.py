@@ -342,3 +342,24 @@ def test_an_edit_of_another_module_leaves_a_failing_test_standing():
     command = 'bun run test 2>&1 | grep -A 20 "FAIL\\|✗\\|fail.*prompt-generator"'
     calls = [shell(command, PROMPT_GENERATOR_FAILED, minute=0), edit(f"{REPO}/src/shared/report.ts", minute=1)]
     assert match(calls, "bun run test 2>&1 | tail -10").repeats_failure
+
+
+SCRIPT_DENIED = (
+    "Exit code 1\n[joke test-1] Failed to install gh CLI: cp: cannot create regular file '/usr/local/bin/gh': "
+    "Permission denied\n"
+)
+
+
+def test_an_edit_of_the_script_a_command_runs_touches_any_failure_of_it():
+    # The script tried to install into /usr/local/bin; the agent edited it to install elsewhere.
+    calls = [
+        shell("npx tsx src/index.ts", SCRIPT_DENIED, exit_code=1, minute=0),
+        edit(f"{REPO}/src/index.ts", minute=1),
+    ]
+    result = match(calls, "npx tsx src/index.ts")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+def test_an_edit_of_another_file_leaves_a_scripts_denial_standing():
+    calls = [shell("npx tsx src/index.ts", SCRIPT_DENIED, exit_code=1, minute=0), edit(f"{REPO}/README.md", minute=1)]
+    assert match(calls, "npx tsx src/index.ts").repeats_failure
