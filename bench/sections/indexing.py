@@ -176,6 +176,9 @@ def refresh_table(
     base: dict[str, float] = {}
     for growth, factor, corpus in append:
         walls, cpus, read = [], [], []
+        # Start from an index as fresh as its files: a migration since the cached index was built may
+        # have it read every file again once, which is no append.
+        refresh_index(corpus.index_path, corpus.roots)
         try:
             for number in range(repeat):
                 _append_round(corpus.append_target, number)
