@@ -337,8 +337,10 @@ def failure_cause(command: str, *, exit_code: int | None, output: str) -> Failur
             subjects = [first_program(command)]
         if rule.names_files:
             subjects += _PATH.findall(text)
+        if rule.kind != "test_failed":
+            return _cause(rule.kind, subjects)
         tests = [next(name for name in found.groups() if name) for found in _FAILING_TEST.finditer(text)]
-        return _cause(rule.kind, subjects, tests if rule.kind == "test_failed" else [])
+        return _cause(rule.kind, subjects, tests)
     return _cause("unknown", _PATH.findall(text))
 
 
