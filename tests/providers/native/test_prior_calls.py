@@ -92,6 +92,10 @@ def test_the_commands_prior_failure_ranks_first_however_many_rows_the_path_words
     assert answer.result.truncated and answer.result.omitted_count > 0
 
 
+ROOTS_WITHOUT_CHECKOUTS = RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=())
+"""Two roots, neither a checkout on this machine."""
+
+
 @pytest.mark.parametrize(
     ("cwd", "identity", "expected"),
     [
@@ -106,9 +110,7 @@ def test_the_commands_prior_failure_ranks_first_however_many_rows_the_path_words
     ],
 )
 def test_repository_cwd_without_a_checkout_on_disk(cwd, identity, expected):
-    builder = PriorCallBuilder(
-        RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=())
-    )
+    builder = PriorCallBuilder(ROOTS_WITHOUT_CHECKOUTS)
     assert builder.repository_cwd(cwd, identity=identity) == expected
 
 
@@ -125,9 +127,7 @@ def test_repository_cwd_without_a_checkout_on_disk(cwd, identity, expected):
     ],
 )
 def test_a_calls_folder_gone_from_this_machine_is_placed_by_its_sessions_folder(cwd, session_cwd, expected):
-    builder = PriorCallBuilder(
-        RepositoryBinding(roots=("/work/alpha", "/work/alpha-wt/feature"), identities=(), url_keys=())
-    )
+    builder = PriorCallBuilder(ROOTS_WITHOUT_CHECKOUTS)
     assert builder.repository_cwd(cwd, identity=None, session_cwd=session_cwd) == expected
 
 
