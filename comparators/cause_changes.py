@@ -12,6 +12,7 @@ Temporary paths never count: a command that only touches `/tmp` changes nothing 
 command reads.
 """
 
+import math
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -76,6 +77,8 @@ CLEANING_PROGRAMS: Final = frozenset(
 )
 """Programs that commit, stash or discard a working tree's changes."""
 PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
+ROUTE_MOMENT: Final = math.inf
+"""`Change.at` of the route's own edits and earlier commands: after every change of the history."""
 REMOTE_PROGRAMS: Final = frozenset(
     {"gh", "curl", "wget", "http", "ssh", "scp", "rsync", "kubectl", "aws", "gcloud", "az", "heroku", "vercel"}
     | {"git fetch", "git pull", "git ls-remote", "git clone", "npm view", "npm info", "npm show", "docker pull"}
@@ -101,6 +104,9 @@ class Change:
     """False for a call that only read (`cat`, `git log`): time passed, nothing changed."""
     reformats: bool = False
     """Its only file changes were a formatter's or fixer's: how files are written, not what they do."""
+    at: float | None = None
+    """When it happened (epoch seconds; `ROUTE_MOMENT` for the route's own commands, run just before
+    it); None when unknown (an undated call, commits that landed)."""
 
     @property
     def writes(self) -> bool:
@@ -206,8 +212,17 @@ def _synced(failure: _Failure, changes: Sequence[Change]) -> bool:
 
 def _cleaned(failure: _Failure, changes: Sequence[Change]) -> bool:
     """Changes in the way (`cannot pull with rebase: You have unstaged changes`): only committing,
-    stashing or discarding them touches it; an edit adds to them."""
-    return any(program in CLEANING_PROGRAMS for change in changes if change.acts for program in change.programs)
+    stashing or discarding them touches it, and a file edited after the last of those is a change in
+    the way again (files written without being named, a build's outputs, are often ignored by git)."""
+    cleanings = [
+        change for change in changes if change.acts and any(program in CLEANING_PROGRAMS for program in change.programs)
+    ]
+    if not cleanings:
+        return False
+    if any(change.at is None for change in cleanings):
+        return True  # not ordered in time: the cleaning may be the last change
+    last = max(change.at for change in cleanings if change.at is not None)
+    return not any(change.paths and change.at is not None and change.at > last for change in changes)
 
 
 def _any_change(failure: _Failure, changes: Sequence[Change]) -> bool:

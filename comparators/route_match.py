@@ -29,12 +29,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
 
-from obelisk_session_evidence.comparators.cause_changes import Change, cause_touched, observes_only
+from obelisk_session_evidence.comparators.cause_changes import ROUTE_MOMENT, Change, cause_touched, observes_only
 from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
 from obelisk_session_evidence.comparators.command_similarity import command_similarity, same_place
 from obelisk_session_evidence.comparators.commands import CommandShape, cd_roots, parse_command
 from obelisk_session_evidence.comparators.history import PriorStep
-from obelisk_session_evidence.comparators.paths import mask_temp_paths, repository_path, same_file
+from obelisk_session_evidence.comparators.paths import looks_like_path, mask_temp_paths, repository_path, same_file
 from obelisk_session_evidence.comparators.revision_line import (
     RevisionLine,
     changes_on_line,
@@ -363,7 +363,7 @@ def _changes_after(
     failure: PriorStep, steps: Sequence[PriorStep], route_edits: list[str], revision: Revision | None
 ) -> list[Change]:
     """What changed after `failure` in its checkout, as the cause rules read it; the route's own edits too."""
-    changes = [Change(tuple(route_edits), False, False, ())] if route_edits else []
+    changes = [Change(tuple(route_edits), False, False, (), at=ROUTE_MOMENT)] if route_edits else []
     for other in steps:
         if other.index == failure.index or not other.is_tool_call:
             continue
@@ -377,6 +377,7 @@ def _changes_after(
                     subjects=tuple(target for shape in other.shapes for target in shape.targets),
                     acts=other.result != "failed" and (other.is_edit or not all(map(observes_only, other.shapes))),
                     reformats=other.reformats,
+                    at=other.observed_at.timestamp() if other.observed_at is not None else None,
                 )
             )
     return changes
@@ -389,7 +390,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     changes = []
     for shape in earlier:
         if observes_only(shape):
-            changes.append(Change((), False, False, (shape.program,), acts=False))  # time passes
+            changes.append(Change((), False, False, (shape.program,), acts=False, at=ROUTE_MOMENT))  # time passes
             continue
         written = changed_paths(shape)
         changes.append(
@@ -400,6 +401,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
                 programs=(shape.program,),
                 subjects=shape.targets,
                 reformats=reformats(shape),
+                at=ROUTE_MOMENT,
             )
         )
     return changes
@@ -427,7 +429,19 @@ def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[s
     if not culprits or unit.program != failing.program or not set(unit.flags) <= set(failing.flags):
         return False
     named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
-    return bool(named) and all(c in unit.flags or _in_targets(c, unit.targets) for c in named)
+    return bool(named) and all(c in unit.flags or _names_path(unit, c, failing.cwd) for c in named)
+
+
+def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None) -> bool:
+    """True when `unit` names the path the failure's output named. Run in a folder of the
+    repository, the failing command's output names it from there: `unit` must name that path, not
+    one sharing its ending (`packages/cli/x.json` from `packages/cli` is `packages/cli/packages/cli/x.json`,
+    which a command run at the top and given `packages/cli/x.json` does not name)."""
+    in_folder = bool(failing_cwd) and not (failing_cwd or "").startswith(("/", "<"))
+    if in_folder and looks_like_path(culprit) and not culprit.startswith("/"):
+        resolved = repository_path(posixpath.join(failing_cwd or "", culprit)).rstrip("/")
+        return any(target == resolved or target.startswith(resolved + "/") for target in unit.targets)
+    return _in_targets(culprit, unit.targets)
 
 
 def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -> bool:

@@ -7,7 +7,11 @@ from obelisk_session_evidence.comparators.attribution import attribute
 from obelisk_session_evidence.comparators.cause_changes import RULES
 from obelisk_session_evidence.comparators.changes import reformats
 from obelisk_session_evidence.comparators.commands import parse_command
+from obelisk_session_evidence.comparators.history import prior_steps_from_calls
+from obelisk_session_evidence.comparators.route_match import route_match
 from obelisk_session_evidence.contracts.prior_calls import FailureCauseKind
+from obelisk_session_evidence.contracts.situation import RouteProposal
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.failure_causes import call_outcome
 from tests.comparators.test_cause_aware import REPO, edit, match, shell
 
@@ -269,6 +273,40 @@ def test_stashing_the_changes_in_the_way_touches_them():
     ]
     result = match(calls, "git fetch origin && git pull --rebase 2>&1")
     assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
+def test_a_file_edited_after_the_stash_is_a_change_in_the_way_again():
+    stashed_then_edited = [
+        shell("git fetch origin && git pull --rebase 2>&1", UNSTAGED, exit_code=128, minute=0),
+        shell("git stash", "Saved working directory and index state WIP on main: af7b1c2 x", minute=1),
+        edit(f"{REPO}/src/lib/queue.ts", minute=2),
+    ]
+    assert match(stashed_then_edited, "git fetch origin && git pull --rebase 2>&1").repeats_failure
+    edited_then_committed = [
+        shell("git fetch origin && git pull --rebase 2>&1", UNSTAGED, exit_code=128, minute=0),
+        edit(f"{REPO}/src/lib/queue.ts", minute=1),
+        shell("git commit -am 'queue'", "[main 1a2b3c4] queue\n 1 file changed", minute=2),
+    ]
+    assert match(edited_then_committed, "git fetch origin && git pull --rebase 2>&1").repeats_failure_changed_since
+    # The route's own stash runs after every edit of the history.
+    assert match(stashed_then_edited, "git stash && git pull --rebase 2>&1").repeats_failure_changed_since
+
+
+def test_a_path_the_output_names_is_read_from_the_folder_the_failing_command_ran_in():
+    # Run in packages/cli, git looked for packages/cli/packages/cli/package.json; the same words run
+    # at the top name the file that exists: another path, not the failure's.
+    in_package = shell(
+        "git add packages/cli/package.json",
+        "Exit code 128\nfatal: pathspec 'packages/cli/package.json' did not match any files",
+        exit_code=128,
+        minute=0,
+        cwd=f"{REPO}/packages/cli",
+    ).model_copy(update={"repository_cwd": "packages/cli"})
+    steps = prior_steps_from_calls([in_package], [], roots=(REPO,))
+    for cwd, repeats in ((REPO, False), (f"{REPO}/packages/cli", True)):
+        route = RouteProposal(action_kind="shell", commands=["git add packages/cli/package.json"], cwd=cwd)
+        result = route_match(route, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,))
+        assert result.repeats_failure is repeats
 
 
 HERE_DOCUMENT_REFUSED = (
