@@ -4,9 +4,12 @@ naive rule: the instrument the verdict is judged by on histories beyond the shar
 The sessions are not in this repository (fetch each at the commit listed): point `--sessions` at
 a folder holding them as `<owner>__<repo>/<path>`. Each repository becomes one enablement of its
 own recorded checkout folders; Claude sessions are laid out under `~/.claude/projects`, Codex
-rollouts under `~/.codex/sessions`. Prints one line per repository and the JSON totals.
+rollouts under `~/.codex/sessions`, Pi sessions under `~/.pi/agent/sessions`. Prints one line per
+repository and the JSON totals.
 
     python -m bench.replay_real --sessions /path/to/sessions --work /tmp/replay-real [--split held_out]
+
+`--split` names one of the manifest's splits (`develop`, `held_out`, `second_harvest`).
 """
 
 import argparse
@@ -30,16 +33,21 @@ def lay_out(sessions: Path, work: Path, repositories: list[str]) -> StatePaths:
     home, paths = work / "home", StatePaths(work / "state")
     shutil.rmtree(work, ignore_errors=True)
     paths.root.mkdir(parents=True)
-    roots = {"claude": home / ".claude" / "projects", "codex": home / ".codex" / "sessions"}
+    roots = {
+        "claude": home / ".claude" / "projects",
+        "codex": home / ".codex" / "sessions",
+        "pi": home / ".pi" / "agent" / "sessions",
+    }
     groups: dict[str, dict[str, set[str]]] = {}
     for entry in manifest["sessions"]:
         cwd = entry.get("cwd") or ""
         if entry["repository"] not in repositories or not cwd.startswith("/"):
             continue  # a Windows checkout (`D:\\…`) cannot be a repository root here
         owner_repo = entry["repository"].split("/", 1)[1].replace("/", "__")
-        source = sessions / owner_repo / entry["path"]
-        if entry["source"] == "claude":
-            target = roots["claude"] / re.sub(r"[^A-Za-z0-9]", "-", cwd) / f"{entry['session_id']}.jsonl"
+        source = sessions / owner_repo / entry.get("file", entry["path"])
+        if entry["source"] in ("claude", "pi"):
+            folder = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+            target = roots[entry["source"]] / folder / f"{entry['session_id']}.jsonl"
         else:
             target = roots["codex"] / "2026" / "01" / "01" / f"rollout-2026-01-01T00-00-00-{entry['session_id']}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -69,9 +77,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=Path, required=True)
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--split", choices=("develop", "held_out"), default="held_out")
+    splits = json.loads(MANIFEST.read_text(encoding="utf-8"))["split"]
+    parser.add_argument("--split", choices=sorted(splits), default="held_out")
     arguments = parser.parse_args()
-    repositories = json.loads(MANIFEST.read_text(encoding="utf-8"))["split"][arguments.split]
+    repositories = splits[arguments.split]
     paths = lay_out(arguments.sessions, arguments.work, repositories)
     runs = []
     for enablement in scopes_to_replay(paths, project_id=None, agent_id=None):
