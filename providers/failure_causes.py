@@ -79,6 +79,16 @@ LOG_READER: Final = re.compile(
 """A command printing another run's log or status (`gh run view --log-failed`, `gh api …/jobs/N/logs`,
 `docker logs`, `kubectl logs`, `journalctl`, `gh run watch`): a runner's failure summary in its
 output is that run's, not the command's."""
+RUN_STATUS_READER: Final = re.compile(r"(?:\S*/)?gh (?:pr checks|run (?:view|watch))\b")
+"""A command reporting a CI run's state (`gh pr checks`, `gh run view`, `gh run watch`): it exits
+non-zero while the run is failing or unfinished (`gh pr checks`: 1 failed, 8 pending)."""
+RUN_STATUS_REPORT: Final = re.compile(
+    r"^[^\t\n]{1,200}\t(?:fail|pass|pending|skipping|cancel)\t"  # a `gh pr checks` row
+    r"|^Refreshing checks status every"
+    r"|is still in progress; logs will be available when it is complete",
+    re.MULTILINE,
+)
+"""Output that is the watched run's state, not an error of the command (an unknown run is one)."""
 READ_ONLY_PROGRAMS: Final = frozenset(
     {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
     | {"xxd", "file", "stat", "du", "df", "which", "type", "diff", "sort", "uniq", "cut", "tr", "nl", "less"}
@@ -118,6 +128,11 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
         r"command not found: (?P<t>\S+)|(?<![\w:])(?P<s>[A-Za-z_./][\w.+/-]*): (?:command )?not found$",
     ),
     _rule("command_not_found", r"'(?P<s>[^'\n]{1,200})' is not recognized as an internal or external command"),
+    # A program's missing subcommand (a plugin not installed: `cargo deny` without cargo-deny).
+    _rule(
+        "command_not_found",
+        r"^error: no such (?:sub)?command: `(?P<s>[^`\n]{1,200})`|^git: '(?P<t>[^'\n]{1,200})' is not a git command",
+    ),
     _rule(
         "module_not_found",
         r"No module named '?(?P<s>[\w.]{1,200})"
@@ -310,6 +325,8 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
     if NOT_RUN.search(text[:400]):
         return "not_run"
     if bool(is_error) or (exit_code is not None and exit_code != 0):
+        if _reports_run_state(command, text):
+            return "unknown"  # the watched run is failing or unfinished: an answer, not the command's failure
         return "no_match" if exit_code == 1 and last_program(command) in SEARCH_PROGRAMS else "failed"
     if exit_code is None and is_error is None:
         return "unknown"
@@ -321,6 +338,17 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
         return "failed"
     # A filter's status says nothing of the command before it: only its own summary does.
     return "succeeded" if MASKED_SUCCESS.search(text) or _reads_only(command) else "unknown"
+
+
+def _reports_run_state(command: str, text: str) -> bool:
+    """`command` ends in a CI status reading (its status is the command's) and the output is the
+    run's state."""
+    segments = _segments(command)
+    return (
+        bool(segments)
+        and RUN_STATUS_READER.match(_without_assignments(segments[-1:])) is not None
+        and RUN_STATUS_REPORT.search(text) is not None
+    )
 
 
 def failure_cause(command: str, *, exit_code: int | None, output: str) -> FailureCause:

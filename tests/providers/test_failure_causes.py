@@ -12,6 +12,30 @@ OUTCOMES = [
     ("GH_PAGER= kubectl logs pod/api | tail -20", 0, False, "FATAL: 1 failed", "unknown"),
     ("gh run view 22082614200 --log-failed", 0, False, "test\t(fail) a > b\n 1 fail", "succeeded"),
     ("gh run view 22082614200 --log-failed", 1, True, "failed to get run log: log not found", "failed"),
+    # A CI status reading exits non-zero while the run fails (1) or is pending (8): the run's state.
+    ("gh pr checks 10705", 1, True, "lint\tfail\t7m20s\thttps://github.com/o/r/actions/runs/1\t\n", "unknown"),
+    (
+        "cd /w && gh pr checks 7 --watch",
+        8,
+        True,
+        "Refreshing checks status every 10 seconds.\n\nci\tpending\t0",
+        "unknown",
+    ),
+    (
+        "gh run view 28556 --job 84663 --log",
+        1,
+        True,
+        "run 28556 is still in progress; logs will be available when it is complete",
+        "unknown",
+    ),
+    ("gh pr checks 10705", 1, True, 'no pull requests found for branch "main"', "failed"),
+    (
+        "gh pr checks 10705 && git push",
+        1,
+        True,
+        "lint\tfail\t7m20s\thttps://github.com/o/r/actions/runs/1\t\n",
+        "failed",
+    ),
     ("pytest -x", 1, True, "FAILED tests/test_auth.py::test_login", "failed"),
     ("pytest -x", 0, False, "3 passed", "succeeded"),
     ("pytest -x", None, None, "", "unknown"),
@@ -40,6 +64,14 @@ def test_call_outcome(command, exit_code, is_error, output, expected):
 
 CAUSES = [
     # (command, exit code, output, kind, a subject it must name)
+    (
+        "cargo deny check advisories",
+        101,
+        "error: no such command: `deny`\n\nhelp: a command with a similar name exists: `bench`",
+        "command_not_found",
+        "deny",
+    ),
+    ("git lg", 1, "git: 'lg' is not a git command. See 'git --help'.", "command_not_found", "lg"),
     (
         "rtk bun run test",
         2,

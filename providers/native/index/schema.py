@@ -237,6 +237,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX files_problems ON files (source, root) WHERE failure IS NOT NULL OR skipped_total > 0",
         ),
     ),
+    Migration(
+        "0012_run_status_readings",
+        (
+            # A CI status reading (`gh pr checks`, `gh run view`) that exited non-zero because the
+            # watched run was failing or unfinished is no failure of the call
+            # (`failure_causes.RUN_STATUS_READER`): the files holding such calls stored as failures
+            # are read again by the next refresh.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE id IN (SELECT e.file_id FROM entries e"
+            " JOIN entry_text t ON t.rowid = e.id WHERE e.evidence_type = 'prior_failure' AND (t.command LIKE"
+            " '%gh pr checks%' OR t.command LIKE '%gh run view%' OR t.command LIKE '%gh run watch%'))",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

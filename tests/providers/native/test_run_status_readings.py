@@ -1,0 +1,65 @@
+"""A CI status reading (`gh pr checks`, `gh run view`) exits non-zero while the watched run fails
+or is unfinished: that is the run's state, an answer, not a failure of the call (issue 25 item 5).
+
+Shaped on jdx/mise's Codex sessions: `gh pr checks 10705` polled while checks were failing or
+pending, and `gh run view … --log` asked before the run had finished."""
+
+from pathlib import Path
+
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
+from tests.providers.native.index.older_index import before_migration
+from tests.providers.native.index.transcripts import ClaudeTranscript
+
+CHECKS = "gh pr checks 10705"
+FAILING_CHECKS = "Exit code 1\nlint\tfail\t7m20s\thttps://github.com/jdx/mise/actions/runs/28556222127/job/1\t\n"
+NO_PULL_REQUEST = 'Exit code 1\nno pull requests found for branch "main"'
+
+
+def _polled(claude: Path) -> None:
+    transcript = ClaudeTranscript(claude, "s-checks", "/work/alpha")
+    transcript.call("Bash", {"command": CHECKS}, FAILING_CHECKS, is_error=True)
+    transcript.call("Bash", {"command": "gh pr checks 1"}, NO_PULL_REQUEST, is_error=True)
+    transcript.write()
+
+
+def _evidence_types(path: Path) -> list[tuple[str, str]]:
+    connection = connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT t.command, e.evidence_type FROM entries e JOIN entry_text t ON t.rowid = e.id"
+            " WHERE e.kind = 'tool_call' ORDER BY e.id"
+        )
+        return [(command, evidence_type) for command, evidence_type in rows]
+    finally:
+        connection.close()
+
+
+def test_checks_of_a_failing_run_are_no_failure_of_the_call(tmp_path):
+    claude = tmp_path / "claude"
+    _polled(claude)
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"claude": [claude]})
+    assert _evidence_types(path) == [(CHECKS, "tool_outcome"), ("gh pr checks 1", "prior_failure")]
+
+
+def test_an_index_that_stored_such_readings_as_failures_reads_their_files_again(tmp_path):
+    claude = tmp_path / "claude"
+    _polled(claude)
+    untouched = ClaudeTranscript(claude, "s-other", "/work/alpha")
+    untouched.call("Bash", {"command": "cargo test"}, "Exit code 101\ntest a::b ... FAILED", is_error=True)
+    untouched.write()
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"claude": [claude]})
+    connection = connect(path)
+    with connection:  # as the release before this rule stored it
+        connection.execute(
+            "UPDATE entries SET evidence_type = 'prior_failure' WHERE id IN"
+            " (SELECT rowid FROM entry_text WHERE command = ?)",
+            (CHECKS,),
+        )
+    connection.close()
+    before_migration(path, "0012_run_status_readings", dropped_columns=())
+    report = refresh_index(path, {"claude": [claude]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert (CHECKS, "tool_outcome") in _evidence_types(path)
