@@ -81,14 +81,14 @@ LOG_READER: Final = re.compile(
 output is that run's, not the command's."""
 RUN_STATUS_READER: Final = re.compile(r"(?:\S*/)?gh (?:pr checks|run (?:view|watch))\b")
 """A command reporting a CI run's state (`gh pr checks`, `gh run view`, `gh run watch`): it exits
-non-zero while the run is failing or unfinished (`gh pr checks`: 1 failed, 8 pending)."""
-RUN_STATUS_REPORT: Final = re.compile(
-    r"^[^\t\n]{1,200}\t(?:fail|pass|pending|skipping|cancel)\t"  # a `gh pr checks` row
-    r"|^Refreshing checks status every"
-    r"|is still in progress; logs will be available when it is complete",
+non-zero while the run fails (`gh pr checks`: 1) and while it has not finished (8)."""
+RUN_UNFINISHED: Final = re.compile(
+    r"^[^\t\n]{1,200}\tpending\t"  # a `gh pr checks` row
+    r"|is still in progress; logs will be available",
     re.MULTILINE,
 )
-"""Output that is the watched run's state, not an error of the command (an unknown run is one)."""
+RUN_FAILING: Final = re.compile(r"^[^\t\n]{1,200}\t(?:fail|cancel)\t", re.MULTILINE)
+"""A `gh pr checks` row of a check that failed: the run's outcome is known, and it failed."""
 READ_ONLY_PROGRAMS: Final = frozenset(
     {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
     | {"xxd", "file", "stat", "du", "df", "which", "type", "diff", "sort", "uniq", "cut", "tr", "nl", "less"}
@@ -325,8 +325,8 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
     if NOT_RUN.search(text[:400]):
         return "not_run"
     if bool(is_error) or (exit_code is not None and exit_code != 0):
-        if _reports_run_state(command, text):
-            return "unknown"  # the watched run is failing or unfinished: an answer, not the command's failure
+        if _reports_unfinished_run(command, text):
+            return "unknown"  # the watched run has no outcome yet: waiting, not a failure of the call
         return "no_match" if exit_code == 1 and last_program(command) in SEARCH_PROGRAMS else "failed"
     if exit_code is None and is_error is None:
         return "unknown"
@@ -340,14 +340,15 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
     return "succeeded" if MASKED_SUCCESS.search(text) or _reads_only(command) else "unknown"
 
 
-def _reports_run_state(command: str, text: str) -> bool:
-    """`command` ends in a CI status reading (its status is the command's) and the output is the
-    run's state."""
+def _reports_unfinished_run(command: str, text: str) -> bool:
+    """`command` ends in a CI status reading (its status is the command's) that reports a run still
+    pending, and none of its checks failed (a failed check is the run's failure, which stands)."""
     segments = _segments(command)
     return (
         bool(segments)
         and RUN_STATUS_READER.match(_without_assignments(segments[-1:])) is not None
-        and RUN_STATUS_REPORT.search(text) is not None
+        and RUN_UNFINISHED.search(text) is not None
+        and RUN_FAILING.search(text) is None
     )
 
 

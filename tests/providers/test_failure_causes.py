@@ -12,8 +12,7 @@ OUTCOMES = [
     ("GH_PAGER= kubectl logs pod/api | tail -20", 0, False, "FATAL: 1 failed", "unknown"),
     ("gh run view 22082614200 --log-failed", 0, False, "test\t(fail) a > b\n 1 fail", "succeeded"),
     ("gh run view 22082614200 --log-failed", 1, True, "failed to get run log: log not found", "failed"),
-    # A CI status reading exits non-zero while the run fails (1) or is pending (8): the run's state.
-    ("gh pr checks 10705", 1, True, "lint\tfail\t7m20s\thttps://github.com/o/r/actions/runs/1\t\n", "unknown"),
+    # A CI status reading exits non-zero while the run is pending (8): no outcome yet. A failed check stands.
     (
         "cd /w && gh pr checks 7 --watch",
         8,
@@ -25,17 +24,12 @@ OUTCOMES = [
         "gh run view 28556 --job 84663 --log",
         1,
         True,
-        "run 28556 is still in progress; logs will be available when it is complete",
+        "run 28556 is still in progress; logs will be available",
         "unknown",
     ),
+    ("gh pr checks 7", 1, True, "lint\tfail\t7m20s\thttps://github.com/o/r/actions/runs/1\t\nci\tpending\t0", "failed"),
     ("gh pr checks 10705", 1, True, 'no pull requests found for branch "main"', "failed"),
-    (
-        "gh pr checks 10705 && git push",
-        1,
-        True,
-        "lint\tfail\t7m20s\thttps://github.com/o/r/actions/runs/1\t\n",
-        "failed",
-    ),
+    ("gh pr checks 7 && git push", 8, True, "ci\tpending\t0\thttps://github.com/o/r/actions/runs/1\t\n", "failed"),
     ("pytest -x", 1, True, "FAILED tests/test_auth.py::test_login", "failed"),
     ("pytest -x", 0, False, "3 passed", "succeeded"),
     ("pytest -x", None, None, "", "unknown"),

@@ -241,9 +241,8 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
         "0012_run_status_readings",
         (
             # A CI status reading (`gh pr checks`, `gh run view`) that exited non-zero because the
-            # watched run was failing or unfinished is no failure of the call
-            # (`failure_causes.RUN_STATUS_READER`): the files holding such calls stored as failures
-            # are read again by the next refresh.
+            # watched run had not finished is no failure of the call (`failure_causes.RUN_UNFINISHED`):
+            # the files holding such calls stored as failures are read again by the next refresh.
             "UPDATE files SET signature = '', prefix_digest = NULL WHERE id IN (SELECT e.file_id FROM entries e"
             " JOIN entry_text t ON t.rowid = e.id WHERE e.evidence_type = 'prior_failure' AND (t.command LIKE"
             " '%gh pr checks%' OR t.command LIKE '%gh run view%' OR t.command LIKE '%gh run watch%'))",

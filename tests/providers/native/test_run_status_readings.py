@@ -1,8 +1,9 @@
-"""A CI status reading (`gh pr checks`, `gh run view`) exits non-zero while the watched run fails
-or is unfinished: that is the run's state, an answer, not a failure of the call (issue 25 item 5).
+"""A CI status reading (`gh pr checks`, `gh run view`) exits non-zero while the watched run is
+unfinished: the run has no outcome yet, and the call did not fail (issue 25 item 5). A failed check
+is the run's failure, and stands as one.
 
-Shaped on jdx/mise's Codex sessions: `gh pr checks 10705` polled while checks were failing or
-pending, and `gh run view … --log` asked before the run had finished."""
+Shaped on jdx/mise's Codex sessions: `gh pr checks 10705` polled while checks were pending, and
+`gh run view … --log` asked before the run had finished."""
 
 from pathlib import Path
 
@@ -12,13 +13,15 @@ from tests.providers.native.index.older_index import before_migration
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 CHECKS = "gh pr checks 10705"
+PENDING_CHECKS = "Exit code 8\nlint\tpending\t0\thttps://github.com/jdx/mise/actions/runs/28556222127/job/1\t\n"
 FAILING_CHECKS = "Exit code 1\nlint\tfail\t7m20s\thttps://github.com/jdx/mise/actions/runs/28556222127/job/1\t\n"
 NO_PULL_REQUEST = 'Exit code 1\nno pull requests found for branch "main"'
 
 
 def _polled(claude: Path) -> None:
     transcript = ClaudeTranscript(claude, "s-checks", "/work/alpha")
-    transcript.call("Bash", {"command": CHECKS}, FAILING_CHECKS, is_error=True)
+    transcript.call("Bash", {"command": CHECKS}, PENDING_CHECKS, is_error=True)
+    transcript.call("Bash", {"command": "gh pr checks 10705 --watch"}, FAILING_CHECKS, is_error=True)
     transcript.call("Bash", {"command": "gh pr checks 1"}, NO_PULL_REQUEST, is_error=True)
     transcript.write()
 
@@ -35,12 +38,16 @@ def _evidence_types(path: Path) -> list[tuple[str, str]]:
         connection.close()
 
 
-def test_checks_of_a_failing_run_are_no_failure_of_the_call(tmp_path):
+def test_checks_of_a_pending_run_are_no_failure_of_the_call(tmp_path):
     claude = tmp_path / "claude"
     _polled(claude)
     path = index_file(tmp_path / "state" / "index")
     refresh_index(path, {"claude": [claude]})
-    assert _evidence_types(path) == [(CHECKS, "tool_outcome"), ("gh pr checks 1", "prior_failure")]
+    assert _evidence_types(path) == [
+        (CHECKS, "tool_outcome"),
+        ("gh pr checks 10705 --watch", "prior_failure"),
+        ("gh pr checks 1", "prior_failure"),
+    ]
 
 
 def test_an_index_that_stored_such_readings_as_failures_reads_their_files_again(tmp_path):
