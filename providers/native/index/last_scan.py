@@ -28,7 +28,7 @@ from obelisk_session_evidence.providers.native.index.cursor import stat_digest
 from obelisk_session_evidence.providers.native.index.listings import RACY_S, Entry, Listings
 from obelisk_session_evidence.providers.native.index.revision import current_revision, read_meta
 from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
-from obelisk_session_evidence.providers.native.index.scan import kimi_unit_signature
+from obelisk_session_evidence.providers.native.index.scan import kimi_unit_digest
 
 LAST_SCAN: Final = "last_complete_scan"
 """`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
@@ -83,7 +83,7 @@ def as_last_refresh_left(connection: sqlite3.Connection, roots: Roots, *, now_ns
         if listings is None:
             return False
         for path, signature in connection.execute(_UNITS, (source, root)):
-            if (_kimi_digest(path, listings) if source == "kimi" else _file_digest(path)) != signature:
+            if (kimi_unit_digest(path, listings) if source == "kimi" else _file_digest(path)) != signature:
                 return False
             units += 1
     return units == last.units  # every unit that refresh found is stored, and no other
@@ -97,11 +97,6 @@ def _file_digest(path: str) -> str | None:
     except OSError:
         return None
     return stat_digest(status) if stat.S_ISREG(status.st_mode) else None
-
-
-def _kimi_digest(folder: str, listings: Listings) -> str | None:
-    signature = kimi_unit_signature(folder, listings)
-    return signature.digest if signature is not None else None
 
 
 def _settled_listings(connection: sqlite3.Connection, root: str, now_ns: int) -> Listings | None:

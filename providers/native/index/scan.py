@@ -34,6 +34,7 @@ from obelisk_session_evidence.providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
     file_status,
+    folder_digest,
     folder_signature,
     signature_of_stat,
 )
@@ -77,13 +78,12 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
     return state, units
 
 
-def kimi_unit_signature(folder: str, listings: Listings) -> FileSignature | None:
-    """A stored Kimi session's signature now, as a scan would find it, from listings that hold no
-    link; None when it is no longer a unit. A linked agent `wire.jsonl` must stay inside its session
-    folder here, stricter than a scan's root: a None only sends the caller to the full scan."""
-    entries, inode = listings.entries(folder)
-    unit = _kimi_unit(folder, inode, entries, listings, _Inside(folder))
-    return unit.signature if unit is not None else None
+def kimi_unit_digest(folder: str, listings: Listings) -> str | None:
+    """A stored Kimi session's signature digest now, as a scan would find it, from listings that
+    hold no link; None when it is no longer a unit. A linked agent `wire.jsonl` must stay inside its
+    session folder here, stricter than a scan's root: a None only sends the caller to the full scan."""
+    members = _kimi_members(listings.entries(folder)[0], listings, _Inside(folder))
+    return folder_digest(members) if members is not None else None
 
 
 def _distinct(units: list[ScannedUnit]) -> list[ScannedUnit]:
@@ -178,6 +178,15 @@ def _kimi_unit(
 ) -> ScannedUnit | None:
     """A Kimi session folder's signature from its listing: `stat` only the files its parse reads.
     None when one of them is a link leaving the root: the folder is then not this agent's session."""
+    members = _kimi_members(entries, listings, inside)
+    return ScannedUnit(folder, folder_signature(inode, members)) if members is not None else None
+
+
+def _kimi_members(
+    entries: list[Entry], listings: Listings, inside: "_Inside"
+) -> list[tuple[str, os.stat_result]] | None:
+    """The files a Kimi session folder's parse reads, as (name, `stat`), from the folder's listing;
+    None when one of them is a link leaving the root."""
     members = []
     for entry in entries:
         if entry.name not in MEMBER_NAMES and entry.name != "agents":
@@ -198,7 +207,7 @@ def _kimi_unit(
                     return None
                 if wire is not False:
                     members.append((f"agents/{agent.name}/wire.jsonl", wire))
-    return ScannedUnit(folder, folder_signature(inode, members))
+    return members
 
 
 def _agent_wire(path: str, inside: "_Inside") -> os.stat_result | Literal[False] | None:
