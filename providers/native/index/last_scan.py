@@ -82,10 +82,13 @@ def as_last_refresh_left(connection: sqlite3.Connection, roots: Roots, *, now_ns
         listings = _settled_listings(connection, root, now_ns)
         if listings is None:
             return False
-        for path, signature in connection.execute(_UNITS, (source, root)):
-            if (kimi_unit_digest(path, listings) if source == "kimi" else _file_digest(path)) != signature:
+        stored = connection.execute(_UNITS, (source, root)).fetchall()
+        if source == "kimi":
+            if any(kimi_unit_digest(path, listings) != signature for path, signature in stored):
                 return False
-            units += 1
+        elif any(_file_digest(path) != signature for path, signature in stored):
+            return False
+        units += len(stored)
     return units == last.units  # every unit that refresh found is stored, and no other
 
 
@@ -104,14 +107,15 @@ def _settled_listings(connection: sqlite3.Connection, root: str, now_ns: int) ->
     settled, and none holds a link; else None."""
     racy_before = now_ns - RACY_S * 1e9
     stored: dict[str, tuple[int, int, int, str]] = {}
+    # One pass of thousands: each test is spelled out (no tuples built, no `max`).
     for path, inode, mtime, ctime, listing in connection.execute(_FOLDERS, {"root": root}):
-        if listing.startswith("@") or "/@" in listing or max(mtime, ctime) >= racy_before:
+        if mtime >= racy_before or ctime >= racy_before or listing[:1] == "@" or "/@" in listing:
             return None
         try:
             status = os.stat(path)
         except OSError:
             return None
-        if (status.st_ino, status.st_mtime_ns, status.st_ctime_ns) != (inode, mtime, ctime):
+        if status.st_ino != inode or status.st_mtime_ns != mtime or status.st_ctime_ns != ctime:
             return None
         stored[path] = (inode, mtime, ctime, listing)
     return _CheckedListings(stored=stored, now_ns=now_ns) if root in stored else None
