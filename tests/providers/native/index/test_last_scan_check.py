@@ -16,7 +16,7 @@ from obelisk_session_evidence.providers.native.index.last_scan import _UNITS, as
 from obelisk_session_evidence.providers.native.index.listings import Listings
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
 from obelisk_session_evidence.providers.native.index.revision import advance_revision
-from obelisk_session_evidence.providers.native.index.scan import kimi_unit_digest, scan_root
+from obelisk_session_evidence.providers.native.index.scan import scan_root, stored_kimi_digest
 from obelisk_session_evidence.providers.native.index.status import PROBLEM_FILES
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import default_roots
@@ -228,17 +228,30 @@ def test_the_check_reads_units_from_an_index_that_holds_them(tmp_path, home):
 
 
 def test_the_check_digests_a_kimi_session_as_the_scan_does(home):
-    """Several agents, a `context.jsonl`, an agent without `wire.jsonl`: the same digest either way."""
+    """Every shape `_kimi_members` reads: a `context.jsonl` and a top-level `wire.jsonl`, several
+    agents, one without `wire.jsonl`, a file among the agents, an agent's `wire.jsonl` linked to
+    another inside the session: the same digest from the stored listings as from the scan."""
     session = _one(home, ".kimi-code/sessions/*/*/state.json").parent
     (session / "context.jsonl").write_text('{"role":"user"}\n')
-    for agent in ("helper", "empty"):
-        (session / "agents" / agent).mkdir()
-    (session / "agents" / "helper" / "wire.jsonl").write_text('{"type":"note"}\n')
+    (session / "wire.jsonl").write_text('{"type":"note"}\n')
+    agents = session / "agents"
+    for agent in ("helper", "empty", "linked"):
+        (agents / agent).mkdir()
+    (agents / "helper" / "wire.jsonl").write_text('{"type":"note"}\n')
+    (agents / "notes.txt").write_text("not an agent\n")
+    os.symlink(agents / "helper" / "wire.jsonl", agents / "linked" / "wire.jsonl")
     root = default_roots(home)["kimi"]
     listings = Listings()
     state, units = scan_root(root, "kimi", listings)
-    assert state == "indexed" and units
-    stored = Listings(stored=listings.updated)
+    assert state == "indexed" and session.as_posix() in {unit.path for unit in units}
     for unit in units:
         assert unit.signature is not None
-        assert kimi_unit_digest(unit.path, stored) == unit.signature.digest
+        assert stored_kimi_digest(unit.path, listings.updated) == unit.signature.digest
+
+
+def test_a_kimi_listing_with_a_link_is_left_to_the_scan(home):
+    session = _one(home, ".kimi-code/sessions/*/*/state.json").parent
+    os.symlink(session / "state.json", session / "context.jsonl")
+    listings = Listings()
+    scan_root(default_roots(home)["kimi"], "kimi", listings)
+    assert stored_kimi_digest(str(session), listings.updated) is None
