@@ -5,6 +5,7 @@ redaction step here (`providers.redaction`), before cap-by-tokens bounds them: a
 redacts nothing (Obelisk's snippets arrive as it stored them) leaks nothing (docs/redaction.md).
 """
 
+import functools
 from collections.abc import Callable
 
 from obelisk_session_evidence.contracts.errors import EvidenceError, ScopeViolation
@@ -54,8 +55,11 @@ def redacted(answer: ProviderAnswer) -> Retrieved:
     checks = answer.revision_checks
     if not answer.result.items and not answer.prior_calls:
         return Retrieved(result=answer.result, prior_calls=answer.prior_calls, revision_checks=checks)
-    from obelisk_session_evidence.providers.redaction.redaction import redact  # loaded only with history
+    from obelisk_session_evidence.providers.redaction.redaction import redact as redact_text  # loaded only with history
 
+    # One answer repeats texts (the same command run in many sessions, the same output each time):
+    # each distinct text is redacted once, and the memo goes with the answer.
+    redact = functools.cache(redact_text)
     items = [item.model_copy(update={"snippet": redact(item.snippet)}) for item in answer.result.items]
     calls = [_redacted_call(call, redact) for call in answer.prior_calls]
     return Retrieved(

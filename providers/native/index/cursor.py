@@ -71,15 +71,27 @@ def file_signature(path: Path | str) -> FileSignature:
 def folder_signature(inode: int, members: list[tuple[str, os.stat_result]]) -> FileSignature:
     """The signature of a Kimi session folder: a digest over every file its parse reads
     (`state.json`, `context.jsonl`, `wire.jsonl`, `agents/*/wire.jsonl`), given as (name, stat)."""
-    parts = []
     size = mtime = ctime = 0
-    for name, member in sorted(members, key=lambda pair: pair[0]):
-        parts.append(f"{name}:{member.st_ino}:{member.st_size}:{member.st_mtime_ns}:{member.st_ctime_ns}")
+    for _, member in members:
         size += member.st_size
         mtime = max(mtime, member.st_mtime_ns)
         ctime = max(ctime, member.st_ctime_ns)
-    digest = "dir:" + hashlib.sha256("\n".join(parts).encode("utf-8", "replace")).hexdigest()
-    return FileSignature(0, inode, size, mtime, ctime, digest=digest, is_directory=True)
+    return FileSignature(0, inode, size, mtime, ctime, digest=folder_digest(members), is_directory=True)
+
+
+def folder_digest(members: list[tuple[str, os.stat_result]]) -> str:
+    """`folder_signature`'s digest alone (what the per-lookup check compares)."""
+    text = "\n".join(
+        [
+            f"{name}:{member.st_ino}:{member.st_size}:{member.st_mtime_ns}:{member.st_ctime_ns}"
+            for name, member in sorted(members, key=_name)
+        ]
+    )
+    return "dir:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def _name(member: tuple[str, os.stat_result]) -> str:
+    return member[0]
 
 
 MEMBER_NAMES: Final = ("state.json", "context.jsonl", "wire.jsonl")
@@ -168,7 +180,8 @@ def decode_counts(text: str | None) -> dict[str, int]:
 def has_damaged_files(connection: sqlite3.Connection, source: str, root: str) -> bool:
     """True when a file under the root had damaged lines skipped (see `DAMAGE_REASONS`)."""
     rows = connection.execute(
-        "SELECT skipped_by_reason FROM files WHERE source = ? AND root = ? AND skipped_total > 0",
+        "SELECT skipped_by_reason FROM files INDEXED BY files_problems"  # not `files_scan`: see `status.PROBLEM_FILES`
+        " WHERE source = ? AND root = ? AND skipped_total > 0",
         (source, root),
     )
     return any(DAMAGE_REASONS & decode_counts(text).keys() for (text,) in rows)

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from obelisk_session_evidence.providers.native.index.cursor import stat_digest
-from obelisk_session_evidence.providers.native.index.listings import RACY_S, Entry, Listings
+from obelisk_session_evidence.providers.native.index.listings import LINK_MARK, RACY_S
 from obelisk_session_evidence.providers.native.index.revision import current_revision, read_meta
 from obelisk_session_evidence.providers.native.index.roots import Roots, root_text
-from obelisk_session_evidence.providers.native.index.scan import kimi_unit_signature
+from obelisk_session_evidence.providers.native.index.scan import stored_kimi_digest
 
 LAST_SCAN: Final = "last_complete_scan"
 """`meta` key: the digest of the last complete refresh's scan, the revision it left, and its counts."""
@@ -79,13 +79,16 @@ def as_last_refresh_left(connection: sqlite3.Connection, roots: Roots, *, now_ns
         return False
     units = 0
     for source, root in pairs:
-        listings = _settled_listings(connection, root, now_ns)
-        if listings is None:
+        folders = _settled_listings(connection, root, now_ns)
+        if folders is None:
             return False
-        for path, signature in connection.execute(_UNITS, (source, root)):
-            if (_kimi_digest(path, listings) if source == "kimi" else _file_digest(path)) != signature:
+        stored = connection.execute(_UNITS, (source, root)).fetchall()
+        if source == "kimi":
+            if any(stored_kimi_digest(path, folders) != signature for path, signature in stored):
                 return False
-            units += 1
+        elif any(_file_digest(path) != signature for path, signature in stored):
+            return False
+        units += len(stored)
     return units == last.units  # every unit that refresh found is stored, and no other
 
 
@@ -99,34 +102,22 @@ def _file_digest(path: str) -> str | None:
     return stat_digest(status) if stat.S_ISREG(status.st_mode) else None
 
 
-def _kimi_digest(folder: str, listings: Listings) -> str | None:
-    signature = kimi_unit_signature(folder, listings)
-    return signature.digest if signature is not None else None
-
-
-def _settled_listings(connection: sqlite3.Connection, root: str, now_ns: int) -> Listings | None:
-    """The stored listings under `root` when every one of those folders is as it was listed and
-    settled, and none holds a link; else None."""
+def _settled_listings(
+    connection: sqlite3.Connection, root: str, now_ns: int
+) -> dict[str, tuple[int, int, int, str]] | None:
+    """The stored listings under `root` (path -> inode, mtime, ctime, encoded names) when every one
+    of those folders is as it was listed and settled, and none holds a link; else None."""
     racy_before = now_ns - RACY_S * 1e9
     stored: dict[str, tuple[int, int, int, str]] = {}
+    # One pass of thousands: each test is spelled out (no tuples built, no `max`).
     for path, inode, mtime, ctime, listing in connection.execute(_FOLDERS, {"root": root}):
-        if listing.startswith("@") or "/@" in listing or max(mtime, ctime) >= racy_before:
+        if mtime >= racy_before or ctime >= racy_before or listing[:1] == LINK_MARK or "/" + LINK_MARK in listing:
             return None
         try:
             status = os.stat(path)
         except OSError:
             return None
-        if (status.st_ino, status.st_mtime_ns, status.st_ctime_ns) != (inode, mtime, ctime):
+        if status.st_ino != inode or status.st_mtime_ns != mtime or status.st_ctime_ns != ctime:
             return None
         stored[path] = (inode, mtime, ctime, listing)
-    return _CheckedListings(stored=stored, now_ns=now_ns) if root in stored else None
-
-
-class _CheckedListings(Listings):
-    """Listings of folders this check has just found unchanged, read without a second `stat`. A
-    folder the last scan did not list reads as empty: a Kimi session's signature then differs from
-    its stored one unless a scan would find no member there either."""
-
-    def entries(self, folder: str) -> tuple[list[Entry], int]:
-        stored = self.stored.get(folder)
-        return self.stored_entries(folder, stored) if stored is not None else ([], 0)
+    return stored if root in stored else None

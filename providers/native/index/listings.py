@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 RACY_S: Final = 2.0
+FOLDER_MARK: Final = "+"
+LINK_MARK: Final = "@"
+"""How a stored listing marks a folder and a link (`-` marks anything else): `_encoded`."""
 
 
 class Entry(NamedTuple):
@@ -117,11 +120,15 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
 def _encoded(entries: list[Entry]) -> str:
     """`+name` for a folder, `@name` for a link, `-name` otherwise, joined by `/` (the one character
     no name holds)."""
-    return "/".join(("+" if entry.is_folder else "@" if entry.is_link else "-") + entry.name for entry in entries)
+    return "/".join(
+        (FOLDER_MARK if entry.is_folder else LINK_MARK if entry.is_link else "-") + entry.name for entry in entries
+    )
 
 
 def _decoded(folder: str, text: str) -> list[Entry]:
     if not text:
         return []
     prefix = folder if folder.endswith("/") else folder + "/"
-    return [Entry(part[1:], prefix + part[1:], part[0] == "+", part[0] == "@") for part in text.split("/")]
+    return [
+        Entry(part[1:], prefix + part[1:], part[0] == FOLDER_MARK, part[0] == LINK_MARK) for part in text.split("/")
+    ]

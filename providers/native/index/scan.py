@@ -23,7 +23,7 @@ of a root are followed; past them the root is `unreadable` (its freshness `incom
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, NamedTuple, assert_never
@@ -34,10 +34,11 @@ from obelisk_session_evidence.providers.native.index.cursor import (
     MEMBER_NAMES,
     FileSignature,
     file_status,
+    folder_digest,
     folder_signature,
     signature_of_stat,
 )
-from obelisk_session_evidence.providers.native.index.listings import Entry, Listings
+from obelisk_session_evidence.providers.native.index.listings import FOLDER_MARK, LINK_MARK, Entry, Listings
 
 _KIMI_MARKERS = frozenset({"state.json", "context.jsonl"})
 _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
@@ -77,13 +78,45 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
     return state, units
 
 
-def kimi_unit_signature(folder: str, listings: Listings) -> FileSignature | None:
-    """A stored Kimi session's signature now, as a scan would find it, from listings that hold no
-    link; None when it is no longer a unit. A linked agent `wire.jsonl` must stay inside its session
-    folder here, stricter than a scan's root: a None only sends the caller to the full scan."""
-    entries, inode = listings.entries(folder)
-    unit = _kimi_unit(folder, inode, entries, listings, _Inside(folder))
-    return unit.signature if unit is not None else None
+def stored_kimi_digest(folder: str, stored: Mapping[str, tuple[int, int, int, str]]) -> str | None:
+    """A stored Kimi session's signature digest now, as a scan would find it, when its folders are
+    as `stored` lists them (path -> inode, mtime, ctime, encoded names; a folder missing there reads
+    as empty): `_kimi_members`' rules (a test holds the two to one digest), read from the encoded
+    names without decoding them into entries, which cost most of the per-lookup check of a Kimi
+    session. None on a link in those listings, or a linked agent `wire.jsonl` leaving the session
+    folder (stricter than a scan's root): a None only sends the caller to the full scan."""
+    prefix = folder if folder.endswith("/") else folder + "/"
+    inside = _Inside(folder)
+    members = []
+    for part in _stored_names(stored, folder):
+        kind, name = part[0], part[1:]
+        if name not in MEMBER_NAMES and name != "agents":
+            continue
+        if kind == LINK_MARK:
+            return None
+        if kind != FOLDER_MARK:
+            if name in MEMBER_NAMES and (member := file_status(prefix + name)) is not None:
+                members.append((name, member))
+            continue
+        agents = prefix + name
+        for agent_part in _stored_names(stored, agents):
+            if agent_part[0] == LINK_MARK:
+                return None
+            if agent_part[0] != FOLDER_MARK:
+                continue
+            agent = agent_part[1:]
+            wire = _agent_wire(f"{agents}/{agent}/wire.jsonl", inside)
+            if wire is None:
+                return None
+            if wire is not False:
+                members.append((f"agents/{agent}/wire.jsonl", wire))
+    return folder_digest(members)
+
+
+def _stored_names(stored: Mapping[str, tuple[int, int, int, str]], folder: str) -> list[str]:
+    """A stored listing's encoded names (`listings._encoded`), each its mark and name."""
+    found = stored.get(folder)
+    return found[3].split("/") if found is not None and found[3] else []
 
 
 def _distinct(units: list[ScannedUnit]) -> list[ScannedUnit]:
@@ -178,6 +211,15 @@ def _kimi_unit(
 ) -> ScannedUnit | None:
     """A Kimi session folder's signature from its listing: `stat` only the files its parse reads.
     None when one of them is a link leaving the root: the folder is then not this agent's session."""
+    members = _kimi_members(entries, listings, inside)
+    return ScannedUnit(folder, folder_signature(inode, members)) if members is not None else None
+
+
+def _kimi_members(
+    entries: list[Entry], listings: Listings, inside: "_Inside"
+) -> list[tuple[str, os.stat_result]] | None:
+    """The files a Kimi session folder's parse reads, as (name, `stat`), from the folder's listing;
+    None when one of them is a link leaving the root."""
     members = []
     for entry in entries:
         if entry.name not in MEMBER_NAMES and entry.name != "agents":
@@ -198,7 +240,7 @@ def _kimi_unit(
                     return None
                 if wire is not False:
                     members.append((f"agents/{agent.name}/wire.jsonl", wire))
-    return ScannedUnit(folder, folder_signature(inode, members))
+    return members
 
 
 def _agent_wire(path: str, inside: "_Inside") -> os.stat_result | Literal[False] | None:

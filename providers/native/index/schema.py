@@ -249,6 +249,17 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0013_files_scan_index",
+        (
+            # Every lookup reads its roots' unit paths and signatures (`last_scan.as_last_refresh_left`).
+            # A `files` row is kilobytes (its resume state), so through `files_root` each of those
+            # rows cost a page read of its own; this index holds what the check reads, and it
+            # serves every other `(source, root)` lookup `files_root` did.
+            "CREATE INDEX files_scan ON files (source, root, path, signature)",
+            "DROP INDEX files_root",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -4,17 +4,23 @@ would then find nothing, and anything it cannot vouch for sends the lookup to th
 
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from obelisk_session_evidence.providers.native.index.changes import pending_changes
-from obelisk_session_evidence.providers.native.index.last_scan import as_last_refresh_left
-from obelisk_session_evidence.providers.native.index.refresh import refresh_locked
+from obelisk_session_evidence.providers.native.index.changes import _KNOWN, pending_changes
+from obelisk_session_evidence.providers.native.index.last_scan import _UNITS, as_last_refresh_left
+from obelisk_session_evidence.providers.native.index.listings import Listings
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index, refresh_locked
 from obelisk_session_evidence.providers.native.index.revision import advance_revision
+from obelisk_session_evidence.providers.native.index.scan import scan_root, stored_kimi_digest
+from obelisk_session_evidence.providers.native.index.status import PROBLEM_FILES
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import default_roots
+from tests.providers.native.index.older_index import before_migration
 
 SETTLED_NS = 10 * 10**9
 """How far past now a check looks from, so that folders written by the test count as settled."""
@@ -189,3 +195,63 @@ def test_a_unit_stored_under_another_root_is_not_left_unchecked(fresh_index, hom
     _append(session)
     assert not _settled_check(fresh_index, roots)
     assert pending_changes(fresh_index, roots) >= 1
+
+
+def _plan(connection, sql: str, parameters: tuple) -> str:
+    return " ".join(row[-1] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", parameters))
+
+
+def test_the_check_reads_units_from_an_index_that_holds_them(tmp_path, home):
+    """A `files` row holds its resume state (kilobytes): the check must not read one per unit."""
+    roots = _roots(home)
+    path = index_file(tmp_path / "index")
+    refresh_index(path, roots)
+    before_migration(
+        path,
+        "0013_files_scan_index",
+        undo=("DROP INDEX files_scan", "CREATE INDEX files_root ON files (source, root)"),
+    )
+    older = sqlite3.connect(path)
+    assert "COVERING INDEX" not in _plan(older, _UNITS, ("kimi", "/"))
+    older.close()
+    connection = connect(path)  # the migration
+    try:
+        assert "COVERING INDEX files_scan" in _plan(connection, _UNITS, ("kimi", "/"))
+        indexes = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "files_scan" in indexes and "files_root" not in indexes  # it serves what that one did
+        assert "files_scan" in _plan(connection, _KNOWN + " WHERE source = ? AND root = ?", ("kimi", "/"))
+        # a lookup's few problem files are still found through their own partial index
+        assert "INDEX files_problems" in _plan(connection, PROBLEM_FILES, ("kimi", "/"))
+        assert _settled_check(connection, roots)  # the migration changed no content
+    finally:
+        connection.close()
+
+
+def test_the_check_digests_a_kimi_session_as_the_scan_does(home):
+    """Every shape `_kimi_members` reads: a `context.jsonl` and a top-level `wire.jsonl`, several
+    agents, one without `wire.jsonl`, a file among the agents, an agent's `wire.jsonl` linked to
+    another inside the session: the same digest from the stored listings as from the scan."""
+    session = _one(home, ".kimi-code/sessions/*/*/state.json").parent
+    (session / "context.jsonl").write_text('{"role":"user"}\n')
+    (session / "wire.jsonl").write_text('{"type":"note"}\n')
+    agents = session / "agents"
+    for agent in ("helper", "empty", "linked"):
+        (agents / agent).mkdir()
+    (agents / "helper" / "wire.jsonl").write_text('{"type":"note"}\n')
+    (agents / "notes.txt").write_text("not an agent\n")
+    os.symlink(agents / "helper" / "wire.jsonl", agents / "linked" / "wire.jsonl")
+    root = default_roots(home)["kimi"]
+    listings = Listings()
+    state, units = scan_root(root, "kimi", listings)
+    assert state == "indexed" and session.as_posix() in {unit.path for unit in units}
+    for unit in units:
+        assert unit.signature is not None
+        assert stored_kimi_digest(unit.path, listings.updated) == unit.signature.digest
+
+
+def test_a_kimi_listing_with_a_link_is_left_to_the_scan(home):
+    session = _one(home, ".kimi-code/sessions/*/*/state.json").parent
+    os.symlink(session / "state.json", session / "context.jsonl")
+    listings = Listings()
+    scan_root(default_roots(home)["kimi"], "kimi", listings)
+    assert stored_kimi_digest(str(session), listings.updated) is None
