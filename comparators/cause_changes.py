@@ -225,6 +225,20 @@ def _cleaned(failure: _Failure, changes: Sequence[Change]) -> bool:
     return not any(change.paths and change.at is not None and change.at > last for change in changes)
 
 
+def _checks_run_again(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """A CI run's failed checks (`gh pr checks`): they stand until new commits are pushed or the
+    run is started again (`gh run rerun`, `gh workflow run`); neither time nor local edits change them."""
+    return any(
+        change.acts
+        and (
+            "git push" in change.programs
+            or ("gh run" in change.programs and "rerun" in change.subjects)
+            or ("gh workflow" in change.programs and "run" in change.subjects)
+        )
+        for change in changes
+    )
+
+
 def _any_change(failure: _Failure, changes: Sequence[Change]) -> bool:
     return any(change.writes or change.installs for change in changes)
 
@@ -294,6 +308,7 @@ RULES: Final[dict[FailureCauseKind, _Rule]] = {
     "format_or_lint_refused": _files_touched,
     "test_failed": _files_touched,
     "is_a_directory": _files_touched,
+    "checks_failed": _checks_run_again,
 }
 """Per cause, which later changes touch it (`docs/failure-causes.md` states each rule)."""
 

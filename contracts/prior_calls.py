@@ -66,6 +66,7 @@ FailureCauseKind = Literal[
     "timeout",
     "path_not_found",
     "is_a_directory",
+    "checks_failed",
     "tool_error",
     "unknown",
 ]

@@ -87,7 +87,7 @@ RUN_UNFINISHED: Final = re.compile(
     r"|is still in progress; logs will be available",
     re.MULTILINE,
 )
-RUN_FAILING: Final = re.compile(r"^[^\t\n]{1,200}\t(?:fail|cancel)\t", re.MULTILINE)
+RUN_FAILING: Final = re.compile(r"^(?P<check>[^\t\n]{1,200})\t(?:fail|cancel)\t", re.MULTILINE)
 """A `gh pr checks` row of a check that failed: the run's outcome is known, and it failed."""
 READ_ONLY_PROGRAMS: Final = frozenset(
     {"cat", "grep", "egrep", "rg", "ls", "find", "head", "tail", "awk", "wc", "echo", "printf", "ps", "jq", "od"}
@@ -239,6 +239,7 @@ _FAILURE_WORDS: Final = (
     *("sandbox", "refused", "getaddrinfo", "not known", "unreachable", "timed out", "timedout", "time out"),
     *("timeout", "deadline exceeded", "enoent", "not exist", "is a directory", "eisdir"),
     *("unstaged", "uncommitted", "stash them", "would be overwritten", "here document", "here-document"),
+    *("not a git command",),
 )
 """Lower-cased words of which every line a failure pattern matches holds one (a line is read by the
 patterns only when it holds one: a word search runs at the speed of a string search, the patterns
@@ -341,20 +342,22 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
 
 
 def _reports_unfinished_run(command: str, text: str) -> bool:
-    """`command` ends in a CI status reading (its status is the command's) that reports a run still
-    pending, and none of its checks failed (a failed check is the run's failure, which stands)."""
+    """`command` ends in a CI status reading that reports a run still pending, and none of its
+    checks failed (a failed check is the run's failure, which stands)."""
+    return _reads_run_status(command) and RUN_UNFINISHED.search(text) is not None and RUN_FAILING.search(text) is None
+
+
+def _reads_run_status(command: str) -> bool:
+    """`command` ends in a CI status reading: its status is the reading's."""
     segments = _segments(command)
-    return (
-        bool(segments)
-        and RUN_STATUS_READER.match(_without_assignments(segments[-1:])) is not None
-        and RUN_UNFINISHED.search(text) is not None
-        and RUN_FAILING.search(text) is None
-    )
+    return bool(segments) and RUN_STATUS_READER.match(_without_assignments(segments[-1:])) is not None
 
 
 def failure_cause(command: str, *, exit_code: int | None, output: str) -> FailureCause:
     """The typed cause of a failed call (`unknown` when no rule matches)."""
     text = output[:MAX_READ_CHARS]
+    if _reads_run_status(command) and RUN_FAILING.search(text):
+        return _cause("checks_failed", [row.group("check") for row in RUN_FAILING.finditer(text)])
     if exit_code == 127 and not text.strip():
         return _cause("command_not_found", [first_program(command)])
     for rule in CATALOGUE:

@@ -309,6 +309,18 @@ def test_a_path_the_output_names_is_read_from_the_folder_the_failing_command_ran
         assert result.repeats_failure is repeats
 
 
+CHECKS_FAILING = "Exit code 1\nlint\tfail\t7m20s\thttps://github.com/jdx/mise/actions/runs/28556222127/job/1\t\n"
+
+
+def test_failed_checks_stand_until_new_commits_are_pushed():
+    # jdx/mise: `gh pr checks` polled again and again while a check failed; only a push runs them again.
+    polled = [shell("gh pr checks 10705", CHECKS_FAILING, exit_code=1, minute=0), edit(f"{REPO}/src/a.rs", minute=5)]
+    assert match(polled, "gh pr checks 10705").repeats_failure
+    pushed = [*polled, shell("git commit -am fix && git push", "[main 1a2b3c4] fix", minute=6)]
+    result = match(pushed, "gh pr checks 10705")
+    assert result.repeats_failure_changed_since and not result.repeats_failure
+
+
 HERE_DOCUMENT_REFUSED = (
     "Exit code 1\n(eval):1: can't create temp file for here document: operation not permitted\n"
     "Aborting commit due to empty commit message."

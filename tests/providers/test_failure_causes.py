@@ -67,6 +67,13 @@ CAUSES = [
     ),
     ("git lg", 1, "git: 'lg' is not a git command. See 'git --help'.", "command_not_found", "lg"),
     (
+        "gh pr checks 10705",
+        1,
+        "lint\tfail\t7m20s\thttps://github.com/o/r/runs/1\t\nci\tpass\t3m\t",
+        "checks_failed",
+        "lint",
+    ),
+    (
         "rtk bun run test",
         2,
         "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>",
