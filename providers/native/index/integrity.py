@@ -45,8 +45,6 @@ CHUNK_BYTES: Final = 1 << 16
 _WAL_MAGIC: Final = (0x377F0682, 0x377F0683)
 _WAL_HEADER: Final = 32
 _WAL_FRAME_HEADER: Final = 24
-_marks: dict[int, str] = {}
-"""Per connection of this process, the token of the `writing` mark it left (`seal` checks it is still there)."""
 
 
 def seal_file(index_path: Path | str) -> Path:
@@ -82,23 +80,24 @@ def verify(connection: sqlite3.Connection, index_path: Path | str, *, writer_act
     _write_seal(index_path, _sealed_state(connection, index_path))
 
 
-def mark_writing(connection: sqlite3.Connection) -> None:
+def mark_writing(connection: sqlite3.Connection) -> str | None:
     """Before a write: until it is sealed again, the file may change and is checked, not compared.
-    The mark carries the seal it replaces while the database file is still as that seal says."""
+    The mark carries the seal it replaces while the database file is still as that seal says;
+    returns the mark's token, for `seal` (None for an in-memory database)."""
     path = database_path(connection)
     if path is None:
-        return
+        return None
     token = secrets.token_hex(8)
-    _marks[id(connection)] = token
     _write_seal(path, {"state": "writing", "token": token, **_carried(_read_seal(path), path)})
+    return token
 
 
-def seal(connection: sqlite3.Connection) -> None:
-    """After a clean write: move the WAL into the database and record the file as it now is."""
+def seal(connection: sqlite3.Connection, token: str | None = None) -> None:
+    """After a clean write: move the WAL into the database and record the file as it now is. With
+    the `token` of this writer's mark, only the chunks written since are read again when it can be."""
     path = database_path(connection)
     if path is None:
         return
-    token = _marks.pop(id(connection), None)
     base = _unchanged_base(_read_seal(path), path, token)
     pages = _wal_pages(path) if base is not None else None
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -119,14 +119,14 @@ def test_another_writers_mark_makes_the_seal_read_the_whole_file(built, hashed):
     path, _, _ = built
     writer, other = connect(path, holds_writer_lock=True), connect(path)
     try:
-        mark_writing(writer)
+        mark = mark_writing(writer)
         with atomic(writer):
             writer.execute("UPDATE meta SET value = value || 'x' WHERE key = 'last_refresh_at'")
         mark_writing(other)  # a lookup caching its binding while the refresh writes
         with atomic(other):
             other.execute("DELETE FROM entries WHERE id % 7 = 0")
         hashed.clear()
-        seal(writer)
+        seal(writer, mark)
         read = sum(hashed)
     finally:
         writer.close()
@@ -139,14 +139,14 @@ def test_a_checkpoint_during_the_write_makes_the_seal_read_the_whole_file(built,
     path, _, _ = built
     connection = connect(path, holds_writer_lock=True)
     try:
-        mark_writing(connection)
+        mark = mark_writing(connection)
         with atomic(connection):
             connection.execute("DELETE FROM entries WHERE id % 5 = 0")
         connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # pages moved into the file: not in the WAL any more
         with atomic(connection):
             connection.execute("UPDATE meta SET value = value || 'x' WHERE key = 'last_refresh_at'")
         hashed.clear()
-        seal(connection)
+        seal(connection, mark)
         read = sum(hashed)
     finally:
         connection.close()
