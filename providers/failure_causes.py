@@ -322,6 +322,18 @@ def _bears_failure(line: str) -> bool:
 
 def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, output: str) -> CallOutcome:
     """What a recorded call did (see the module docstring)."""
+    return _outcome(command, exit_code, is_error, output, success_summary=True)
+
+
+def call_failed(command: str, *, exit_code: int | None, is_error: bool | None, output: str) -> bool:
+    """`call_outcome(...) == "failed"`, without reading a masked pipeline's output for a success
+    summary, which only tells `succeeded` from `unknown` (index time: about half the outcome's cost)."""
+    return _outcome(command, exit_code, is_error, output, success_summary=False) == "failed"
+
+
+def _outcome(
+    command: str, exit_code: int | None, is_error: bool | None, output: str, *, success_summary: bool
+) -> CallOutcome:
     text = output[:MAX_READ_CHARS]
     if NOT_RUN.search(text[:400]):
         return "not_run"
@@ -337,6 +349,8 @@ def call_outcome(command: str, *, exit_code: int | None, is_error: bool | None, 
         return "unknown"  # its status is hidden, and the failures its output shows are the logged run's
     if MASKED_FAILURE.search(text):
         return "failed"
+    if not success_summary:
+        return "unknown"  # not failed; whether it succeeded was not asked
     # A filter's status says nothing of the command before it: only its own summary does.
     return "succeeded" if MASKED_SUCCESS.search(text) or _reads_only(command) else "unknown"
 

@@ -17,7 +17,7 @@ from typing import Final, Literal
 from obelisk_session_evidence.contracts.base import EvidenceType
 from obelisk_session_evidence.contracts.prior_calls import CallOutcome
 from obelisk_session_evidence.contracts.sources import SourceKind
-from obelisk_session_evidence.providers.failure_causes import call_outcome
+from obelisk_session_evidence.providers.failure_causes import call_failed, call_outcome
 
 Role = Literal["user", "assistant"]
 SummaryKind = Literal["title", "compaction", "away", "summary"]
@@ -110,8 +110,10 @@ class ToolCallRecord:
 
     @property
     def evidence_type(self) -> EvidenceType:
-        """`prior_failure`, `file_history` for successful file tools, else `tool_outcome`."""
-        if self.outcome == "failed":
+        """`prior_failure` when the call failed (`outcome == "failed"`), `file_history` for successful
+        file tools, else `tool_outcome`."""
+        command, output = self.command_text or "", self.output_excerpt or ""
+        if call_failed(command, exit_code=self.exit_code, is_error=self.is_error, output=output):
             return "prior_failure"
         if (self.name or "").lower() in FILE_TOOL_NAMES:
             return "file_history"

@@ -2,8 +2,8 @@
 
 Every writer of ours marks the index `writing` in its seal file (`<index>.sealed`) before its first
 write; a refresh that ends cleanly checkpoints the WAL into the database and *seals* it: the file's
-size, times and inode, and a CRC-32 of its bytes. An open then costs two `stat` calls while the
-file is as sealed. When it is not:
+size, times and inode, and a CRC-32 of each `CHUNK_BYTES` of its bytes. An open then costs two
+`stat` calls while the file is as sealed. When it is not:
 
 - sealed, and nothing of ours wrote since: the bytes are read again; the same CRC (a `touch`) is
   resealed, another one means something else changed the file: `index_damaged`;
@@ -16,11 +16,18 @@ A damaged index raises `IndexUnavailable("index_damaged; repair: … index refre
 refresh` discards the file and rebuilds it from the session files. While another process holds the
 writer lock the check is left to that writer. The guard sees a change through the file's times, so
 bytes that rot in place without any write go unseen until the next write.
+
+A seal costs what the write changed, not the file's size: the `writing` mark carries the seal it
+replaced while the file is still as sealed, and when the file is still as it was at the mark (no
+checkpoint wrote it meanwhile) and no other writer marked it, every page the refresh wrote is a
+frame of the WAL; only the chunks those pages (and a change of size) fall in are read again. Any
+other case reads the whole file, as a seal without a mark does.
 """
 
 import contextlib
 import json
 import os
+import secrets
 import sqlite3
 import zlib
 from pathlib import Path
@@ -33,6 +40,11 @@ DAMAGED: Final = "index_damaged"
 REPAIR: Final = "repair: obelisk-session-evidence index refresh"
 """The command that rebuilds a damaged index, named in every damage error."""
 _CHUNK: Final = 1 << 20
+CHUNK_BYTES: Final = 1 << 16
+"""The span of the database file each CRC-32 of a seal covers (a page size divides it)."""
+_WAL_MAGIC: Final = (0x377F0682, 0x377F0683)
+_WAL_HEADER: Final = 32
+_WAL_FRAME_HEADER: Final = 24
 
 
 def seal_file(index_path: Path | str) -> Path:
@@ -61,26 +73,37 @@ def verify(connection: sqlite3.Connection, index_path: Path | str, *, writer_act
     if writer_active or seal.get("signature") == current:
         return
     if seal.get("state") == "sealed":
-        if seal.get("crc") != file_crc(index_path):
+        if not _same_bytes(seal, index_path):
             raise IndexUnavailable(f"{DAMAGED}; {REPAIR}")
     elif connection.execute("PRAGMA quick_check(1)").fetchall() != [("ok",)]:
         raise IndexUnavailable(f"{DAMAGED}; {REPAIR}")
     _write_seal(index_path, _sealed_state(connection, index_path))
 
 
-def mark_writing(connection: sqlite3.Connection) -> None:
-    """Before a write: until it is sealed again, the file may change and is checked, not compared."""
+def mark_writing(connection: sqlite3.Connection) -> str | None:
+    """Before a write: until it is sealed again, the file may change and is checked, not compared.
+    The mark carries the seal it replaces while the database file is still as that seal says;
+    returns the mark's token, for `seal` (None for an in-memory database)."""
     path = database_path(connection)
-    if path is not None:
-        _write_seal(path, {"state": "writing"})
+    if path is None:
+        return None
+    token = secrets.token_hex(8)
+    _write_seal(path, {"state": "writing", "token": token, **_carried(_read_seal(path), path)})
+    return token
 
 
-def seal(connection: sqlite3.Connection) -> None:
-    """After a clean write: move the WAL into the database and record the file as it now is."""
+def seal(connection: sqlite3.Connection, token: str | None = None) -> None:
+    """After a clean write: move the WAL into the database and record the file as it now is. With
+    the `token` of this writer's mark, only the chunks written since are read again when it can be."""
     path = database_path(connection)
-    if path is not None:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        _write_seal(path, _sealed_state(connection, path))
+    if path is None:
+        return
+    base = _unchanged_base(_read_seal(path), path, token)
+    pages = _wal_pages(path) if base is not None else None
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if pages is not None and _read_seal(path).get("token") != token:
+        pages = None  # another writer marked the index meanwhile: the checkpoint may hold its pages
+    _write_seal(path, _sealed_state(connection, path, base if pages is not None else None, pages))
 
 
 def file_crc(index_path: Path | str) -> int:
@@ -103,13 +126,102 @@ def is_damage(error: IndexUnavailable) -> bool:
     return error.detail.startswith(DAMAGED)
 
 
-def _sealed_state(connection: sqlite3.Connection, index_path: Path | str) -> dict[str, Any]:
-    """`sealed` with the CRC when the WAL is empty (its frames would move into the file later,
-    changing it without any damage); else `checked`, which a changed file re-checks."""
+def chunk_crcs(
+    index_path: Path | str,
+    size: int,
+    known: list[int] | None = None,
+    dirty: set[int] | None = None,
+) -> str:
+    """The CRC-32 of each `CHUNK_BYTES` of the file's first `size` bytes, as 8 hex digits each;
+    with `known` (the CRCs of the file before a write), only `dirty` chunks and new ones are read."""
+    crcs = []
+    with open(index_path, "rb", buffering=0) as handle:
+        for number in range(-(-size // CHUNK_BYTES)):
+            if known is not None and dirty is not None and number < len(known) and number not in dirty:
+                crcs.append(known[number])
+            else:
+                length = min(CHUNK_BYTES, size - number * CHUNK_BYTES)
+                crcs.append(zlib.crc32(os.pread(handle.fileno(), length, number * CHUNK_BYTES)))
+    return "".join(f"{crc:08x}" for crc in crcs)
+
+
+def _same_bytes(seal: dict[str, Any], index_path: Path | str) -> bool:
+    """The file's bytes are the sealed ones (a seal from before the chunks holds one CRC of the file)."""
+    if "crcs" not in seal:
+        return seal.get("crc") == file_crc(index_path)
+    size = os.stat(index_path).st_size
+    return seal.get("chunk_bytes") == CHUNK_BYTES and seal["crcs"] == chunk_crcs(index_path, size)
+
+
+def _carried(seal: dict[str, Any], index_path: Path | str) -> dict[str, Any]:
+    """What a new `writing` mark carries: the seal it replaces, while the database file is as that
+    seal (or the mark before, for a second writer in a row) says, else nothing."""
+    base = seal.get("from") if seal.get("state") == "writing" else seal
+    if not isinstance(base, dict) or base.get("state") != "sealed" or "crcs" not in base:
+        return {}
+    return {"from": base} if base.get("signature") == signature(index_path)[:4] else {}
+
+
+def _unchanged_base(seal: dict[str, Any], index_path: Path | str, token: str | None) -> dict[str, Any] | None:
+    """The seal this writer's mark carried, when the mark is still its own and the database file
+    is still as that seal says: then every page written since is a frame of the WAL."""
+    base = seal.get("from")
+    if token is None or seal.get("token") != token or not isinstance(base, dict):
+        return None
+    if base.get("chunk_bytes") != CHUNK_BYTES or base.get("signature") != signature(index_path)[:4]:
+        return None
+    return base
+
+
+def _wal_pages(index_path: Path | str) -> tuple[int, set[int]] | None:
+    """The page size and the numbers of the pages the WAL holds frames of (stale frames past its
+    last commit included: a chunk read again for nothing costs less than one missed); None when
+    the WAL is not one SQLite wrote."""
+    try:
+        with open(f"{index_path}-wal", "rb", buffering=0) as wal:
+            header = wal.read(_WAL_HEADER)
+            if len(header) < _WAL_HEADER:
+                return 0, set()
+            magic, page_size = int.from_bytes(header[:4], "big"), int.from_bytes(header[8:12], "big")
+            page_size = 65536 if page_size == 1 else page_size
+            if magic not in _WAL_MAGIC or page_size < 512:
+                return None
+            frame = _WAL_FRAME_HEADER + page_size
+            end = os.fstat(wal.fileno()).st_size - frame + 1
+            pages = {
+                int.from_bytes(os.pread(wal.fileno(), 4, offset), "big") for offset in range(_WAL_HEADER, end, frame)
+            }
+    except FileNotFoundError:
+        return 0, set()
+    return page_size, pages
+
+
+def _sealed_state(
+    connection: sqlite3.Connection,
+    index_path: Path | str,
+    base: dict[str, Any] | None = None,
+    pages: tuple[int, set[int]] | None = None,
+) -> dict[str, Any]:
+    """`sealed` with the chunk CRCs when the WAL is empty (its frames would move into the file later,
+    changing it without any damage); else `checked`, which a changed file re-checks. With the
+    `base` seal and the WAL's `pages` moved into the file since, only the chunks they touch are read."""
     current = signature(index_path)
     if len(current) > 4:
         return {"state": "checked", "signature": current}
-    return {"state": "sealed", "signature": current, "crc": file_crc(index_path)}
+    known, dirty = None, None
+    if base is not None and pages is not None:
+        text, (page_size, numbers) = base["crcs"], pages
+        known = [int(text[at : at + 8], 16) for at in range(0, len(text), 8)]
+        dirty = {
+            chunk
+            for number in numbers
+            for chunk in range((number - 1) * page_size // CHUNK_BYTES, (number * page_size - 1) // CHUNK_BYTES + 1)
+        }
+        old_size = base["signature"][0]
+        if old_size != current[0]:  # the chunk the old end fell in, and all after it, changed extent
+            dirty.update(range(min(old_size, current[0]) // CHUNK_BYTES, -(-max(old_size, current[0]) // CHUNK_BYTES)))
+    crcs = chunk_crcs(index_path, current[0], known, dirty)
+    return {"state": "sealed", "signature": current, "chunk_bytes": CHUNK_BYTES, "crcs": crcs}
 
 
 def _read_seal(index_path: Path | str) -> dict[str, Any]:

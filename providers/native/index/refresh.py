@@ -138,7 +138,7 @@ def refresh_locked(
     """
     started = time.monotonic()
     with index_errors():
-        mark_writing(connection)  # sealed again at the end (`finish`); a death in between is checked
+        mark = mark_writing(connection)  # sealed again at the end (`finish`); a death in between is checked
         restore_indexes(connection)  # a first build that died midway left them out
         listings = load_listings(connection, now_ns=time.time_ns())
         scanned = scan_roots(roots, listings)
@@ -150,14 +150,14 @@ def refresh_locked(
             tally.unchanged, tally.failed = repeated
             if progress is not None:
                 progress(len(scanned.units), len(scanned.units))
-            return finish(connection, scanned, listings, tally, time.monotonic() - started)
+            return finish(connection, scanned, listings, tally, time.monotonic() - started, mark)
         known = known_files(connection, scanned)
         deadline = None if budget_s is None else started + budget_s
         writer = OutcomeWriter(connection, resolver)
         _refresh_units(connection, writer, scanned, known, tally, progress, deadline, workers, chunk_bytes)
         restore_indexes(connection)
         delete_gone(connection, scanned, known, tally)
-        return finish(connection, scanned, listings, tally, time.monotonic() - started)
+        return finish(connection, scanned, listings, tally, time.monotonic() - started, mark)
 
 
 def resolve_again_if_outdated(connection: sqlite3.Connection, resolver: RepositoryResolver) -> None:

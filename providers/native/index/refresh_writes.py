@@ -202,14 +202,20 @@ def count(
 
 
 def finish(
-    connection: sqlite3.Connection, scanned: ScannedRoots, listings: Listings, tally: Tally, seconds: float
+    connection: sqlite3.Connection,
+    scanned: ScannedRoots,
+    listings: Listings,
+    tally: Tally,
+    seconds: float,
+    mark: str | None = None,
 ) -> RefreshReport:
-    """Write what the refresh ends with, seal the index and report."""
+    """Write what the refresh ends with, seal the index (`mark`: the token of the refresh's
+    `writing` mark) and report."""
     with atomic(connection):
         save_listings(connection, listings, [root for _, root in scanned.listed])
         revision = _end_revision(connection, scanned, tally)
         _merge_if_rewritten(connection, tally)
-    seal(connection)  # a clean end: later opens trust the file as it now is
+    seal(connection, mark)  # a clean end: later opens trust the file as it now is
     unreadable = sum(state == "unreadable" for state in scanned.states.values())
     damaged = any(has_damaged_files(connection, source, root) for source, root in scanned.states)
     return RefreshReport(

@@ -4,9 +4,12 @@ import dataclasses
 
 import pytest
 
-from obelisk_session_evidence.providers.native.parsers import ResumeState
+from fixtures.shared import REAL_CORPUS_SOURCES
+from obelisk_session_evidence.providers import failure_causes
+from obelisk_session_evidence.providers.native.parsers import ResumeState, parse_session_file
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
 from obelisk_session_evidence.providers.native.records import MessageRecord, SummaryRecord, ToolCallRecord
+from tests.providers.native.conftest import REAL_CORPUS, real_files, requires_real_corpus
 
 
 @pytest.mark.parametrize(
@@ -66,3 +69,38 @@ def test_an_outcome_joined_to_a_call_keeps_every_other_field_of_the_call() -> No
     sink.record_outcome(known.call_id, output="the outcome")
     (joined,) = sink.outcome(end_offset=0, resumable=True).tool_calls
     assert joined == dataclasses.replace(known, is_error=True, exit_code=2, output_excerpt="the outcome")
+
+
+class _Unread:
+    """A pattern that must not be read."""
+
+    def search(self, *_args, **_kwargs):
+        raise AssertionError("a success summary was read for the evidence type")
+
+
+@pytest.mark.parametrize(
+    ("output", "evidence_type", "outcome"),
+    [
+        ("= 3 passed in 0.2s =", "tool_outcome", "succeeded"),
+        ("= 1 failed, 2 passed in 0.3s =", "prior_failure", "failed"),
+    ],
+)
+def test_a_masked_pipelines_evidence_type_reads_its_failure_summary_only(
+    monkeypatch, output: str, evidence_type: str, outcome: str
+) -> None:
+    call = ToolCallRecord("s", "c", "Bash", "pytest -q | tail -3", exit_code=0, is_error=False, output_excerpt=output)
+    assert call.outcome == outcome
+    monkeypatch.setattr(failure_causes, "MASKED_SUCCESS", _Unread())
+    assert call.evidence_type == evidence_type
+
+
+@requires_real_corpus
+def test_every_real_call_is_a_prior_failure_exactly_when_its_outcome_is_failed() -> None:
+    calls = [
+        call
+        for path in real_files("*/**/*.json*")
+        if path.relative_to(REAL_CORPUS).parts[0] in REAL_CORPUS_SOURCES
+        for call in parse_session_file(path, REAL_CORPUS_SOURCES[path.relative_to(REAL_CORPUS).parts[0]]).tool_calls
+    ]
+    assert len(calls) > 1000
+    assert all((call.evidence_type == "prior_failure") == (call.outcome == "failed") for call in calls)
