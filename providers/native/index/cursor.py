@@ -127,18 +127,20 @@ def prefix_digest(path: Path | str, end_offset: int, base: PrefixDigest | None =
     """The digest of the file's bytes `[0, end_offset)`, or None when the file is shorter.
 
     `base`, a digest of a shorter prefix of the same file, is continued (not changed), so after a
-    verified append only the new bytes are read. Memory stays bounded: the file is read in chunks.
+    verified append only the new bytes are read. Memory stays bounded: the file is read into one
+    buffer of at most `DIGEST_CHUNK` bytes.
     """
     hasher = hashlib.sha256() if base is None else base.hasher.copy()
     position = 0 if base is None else base.length
-    with open(path, "rb") as handle:
+    buffer = memoryview(bytearray(min(DIGEST_CHUNK, max(0, end_offset - position))))
+    with open(path, "rb", buffering=0) as handle:
         handle.seek(position)
         while position < end_offset:
-            chunk = handle.read(min(DIGEST_CHUNK, end_offset - position))
-            if not chunk:
+            read = handle.readinto(buffer[: end_offset - position])
+            if not read:
                 return None
-            hasher.update(chunk)
-            position += len(chunk)
+            hasher.update(buffer[:read])
+            position += read
     return PrefixDigest(hasher, position)
 
 

@@ -99,11 +99,11 @@ def seal(connection: sqlite3.Connection, token: str | None = None) -> None:
     if path is None:
         return
     base = _unchanged_base(_read_seal(path), path, token)
-    pages = _wal_pages(path) if base is not None else None
+    written = _wal_chunks(path) if base is not None else None
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    if pages is not None and _read_seal(path).get("token") != token:
-        pages = None  # another writer marked the index meanwhile: the checkpoint may hold its pages
-    _write_seal(path, _sealed_state(connection, path, base if pages is not None else None, pages))
+    if written is not None and _read_seal(path).get("token") != token:
+        written = None  # another writer marked the index meanwhile: the checkpoint may hold its pages
+    _write_seal(path, _sealed_state(connection, path, base if written is not None else None, written))
 
 
 def file_crc(index_path: Path | str) -> int:
@@ -173,50 +173,49 @@ def _unchanged_base(seal: dict[str, Any], index_path: Path | str, token: str | N
     return base
 
 
-def _wal_pages(index_path: Path | str) -> tuple[int, set[int]] | None:
-    """The page size and the numbers of the pages the WAL holds frames of (stale frames past its
-    last commit included: a chunk read again for nothing costs less than one missed); None when
-    the WAL is not one SQLite wrote."""
+def _wal_chunks(index_path: Path | str) -> set[int] | None:
+    """The seal chunks the WAL's frames fall in, once their pages move into the file (stale frames
+    past its last commit included: a chunk read again for nothing costs less than one missed); None
+    when the WAL is not one SQLite wrote. Chunks, not pages: what is held grows with the file's size
+    by a number per 64 KiB, not per page."""
     try:
         with open(f"{index_path}-wal", "rb", buffering=0) as wal:
             header = wal.read(_WAL_HEADER)
             if len(header) < _WAL_HEADER:
-                return 0, set()
+                return set()
             magic, page_size = int.from_bytes(header[:4], "big"), int.from_bytes(header[8:12], "big")
             page_size = 65536 if page_size == 1 else page_size
             if magic not in _WAL_MAGIC or page_size < 512:
                 return None
             frame = _WAL_FRAME_HEADER + page_size
             end = os.fstat(wal.fileno()).st_size - frame + 1
-            pages = {
-                int.from_bytes(os.pread(wal.fileno(), 4, offset), "big") for offset in range(_WAL_HEADER, end, frame)
-            }
+            chunks: set[int] = set()
+            for offset in range(_WAL_HEADER, end, frame):
+                number = int.from_bytes(os.pread(wal.fileno(), 4, offset), "big")
+                first, last = (number - 1) * page_size, number * page_size - 1
+                chunks.update(range(first // CHUNK_BYTES, last // CHUNK_BYTES + 1))
     except FileNotFoundError:
-        return 0, set()
-    return page_size, pages
+        return set()
+    return chunks
 
 
 def _sealed_state(
     connection: sqlite3.Connection,
     index_path: Path | str,
     base: dict[str, Any] | None = None,
-    pages: tuple[int, set[int]] | None = None,
+    written: set[int] | None = None,
 ) -> dict[str, Any]:
     """`sealed` with the chunk CRCs when the WAL is empty (its frames would move into the file later,
     changing it without any damage); else `checked`, which a changed file re-checks. With the
-    `base` seal and the WAL's `pages` moved into the file since, only the chunks they touch are read."""
+    `base` seal and the chunks the WAL moved into the file since (`written`), only those are read."""
     current = signature(index_path)
     if len(current) > 4:
         return {"state": "checked", "signature": current}
     known, dirty = None, None
-    if base is not None and pages is not None:
-        text, (page_size, numbers) = base["crcs"], pages
+    if base is not None and written is not None:
+        text = base["crcs"]
         known = [int(text[at : at + 8], 16) for at in range(0, len(text), 8)]
-        dirty = {
-            chunk
-            for number in numbers
-            for chunk in range((number - 1) * page_size // CHUNK_BYTES, (number * page_size - 1) // CHUNK_BYTES + 1)
-        }
+        dirty = written
         old_size = base["signature"][0]
         if old_size != current[0]:  # the chunk the old end fell in, and all after it, changed extent
             dirty.update(range(min(old_size, current[0]) // CHUNK_BYTES, -(-max(old_size, current[0]) // CHUNK_BYTES)))
