@@ -125,14 +125,10 @@ def test_another_writers_mark_makes_the_seal_read_the_whole_file(built, hashed):
         mark_writing(other)  # a lookup caching its binding while the refresh writes
         with atomic(other):
             other.execute("DELETE FROM entries WHERE id % 7 = 0")
-        hashed.clear()
-        seal(writer, mark)
-        read = sum(hashed)
+        _sealed_reading_the_whole_file(path, writer, mark, hashed)
     finally:
         writer.close()
         other.close()
-    assert _as_the_file_is(path)
-    assert read == os.stat(path).st_size
 
 
 def test_a_checkpoint_during_the_write_makes_the_seal_read_the_whole_file(built, hashed):
@@ -145,13 +141,16 @@ def test_a_checkpoint_during_the_write_makes_the_seal_read_the_whole_file(built,
         connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # pages moved into the file: not in the WAL any more
         with atomic(connection):
             connection.execute("UPDATE meta SET value = value || 'x' WHERE key = 'last_refresh_at'")
-        hashed.clear()
-        seal(connection, mark)
-        read = sum(hashed)
+        _sealed_reading_the_whole_file(path, connection, mark, hashed)
     finally:
         connection.close()
+
+
+def _sealed_reading_the_whole_file(path, connection, mark, hashed):
+    hashed.clear()
+    seal(connection, mark)
+    assert sum(hashed) == os.stat(path).st_size
     assert _as_the_file_is(path)
-    assert read == os.stat(path).st_size
 
 
 def test_a_seal_from_before_the_chunks_is_still_compared(built):
