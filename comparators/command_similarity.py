@@ -7,8 +7,10 @@ from typing import Final
 from obelisk_session_evidence.comparators.commands import CommandShape
 from obelisk_session_evidence.comparators.inline_scripts import same_commit_subject
 
-_TARGET_MATCH_CUTOFF: Final = 97
-"""Two targets are the same when `fuzz.ratio` reaches this (absorbs a cut snippet's last char)."""
+_CUT_MIN_CHARACTERS: Final = 16
+"""Two targets are the same when equal, or when one of at least this many characters is the other
+with its last character cut (a cut snippet); a character changed anywhere else names another thing
+(`c3f1dae^:a.yml` against `c3f1dae:a.yml`, `v0.15.0` against `v0.16.0`)."""
 
 
 def same_place(proposed: CommandShape, historical: CommandShape) -> bool:
@@ -36,26 +38,26 @@ def command_similarity(proposed: CommandShape, historical: CommandShape) -> int:
 
 
 def _target_agreement(proposed: tuple[str, ...], historical: tuple[str, ...], *, commit_message: bool) -> int:
-    """100 × targets matched one to one / all distinct targets (`fuzz.ratio`, no processor;
-    a commit's subject also by `same_commit_subject`)."""
+    """100 × targets matched one to one / all distinct targets (`_same_target`; a commit's subject
+    also by `same_commit_subject`)."""
     if not proposed and not historical:
         return 100
-    from rapidfuzz import fuzz  # here: a `run` that compares nothing skips it
-
     remaining = list(historical)
     matched = 0
     for target in proposed:
         for index, candidate in enumerate(remaining):
-            if (
-                target == candidate
-                or fuzz.ratio(target, candidate, processor=None, score_cutoff=_TARGET_MATCH_CUTOFF)
-                or (commit_message and same_commit_subject(target, candidate))
-            ):
+            if _same_target(target, candidate) or (commit_message and same_commit_subject(target, candidate)):
                 matched += 1
                 del remaining[index]
                 break
     union = len(proposed) + len(historical) - matched
     return round(100 * matched / union)
+
+
+def _same_target(a: str, b: str) -> bool:
+    shorter, longer = sorted((a, b), key=len)
+    cut = len(longer) == len(shorter) + 1 and len(shorter) >= _CUT_MIN_CHARACTERS and longer.startswith(shorter)
+    return a == b or cut
 
 
 def _jaccard(a: set[str], b: set[str]) -> int:

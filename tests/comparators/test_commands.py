@@ -59,6 +59,9 @@ NOVEL = [
     ("pytest tests/test_parser.py", "pytest tests/test_lexer.py"),
     ("pytest tests/test_a.py::test_one", "pytest tests/test_a.py::test_two"),
     ("pytest tests/test_a.py", "pytest tests/test_a.py tests/test_b.py"),
+    # one character of an argument names another thing (a parent commit, another file)
+    ("git show c3f1dae:.github/workflows/deploy.yml", "git show c3f1dae^:.github/workflows/deploy.yml"),
+    ("pytest tests/integration/test_lockfile_v2.py", "pytest tests/integration/test_lockfile_v3.py"),
     # same target, a flag that changes meaning
     ("git push origin main", "git push --force origin main"),
     ("pytest tests/test_parser.py", "pytest tests/test_parser.py -k unicode"),
