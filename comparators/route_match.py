@@ -437,9 +437,9 @@ def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None) -> bo
     repository, the failing command's output names it from there: `unit` must name that path, not
     one sharing its ending (`packages/cli/x.json` from `packages/cli` is `packages/cli/packages/cli/x.json`,
     which a command run at the top and given `packages/cli/x.json` does not name)."""
-    in_folder = bool(failing_cwd) and not (failing_cwd or "").startswith(("/", "<"))
-    if in_folder and looks_like_path(culprit) and not culprit.startswith("/"):
-        resolved = repository_path(posixpath.join(failing_cwd or "", culprit)).rstrip("/")
+    relative = looks_like_path(culprit) and not culprit.startswith("/")
+    if relative and failing_cwd and not failing_cwd.startswith(("/", "<")):
+        resolved = repository_path(posixpath.join(failing_cwd, culprit)).rstrip("/")
         return any(target == resolved or target.startswith(resolved + "/") for target in unit.targets)
     return _in_targets(culprit, unit.targets)
 
