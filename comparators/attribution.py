@@ -114,11 +114,13 @@ def attribute(
     failed: bool | None,
     exit_code: int | None,
     outcome_known: bool = False,
+    errexit: bool = False,
 ) -> Attribution:
     """The attribution of a call with these shapes, this output and this recorded outcome.
 
     `outcome_known`: the provider already read a hidden failure from the output
-    (`providers.failure_causes.call_outcome`), so a success here is one, never re-read."""
+    (`providers.failure_causes.call_outcome`), so a success here is one, never re-read.
+    `errexit`: `set -e` made the first failing command end the call (`ParsedCommand.errexit`)."""
     text = _bounded(output)
     masked = False
     if failed is False and outcome_known:
@@ -132,7 +134,13 @@ def attribute(
         culprits = _culprits(text)
         if not shapes:
             return Attribution(True, None, frozenset(), False, exit_code == 127, culprits)
-        signalled = _signalled(shapes, text, signal=FAILURE_SIGNAL.search(text) is not None, culprits=culprits)
+        signalled = _signalled(
+            shapes,
+            text,
+            signal=FAILURE_SIGNAL.search(text) is not None,
+            culprits=culprits,
+            status_from=0 if errexit else _last_list_member(shapes),
+        )
         failing = signalled if signalled is not None else _unsignalled_failure(shapes, text)
     skipped = set()
     for index in range(failing + 1, len(shapes)):
@@ -190,9 +198,12 @@ def _family(shape: CommandShape) -> str:
     return first
 
 
-def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool, culprits: tuple[str, ...]) -> int | None:
+def _signalled(
+    shapes: Sequence[CommandShape], text: str, *, signal: bool, culprits: tuple[str, ...], status_from: int = 0
+) -> int | None:
     """The first shape whose own error the output shows (`signal`: a generic one is there;
-    `culprits`: the arguments the output names, `_culprits`)."""
+    `culprits`: the arguments the output names, `_culprits`; `status_from`: the first shape of the
+    list member whose status is the call's exit code, `_last_list_member`)."""
     if not text or not shapes:
         return None
     if _HERE_DOCUMENT_REFUSED.search(text):
@@ -223,9 +234,16 @@ def _signalled(shapes: Sequence[CommandShape], text: str, *, signal: bool, culpr
         if _names(shape) & named
         or ((pattern := _FAMILY_SIGNALS.get(_family(shape))) is not None and pattern.search(text))
     ]
-    # Several commands of one program (`git fetch && git pull`): the one whose subcommand the
-    # output names (`cannot pull with rebase`), else the first.
+    # Several commands of one program: of `git branch; git rev-parse @{u}` the exit code is the
+    # last one's, so a `fatal:` both could print is its; of `git fetch && git pull`, the one whose
+    # subcommand the output names (`cannot pull with rebase`), else the first.
+    candidates = [index for index in candidates if index >= status_from] or candidates
     return next((index for index in candidates if _subcommand_named(shapes[index], text)), next(iter(candidates), None))
+
+
+def _last_list_member(shapes: Sequence[CommandShape]) -> int:
+    """The first shape after the last `;` or `&`: of `a; b && c` the exit code is `b && c`'s."""
+    return max((index for index, shape in enumerate(shapes) if shape.joined_by in (";", "&")), default=0)
 
 
 def _subcommand_named(shape: CommandShape, text: str) -> bool:

@@ -83,6 +83,11 @@ FILE_CHANGERS: Final = frozenset(
     }
 )
 """Programs that change files or the index by their nature (`git add` changes what a commit sees)."""
+HEAD_MOVERS: Final = frozenset(
+    {"git switch", "git pull", "git merge", "git rebase", "git cherry-pick", "git revert", "git am", "git stash"}
+)
+"""Git commands that put another commit's tree in place: the files of every change between."""
+_WHOLE_TREE_RESETS: Final = frozenset({"--hard", "--merge", "--keep"})
 TREE_CHANGERS: Final = frozenset(
     {
         "pip install",
@@ -207,6 +212,10 @@ def changed_paths(shape: CommandShape) -> tuple[str, ...] | None:
         return ()
     elif program not in FILE_CHANGERS or shape.targets[:1] in (("list",), ("show",)):
         return None  # `git stash list` only reads
+    if program in HEAD_MOVERS or (program == "git reset" and _WHOLE_TREE_RESETS & set(shape.flags)):
+        return ()  # another commit's tree: files it does not name (`origin/main` is a ref, not a file)
+    if program == "git checkout" and not any(posixpath.splitext(path)[1] for path in shape.paths):
+        return ()  # `git checkout main`, `git checkout -b x origin/main`: a branch, not files
     # Paths outside the repository (`/tmp/…`) change nothing a repository command reads: a command
     # that named only such paths changed nothing here (not "files it does not name").
     if shape.targets and all(target.startswith(("/", "<")) for target in shape.targets):

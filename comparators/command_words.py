@@ -61,6 +61,9 @@ def directory_option(
     index = 1
     while index < len(words):
         word = words[index]
+        if basename(words[0]) == "git" and not word.startswith("-") and words[index - 1] not in tables.GIT_VALUE_FLAGS:
+            kept.extend(words[index:])  # the subcommand: `git switch -C BRANCH` creates a branch
+            break
         name, _, attached = word.partition("=")
         if name in options and (attached or index + 1 < len(words)):
             cwd = next_cwd(cwd, attached or words[index + 1], roots)
@@ -181,7 +184,10 @@ def flags_and_targets(
         single_dash_long=program in tables.SINGLE_DASH_LONG or program.split(" ")[0] in tables.SINGLE_DASH_LONG,
     )
     reader.read()
-    targets = sorted(_target(value, roots, cwd) for value in reader.values)
+    targets = sorted(
+        _target(value, roots, cwd, positional=index not in reader.option_values)
+        for index, value in enumerate(reader.values)
+    )
     return tuple(sorted(reader.flags)), tuple(targets)
 
 
@@ -199,6 +205,8 @@ class _OptionReader:
     flags: set[str] = field(default_factory=set)
     values: list[str] = field(default_factory=list)
     """Positional arguments and flag values, as written."""
+    option_values: set[int] = field(default_factory=set)
+    """Which of `values` are flag values (`-n 20`): a quantity, never what the command acts on."""
 
     def read(self) -> None:
         while self.index < len(self.words):
@@ -214,6 +222,10 @@ class _OptionReader:
             else:
                 self._bundle(word[1:])
 
+    def _option_value(self, value: str) -> None:
+        self.option_values.add(len(self.values))
+        self.values.append(value)
+
     def _long(self, word: str) -> None:
         name, has_value, value = word.partition("=")
         if name in self.cosmetic:
@@ -222,7 +234,7 @@ class _OptionReader:
             return
         self.flags.add(name)
         if has_value:
-            self.values.append(value)
+            self._option_value(value)
 
     def _bundle(self, letters: str) -> None:
         for position, letter in enumerate(letters):
@@ -230,7 +242,7 @@ class _OptionReader:
             if not letter.isalpha():
                 # `-n4` style: the rest (from a digit on) is the previous letter's value.
                 if flag not in self.cosmetic and f"-{letters[position - 1]}" not in self.cosmetic:
-                    self.values.append(letters[position:])
+                    self._option_value(letters[position:])
                 return
             if letter in self.value_letters or self.cosmetic.get(flag):
                 self._valued(flag, letters[position + 1 :])
@@ -246,21 +258,30 @@ class _OptionReader:
             return
         self.flags.add(flag)
         if attached:
-            self.values.append(attached)
+            self._option_value(attached)
         elif self.index < len(self.words):
-            self.values.append(self.words[self.index])
+            self._option_value(self.words[self.index])
             self.index += 1
 
 
-def _target(word: str, roots: tuple[str, ...], cwd: str | None) -> str:
-    """A positional argument: repository-relative when it is a path; volatile parts masked.
+def _target(word: str, roots: tuple[str, ...], cwd: str | None, *, positional: bool = False) -> str:
+    """An argument: repository-relative when it is a path; volatile parts masked.
 
+    A positional commit is what the command acts on (`git show 529270f:deploy.yml`), not a volatile
+    part: another commit is another target. Numbers stay masked: of the replayed histories, a
+    failed `gh pr checks 20` foretold a failing `gh pr checks 22` as often as a repeat of 20.
     Only its first `MAX_TARGET_CHARS` are compared (a bound on the masking work).
     """
     word = word[:MAX_TARGET_CHARS]
+    if positional and _COMMIT.match(word):
+        return word
     if looks_like_path(word) and not word.startswith(("http:", "https:")):
         return mask_volatile(path_target(word, roots, cwd))
     return mask_volatile(" ".join(word.split()))
+
+
+_COMMIT: Final = re.compile(r"^(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?:$|(?=[:^~.]))")
+"""A commit on its own, or before its path or ancestry (`abc1234:path`, `abc1234^`, `abc1234..def5678`)."""
 
 
 def path_target(word: str, roots: tuple[str, ...], cwd: str | None) -> str:

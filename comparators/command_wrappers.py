@@ -43,6 +43,8 @@ def _peel(words: list[str], head: str) -> tuple[list[str], tuple[str, ...]] | No
     if head == "env":
         rest = skip_flags(words[1:])
         return _without_env(rest), tuple(f"{word.split('=', 1)[0]}=" for word in rest if _ENV_ASSIGNMENT.match(word))
+    if head == "command" and len(words) > 1 and words[1] in ("-v", "-V"):
+        return None  # a lookup of the name (`command -v shellcheck`), not a run of it
     if head in _OWN_VALUE_FLAGS:
         return skip_flags(words[1:], _OWN_VALUE_FLAGS[head]), ()
     if head == "timeout":

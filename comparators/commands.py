@@ -19,6 +19,7 @@ shapes are compared in `command_similarity`.
 """
 
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
@@ -101,6 +102,9 @@ class ParsedCommand:
     """True when the shell grammar could not read it (or a script inside it): token reading."""
     truncated: bool
     """True when it went past the reader's work bounds and was compared in part."""
+    errexit: bool = False
+    """True when `set -e` stops it at its first failing command: its exit code is then that
+    command's, not its last command's."""
 
 
 def parse_command(command: str, *, roots: Iterable[str] = (), cwd: str | None = "") -> ParsedCommand:
@@ -108,7 +112,7 @@ def parse_command(command: str, *, roots: Iterable[str] = (), cwd: str | None = 
     all_roots = (*roots, *cd_roots(command))
     state = _ReadState()
     shapes = _shapes(command, all_roots, cwd=cwd, runner=(), depth=0, state=state)
-    return ParsedCommand(tuple(shapes), fallback=state.fallback, truncated=state.truncated)
+    return ParsedCommand(tuple(shapes), fallback=state.fallback, truncated=state.truncated, errexit=state.errexit)
 
 
 def command_shapes(command: str, *, roots: Iterable[str] = ()) -> tuple[CommandShape, ...]:
@@ -143,6 +147,7 @@ def cd_roots(command: str) -> tuple[str, ...]:
 class _ReadState:
     fallback: bool = False
     truncated: bool = False
+    errexit: bool = False
 
 
 def _shapes(
@@ -171,6 +176,7 @@ def _shapes(
             if shapes:
                 shapes[-1] = _shown_through(shapes[-1], " ".join(words))
             continue
+        state.errexit = state.errexit or _sets_errexit(words)
         setting = _setting(words, segment, cwd, runner, roots)
         if setting is not None:
             cwd, runner = setting
@@ -206,6 +212,13 @@ def _setting(
     if setup is not None:
         return cwd, tuple(sorted({*runner, *setup}))
     return None
+
+
+def _sets_errexit(words: list[str]) -> bool:
+    """`set -e`, `set -euo pipefail`, `set -o errexit`."""
+    if not words or words[0] != "set":
+        return False
+    return "errexit" in words or any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word) for word in words[1:])
 
 
 def _assigned(segment: Segment) -> tuple[str, ...]:

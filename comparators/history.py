@@ -299,7 +299,14 @@ def _step(
             truncated=truncated or parsed.truncated,
             ref=ref,
         )
-    attribution = attribute(parsed.shapes, output, failed=recorded, exit_code=exit_code, outcome_known=outcome_known)
+    attribution = attribute(
+        parsed.shapes,
+        output,
+        failed=recorded,
+        exit_code=exit_code,
+        outcome_known=outcome_known,
+        errexit=parsed.errexit,
+    )
     if attribution.failed:
         result: StepResult = "failed"
     elif recorded is False:

@@ -245,7 +245,7 @@ def _command_match(
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call and not _other_sandbox(step, escalated)]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
-        runs = _comparable_runs(unit, calls, score, threshold=threshold)
+        runs = _comparable_runs(unit, calls, score, threshold=threshold, roots=roots)
         if not runs:
             continue
         runs = on_line_first(runs, line)
@@ -286,12 +286,12 @@ def _other_sandbox(step: PriorStep, escalated: bool | None) -> bool:
 
 
 def _comparable_runs(
-    unit: CommandShape, calls: Sequence[PriorStep], score: _UnitScore, *, threshold: int
+    unit: CommandShape, calls: Sequence[PriorStep], score: _UnitScore, *, threshold: int, roots: Sequence[str]
 ) -> list[_Run]:
     """The prior runs of `unit` at or above the threshold that left an outcome; `score.best` too."""
     runs: list[_Run] = []
     for step in calls:
-        similarity, position = _best_shape(unit, step)
+        similarity, position = _best_shape(unit, step, roots)
         if position is None:
             continue
         score.best = max(score.best, similarity)
@@ -407,7 +407,7 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     return changes
 
 
-def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
+def _best_shape(unit: CommandShape, step: PriorStep, roots: Sequence[str]) -> tuple[int, int | None]:
     """The best match of `unit` among the shapes `step` ran: (similarity, its index)."""
     best, best_index = 0, None
     for index, shape in enumerate(step.shapes):
@@ -416,30 +416,41 @@ def _best_shape(unit: CommandShape, step: PriorStep) -> tuple[int, int | None]:
         if index == step.failing and _another_route(unit, shape, step):
             continue
         similarity = command_similarity(unit, shape)
-        if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits):
+        if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits, roots):
             similarity = 100
         if similarity > best:
             best, best_index = similarity, index
     return best, best_index
 
 
-def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...]) -> bool:
+def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...], roots: Sequence[str]) -> bool:
     """True when `unit` runs the failing program with every argument its failure named, and
     adds no flag (`git add -f` is the fix the hint names, not the failure)."""
     if not culprits or unit.program != failing.program or not set(unit.flags) <= set(failing.flags):
         return False
     named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
-    return bool(named) and all(c in unit.flags or _names_path(unit, c, failing.cwd) for c in named)
+    return bool(named) and all(c in unit.flags or _names_path(unit, c, failing.cwd, roots) for c in named)
 
 
-def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None) -> bool:
+def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None, roots: Sequence[str]) -> bool:
     """True when `unit` names the path the failure's output named. Run in a folder of the
     repository, the failing command's output names it from there: `unit` must name that path, not
     one sharing its ending (`packages/cli/x.json` from `packages/cli` is `packages/cli/packages/cli/x.json`,
-    which a command run at the top and given `packages/cli/x.json` does not name)."""
+    which a command run at the top and given `packages/cli/x.json` does not name). An absolute path
+    inside a known root is exact too, for a `unit` whose place is known (`ls <root>/registry` does
+    not name `<root>/apps/registry/registry`)."""
     relative = looks_like_path(culprit) and not culprit.startswith("/")
+    resolved = None
     if relative and failing_cwd and not failing_cwd.startswith(("/", "<")):
-        resolved = repository_path(posixpath.join(failing_cwd, culprit)).rstrip("/")
+        resolved = repository_path(posixpath.join(failing_cwd, culprit))
+    elif (
+        culprit.startswith("/")
+        and unit.cwd is not None
+        and any(_inside(culprit, r) for r in roots if r.startswith("/"))
+    ):
+        resolved = repository_path(culprit, roots=roots)
+    if resolved is not None:
+        resolved = resolved.rstrip("/")
         return any(target == resolved or target.startswith(resolved + "/") for target in unit.targets)
     return _in_targets(culprit, unit.targets)
 

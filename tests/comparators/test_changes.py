@@ -139,6 +139,12 @@ def test_the_masked_test_run_after_a_config_edit_is_not_a_repeat() -> None:
         ("prettier --write src/app.ts", ("src/app.ts",)),
         ("prettier --check src/app.ts", None),
         ("git stash list", None),
+        # another commit's tree: `origin/main` and `codex/x` are refs, not files (jdx/mise)
+        ("git switch -C codex/x origin/main", ()),
+        ("git reset --hard origin/main", ()),
+        ("git merge origin/main", ()),
+        ("git checkout -b fix origin/main", ()),
+        ("git reset src/a.py", ("src/a.py",)),
         ("git status", None),
         ("mix test", None),
         ("ruff check src", None),

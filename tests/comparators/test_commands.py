@@ -43,7 +43,6 @@ PARAPHRASES = [
     # volatile tokens
     ("python scripts/replay.py /tmp/tmpa81kq2/events.json", "python scripts/replay.py /tmp/tmpzz93x1/events.json"),
     ("ls /tmp/pytest-of-dev/pytest-12/report.xml", "ls /private/var/folders/x1/T/report.xml"),
-    ("git show 4f2a9c1d", "git show 9e0b77aa31"),
     ("python tools/fetch.py --since 2026-01-02T10:00:00Z", "python tools/fetch.py --since 2026-03-09T08:15:00Z"),
     ("kill 41213", "kill 977"),
     ("curl http://localhost:8080/health", "curl http://localhost:9090/health"),
@@ -62,6 +61,9 @@ NOVEL = [
     # one character of an argument names another thing (a parent commit, another file)
     ("git show c3f1dae:.github/workflows/deploy.yml", "git show c3f1dae^:.github/workflows/deploy.yml"),
     ("pytest tests/integration/test_lockfile_v2.py", "pytest tests/integration/test_lockfile_v3.py"),
+    # another commit (chikachow/cyspbot: the file at 529270f is not the file at c3f1dae)
+    ("git show c3f1dae:.github/workflows/deploy.yml", "git show 529270f:.github/workflows/deploy.yml"),
+    ("git show 4f2a9c1d", "git show 9e0b77aa31"),
     # same target, a flag that changes meaning
     ("git push origin main", "git push --force origin main"),
     ("pytest tests/test_parser.py", "pytest tests/test_parser.py -k unicode"),
@@ -103,6 +105,9 @@ def test_command_similarity_novel_is_low(a: str, b: str) -> None:
         ("pytest | tee out.txt | tail", ["pytest"]),
         ("bash -c 'cd web && npm test'", ["npm run test"]),
         ("git -C /home/dev/repo status --short", ["git status"]),
+        ("git switch -C codex/x origin/main", ["git switch -C codex/x origin/main"]),
+        ("command -v shellcheck && shellcheck x.sh", ["command -v shellcheck", "shellcheck x.sh"]),
+        ("command ls -la", ["ls -a -l"]),
         ("echo 'unbalanced", ["echo 'unbalanced"]),
         ("", []),
     ],
