@@ -77,6 +77,13 @@ CLEANING_PROGRAMS: Final = frozenset(
 )
 """Programs that commit, stash or discard a working tree's changes."""
 PERMISSION_PROGRAMS: Final = frozenset({"chmod", "chown", "chgrp"})
+CREDENTIAL_PROGRAMS: Final = frozenset(
+    {"gh auth", "git remote", "git config", "ssh-add", "ssh-keygen", "npm login", "npm adduser", "docker login"}
+    | {"gcloud auth", "aws configure", "aws sso", "az login", "glab auth", "vercel login", "heroku login"}
+)
+"""Programs that change how a command authenticates: its credentials, its remote, its helper."""
+_CREDENTIAL_READINGS: Final = frozenset({"status", "token", "get-url"})
+"""The subcommands with which such a program only reads (`gh auth status`, `git remote get-url`)."""
 ROUTE_MOMENT: Final = math.inf
 """`Change.at` of the route's own edits and earlier commands: after every change of the history."""
 REMOTE_PROGRAMS: Final = frozenset(
@@ -252,6 +259,17 @@ def _permissions(failure: _Failure, changes: Sequence[Change]) -> bool:
     return any(program in PERMISSION_PROGRAMS for change in changes for program in change.programs)
 
 
+def _credentials(failure: _Failure, changes: Sequence[Change]) -> bool:
+    """An authentication failure stands until the credentials the failing program reads or its
+    remote change (`git remote set-url`, `ssh-add`; for `gh`, its own `gh auth login`): time alone
+    does not log anyone in, and a reading (`gh auth status`) changes nothing."""
+    own = {"gh auth"} if failure.failing.program.split(" ")[0] == "gh" else CREDENTIAL_PROGRAMS
+    return any(
+        change.acts and not own.isdisjoint(change.programs) and not _CREDENTIAL_READINGS & set(change.subjects)
+        for change in changes
+    )
+
+
 def _unexplained(failure: _Failure, changes: Sequence[Change]) -> bool:
     """A remote program's unexplained failure is the service's state; any other is a check's."""
     return _time(failure, changes) if _remote(failure.failing) else _files_touched(failure, changes)
@@ -299,6 +317,7 @@ RULES: Final[dict[FailureCauseKind, _Rule]] = {
     "connection_refused": _time,
     "timeout": _time,
     "permission_denied": _permissions,
+    "auth_failed": _credentials,
     "here_document_refused": _permissions,
     "unknown": _unexplained,
     "tool_error": _unexplained,
@@ -325,11 +344,13 @@ READING_PROGRAMS: Final = frozenset(
     | {"sort", "uniq", "cut", "tr", "date", "sleep", "ps", "du", "df", "env", "type"}
 )
 """Programs that only read: a later run of one changes nothing a failure depends on."""
+_SELF_DESCRIBING: Final = frozenset({"--help", "--version"})
 
 
 def reads_only(shape: CommandShape) -> bool:
-    """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`')."""
-    return shape.program in READING_PROGRAMS
+    """The simple command only reads (a `sed` without `-i`: its writes are `changes.changed_paths`'),
+    or only prints its own usage or version (`gh auth setup-git --help`)."""
+    return shape.program in READING_PROGRAMS or not _SELF_DESCRIBING.isdisjoint(shape.flags)
 
 
 def observes_only(shape: CommandShape) -> bool:

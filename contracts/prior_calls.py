@@ -58,6 +58,7 @@ FailureCauseKind = Literal[
     "hook_failed",
     "no_tests_collected",
     "permission_denied",
+    "auth_failed",
     "here_document_refused",
     "connection_refused",
     "compile_error",

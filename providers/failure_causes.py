@@ -39,12 +39,16 @@ NOT_RUN: Final = re.compile(
     r"|(?:Command |Operation )?aborted\b"  # pi, Codex: the turn was aborted
     r"|(?:User )?rejected (?:tool use|by user)"  # DSH, Codex approvals
     r"|exec command rejected"
+    r"|Skipped due to queued user message"  # Oh My Pi: skipped for the user's next message (`executed: false`)
     r")",
     re.IGNORECASE,
 )
 """Outputs of calls that never ran to an outcome of their own (anchored at the output's start)."""
-SEARCH_PROGRAMS: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"})
-"""Programs whose exit status 1 means "no match" (2 and above are their errors)."""
+SEARCH_PROGRAMS: Final = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "which", "type", "command -v", "command -V"}
+)
+"""Programs whose exit status 1 means "no match" (2 and above are their errors): searches, and
+lookups of a name (`command -v shellcheck` exits 1 when it is not installed: an answer)."""
 DISPLAY_FILTERS: Final = frozenset(
     {"tail", "head", "grep", "egrep", "rg", "less", "more", "cat", "sed", "awk", "cut", "sort", "uniq", "wc", "tee"}
 )
@@ -203,6 +207,11 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     ),
     _rule("usage_error", r"^[Uu]sage: (?P<s>\S{1,80})"),
     _rule(
+        "auth_failed",
+        r"Permission denied \(publickey|Authentication failed|could not read (?:Username|Password)|[Bb]ad credentials"
+        r"|\b401 Unauthorized|HTTP 401\b|token (?:in \S+ )?is invalid|[Nn]ot logged in|[Aa]uthentication required",
+    ),
+    _rule(
         "permission_denied",
         r"Permission denied|[Oo]peration not permitted|\bEACCES\b|\bEPERM\b"
         r"|sandbox(?:ed)? (?:denied|blocked|violation)",
@@ -238,6 +247,7 @@ _FAILURE_WORDS: Final = (
     *("✗", "✕", "×", ") test ", "usage:", "missing script", "denied", "not permitted", "eacces", "eperm"),
     *("sandbox", "refused", "getaddrinfo", "not known", "unreachable", "timed out", "timedout", "time out"),
     *("timeout", "deadline exceeded", "enoent", "not exist", "is a directory", "eisdir"),
+    *("authentication", "bad credentials", "http 401", "401 unauthorized", "not logged in"),
     *("unstaged", "uncommitted", "stash them", "would be overwritten", "here document", "here-document"),
     *("not a git command",),
 )
@@ -446,8 +456,8 @@ def _program(segments: Sequence[str]) -> str:
     if not segments:
         return ""
     words = [word for word in segments[0].split() if not _ASSIGNMENT.match(word)]
-    if words[:2] == ["git", "grep"]:
-        return "git grep"
+    if words[:2] in (["git", "grep"], ["command", "-v"], ["command", "-V"]):
+        return " ".join(words[:2])
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 

@@ -252,6 +252,72 @@ def test_a_failure_is_the_command_whose_subcommand_the_output_names():
     assert attribute(shapes, output, failed=True, exit_code=128).failing == 1
 
 
+def test_a_list_fails_with_its_last_command_when_both_could_print_the_error():
+    # jdx/mise: on a detached HEAD `git branch --show-current` prints nothing and exits 0; the
+    # `fatal:` and the exit code are the `git rev-parse … @{u}` after the `;`.
+    shapes = parse_command("git branch --show-current; git rev-parse --abbrev-ref --symbolic-full-name @{u}").shapes
+    output = "fatal: HEAD does not point to a branch\n"
+    assert attribute(shapes, output, failed=True, exit_code=128).failing == 1
+    calls = [shell("git branch --show-current; git rev-parse --abbrev-ref @{u}", output, exit_code=128, minute=0)]
+    assert not match(calls, "git branch --show-current").repeats_failure
+
+
+def test_under_set_e_the_first_command_that_fails_ends_the_list():
+    parsed = parse_command("set -euo pipefail; git fetch origin; git status")
+    assert parsed.errexit
+    output = "fatal: 'origin' does not appear to be a git repository\n"
+    assert attribute(parsed.shapes, output, failed=True, exit_code=128, errexit=True).failing == 0
+
+
+def test_a_missing_absolute_path_is_not_the_folder_sharing_its_ending():
+    # MandavkarPranjal/prsui: `apps/registry/registry/new-york` was missing; `registry/new-york`
+    # at the top of the same checkout is another folder, listed fine before and after.
+    missing = f"ls: cannot access '{REPO}/apps/registry/registry/new-york': No such file or directory\n"
+    calls = [shell(f"ls {REPO}/apps/registry/registry/new-york", missing, exit_code=2, minute=0)]
+    assert not match(calls, f"ls {REPO}/registry/new-york/").repeats_failure
+    assert match(calls, f"ls {REPO}/apps/registry/registry/new-york/").repeats_failure
+
+
+def test_a_lookup_that_found_no_such_program_is_no_failure_to_repeat():
+    # jdx/mise: `command -v shellcheck` exited 1 (not installed); a later `if command -v …` asks again.
+    calls = [shell("command -v shellcheck", "", exit_code=1, minute=0)]
+    probe = "if command -v shellcheck >/dev/null; then shellcheck x.sh; else echo 'shellcheck not installed'; fi"
+    assert not match(calls, probe).repeats_failure
+
+
+PUBLICKEY = "git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.\n"
+
+
+def test_an_authentication_failure_stands_until_credentials_or_the_remote_change():
+    # chikachow/cyspbot: `git fetch` over SSH was refused until the remote was set to HTTPS with
+    # `gh` as its credential helper; edits and time in between changed nothing.
+    refused = [
+        shell("git fetch origin main", PUBLICKEY, exit_code=128, minute=0),
+        edit(f"{REPO}/src/a.ts", minute=1),
+        shell("ls -la ~/.ssh", "total 40\n", minute=2),
+    ]
+    assert match(refused, "git fetch origin main").repeats_failure
+    relogged = [*refused, shell("git remote set-url origin https://github.com/o/r.git", minute=3)]
+    assert match(relogged, "git fetch origin main").repeats_failure_changed_since
+
+
+def test_gh_logged_out_stands_until_gh_itself_logs_in():
+    # chikachow/cyspbot: git's credential helper was set and `gh auth status` still failed; then `gh auth login`.
+    logged_out = (
+        "github.com\n  X Failed to log in to github.com account u (default)\n  - The token in default is invalid."
+    )
+    calls = [
+        shell("gh auth status", logged_out, exit_code=1, minute=0),
+        shell("git config --local credential.https://github.com.helper '!gh auth git-credential'", minute=1),
+        shell("gh auth setup-git --help", "This command configures `git` to use GitHub CLI", minute=1),  # a reading
+    ]
+    assert match(calls, "gh auth status").repeats_failure
+    calls.append(
+        shell("gh auth login -h github.com --git-protocol https --web", "! First copy your one-time code", minute=2)
+    )
+    assert match(calls, "gh auth status").repeats_failure_changed_since
+
+
 UNSTAGED = (
     "Exit code 128\nerror: cannot pull with rebase: You have unstaged changes.\nerror: Please commit or stash them."
 )

@@ -4,6 +4,11 @@ import pytest
 
 from obelisk_session_evidence.providers.failure_causes import call_outcome, failure_cause
 
+SKIPPED_FOR_USER = (
+    "Skipped due to queued user message. Do not count this skipped result as completed work or verification."
+)
+"""Oh My Pi's result of a call it skipped (`details.executed: false`; preloopdev/preloop)."""
+
 OUTCOMES = [
     # (command, exit code, error flag, output, outcome)
     # Reading a failed run's log: the failures shown are that run's, and the filter hid the reader's status.
@@ -37,6 +42,11 @@ OUTCOMES = [
     ("make", None, True, "[Request interrupted by user for tool use]", "not_run"),
     ("npm test", None, True, "<tool_use_error>Sibling tool call errored</tool_use_error>", "not_run"),
     ("npm test", 1, True, "Operation aborted", "not_run"),
+    ("git show e901fa0 --stat", None, True, SKIPPED_FOR_USER, "not_run"),
+    # A lookup of a name that finds none answered (jdx/mise: `command -v shellcheck`).
+    ("command -v shellcheck", 1, True, "", "no_match"),
+    ("which cargo-deny", 1, True, "cargo-deny not found", "no_match"),
+    ("command ls missing", 1, True, "ls: missing: No such file or directory", "failed"),
     ("grep -rn token src", 1, True, "", "no_match"),
     ("git log | grep fix", 1, True, "", "no_match"),
     ("grep -rn token missing/", 2, True, "grep: missing/: No such file or directory", "failed"),
@@ -157,6 +167,21 @@ CAUSES = [
     ("ls ~/a*.jsonl", 1, "(eval):1: no matches found: /home/u/a*.jsonl", "path_not_found", "/home/u/a*.jsonl"),
     ("cat src", 1, "cat: src: Is a directory", "is_a_directory", None),
     ("ps -ef", 1, "zsh:1: operation not permitted: ps", "permission_denied", None),
+    (
+        "git fetch origin main",
+        128,
+        "git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.",
+        "auth_failed",
+        None,
+    ),
+    (
+        "gh auth status",
+        1,
+        "github.com\n  X Failed to log in to github.com account u (default)\n  - The token in default is invalid.",
+        "auth_failed",
+        None,
+    ),
+    ("gh pr view 1", 1, "HTTP 401: Bad credentials (https://api.github.com/graphql)", "auth_failed", None),
     ("git push", 128, "fatal: The current branch x has no upstream branch.", "tool_error", None),
     ("./run.sh", 3, "something odd happened", "unknown", None),
 ]

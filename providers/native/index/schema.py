@@ -260,6 +260,20 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DROP INDEX files_root",
         ),
     ),
+    Migration(
+        "0014_calls_that_did_not_fail",
+        (
+            # A call the agent skipped for a queued user message never ran (`failure_causes.NOT_RUN`,
+            # preloopdev/preloop's Oh My Pi sessions), and a lookup that found no such name answered
+            # (`command -v shellcheck`, `failure_causes.SEARCH_PROGRAMS`): the files holding such
+            # calls stored as failures are read again by the next refresh.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE id IN (SELECT e.file_id FROM entries e"
+            " JOIN entry_text t ON t.rowid = e.id WHERE e.evidence_type = 'prior_failure'"
+            " AND (t.body LIKE '%Skipped due to queued user message%' OR t.command LIKE '%command -v%'"
+            " OR t.command LIKE '%command -V%' OR t.command LIKE '%which %' OR t.command LIKE '%type %'))",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

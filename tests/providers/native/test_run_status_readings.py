@@ -8,8 +8,8 @@ Shaped on jdx/mise's Codex sessions: `gh pr checks 10705` polled while checks we
 from pathlib import Path
 
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
-from obelisk_session_evidence.providers.native.index.store import connect, index_file
-from tests.providers.native.index.older_index import before_migration
+from obelisk_session_evidence.providers.native.index.store import index_file
+from tests.providers.native.index.older_index import before_migration, evidence_types, stored_as_failures
 from tests.providers.native.index.transcripts import ClaudeTranscript
 
 CHECKS = "gh pr checks 10705"
@@ -26,24 +26,12 @@ def _polled(claude: Path) -> None:
     transcript.write()
 
 
-def _evidence_types(path: Path) -> list[tuple[str, str]]:
-    connection = connect(path)
-    try:
-        rows = connection.execute(
-            "SELECT t.command, e.evidence_type FROM entries e JOIN entry_text t ON t.rowid = e.id"
-            " WHERE e.kind = 'tool_call' ORDER BY e.id"
-        )
-        return [(command, evidence_type) for command, evidence_type in rows]
-    finally:
-        connection.close()
-
-
 def test_checks_of_a_pending_run_are_no_failure_of_the_call(tmp_path):
     claude = tmp_path / "claude"
     _polled(claude)
     path = index_file(tmp_path / "state" / "index")
     refresh_index(path, {"claude": [claude]})
-    assert _evidence_types(path) == [
+    assert evidence_types(path) == [
         (CHECKS, "tool_outcome"),
         ("gh pr checks 10705 --watch", "prior_failure"),
         ("gh pr checks 1", "prior_failure"),
@@ -58,15 +46,8 @@ def test_an_index_that_stored_such_readings_as_failures_reads_their_files_again(
     untouched.write()
     path = index_file(tmp_path / "state" / "index")
     refresh_index(path, {"claude": [claude]})
-    connection = connect(path)
-    with connection:  # as the release before this rule stored it
-        connection.execute(
-            "UPDATE entries SET evidence_type = 'prior_failure' WHERE id IN"
-            " (SELECT rowid FROM entry_text WHERE command = ?)",
-            (CHECKS,),
-        )
-    connection.close()
+    stored_as_failures(path, CHECKS)  # as the release before this rule stored it
     before_migration(path, "0012_run_status_readings", dropped_columns=())
     report = refresh_index(path, {"claude": [claude]})
     assert (report.files_added, report.files_reread) == (0, 1)
-    assert (CHECKS, "tool_outcome") in _evidence_types(path)
+    assert (CHECKS, "tool_outcome") in evidence_types(path)

@@ -4,6 +4,7 @@ import sqlite3
 from pathlib import Path
 
 from obelisk_session_evidence.providers.native.index.integrity import seal_file
+from obelisk_session_evidence.providers.native.index.store import connect
 
 
 def before_migration(
@@ -21,3 +22,28 @@ def before_migration(
     connection.commit()
     connection.close()
     seal_file(path).unlink()
+
+
+def stored_as_failures(path: Path, *commands: str) -> None:
+    """Store the calls that ran `commands` as failures, as a release before an outcome rule did."""
+    connection = connect(path)
+    with connection:
+        connection.execute(
+            "UPDATE entries SET evidence_type = 'prior_failure' WHERE id IN"
+            f" (SELECT rowid FROM entry_text WHERE command IN ({', '.join('?' * len(commands))}))",
+            commands,
+        )
+    connection.close()
+
+
+def evidence_types(path: Path) -> list[tuple[str, str]]:
+    """Each stored tool call's command and evidence type, in the order they were stored."""
+    connection = connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT t.command, e.evidence_type FROM entries e JOIN entry_text t ON t.rowid = e.id"
+            " WHERE e.kind = 'tool_call' ORDER BY e.id"
+        )
+        return [(command, evidence_type) for command, evidence_type in rows]
+    finally:
+        connection.close()
