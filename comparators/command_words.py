@@ -17,6 +17,8 @@ from obelisk_session_evidence.comparators.paths import looks_like_path, mask_tem
 
 MAX_TARGET_CHARS: Final = 2048
 _NUMBER: Final = re.compile(r"-\d+(\.\d+)?")
+_COMMIT: Final = re.compile(r"^(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?:$|(?=[:^~.]))")
+"""A commit on its own, or before its path or ancestry (`abc1234:path`, `abc1234^`, `abc1234..def5678`)."""
 _DIRECTORY_OPTIONS: Final = {
     "git": ("-C",),
     "make": ("-C", "--directory"),
@@ -278,10 +280,6 @@ def _target(word: str, roots: tuple[str, ...], cwd: str | None, *, positional: b
     if looks_like_path(word) and not word.startswith(("http:", "https:")):
         return mask_volatile(path_target(word, roots, cwd))
     return mask_volatile(" ".join(word.split()))
-
-
-_COMMIT: Final = re.compile(r"^(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?:$|(?=[:^~.]))")
-"""A commit on its own, or before its path or ancestry (`abc1234:path`, `abc1234^`, `abc1234..def5678`)."""
 
 
 def path_target(word: str, roots: tuple[str, ...], cwd: str | None) -> str:

@@ -40,6 +40,8 @@ from obelisk_session_evidence.comparators.shell import Segment, parse_script
 _MAX_DEPTH: Final = 4
 """How deep scripts inside scripts (`bash -c "sh -c '…'"`) are read."""
 _PIPES: Final = ("|", "|&")
+_ERREXIT_OPTION: Final = re.compile(r"-[a-zA-Z]*e[a-zA-Z]*")
+"""A `set` option word that turns on errexit (`-e`, `-euo`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +220,7 @@ def _sets_errexit(words: list[str]) -> bool:
     """`set -e`, `set -euo pipefail`, `set -o errexit`."""
     if not words or words[0] != "set":
         return False
-    return "errexit" in words or any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word) for word in words[1:])
+    return "errexit" in words or any(_ERREXIT_OPTION.fullmatch(word) for word in words[1:])
 
 
 def _assigned(segment: Segment) -> tuple[str, ...]:
