@@ -217,6 +217,11 @@ class RecordSink:
             self._new_calls[call_id] = None
         self._completed.add(call_id)
 
+    def call_name(self, call_id: str) -> str | None:
+        """The name of the call with this id, as registered so far (None: unknown or unnamed)."""
+        known = self._calls.get(call_id)
+        return None if known is None else known.name
+
     def reopen_call(self, call_id: str) -> None:
         """Mark a call as still waiting (a Codex process that keeps running)."""
         self._completed.discard(call_id)

@@ -3,14 +3,25 @@
 Each visible message is usually written twice (`event_msg` and `response_item`, either order):
 the first copy is kept and its twin dropped. Calls are joined to `function_call_output` and
 `exec_command_end` by `call_id`; a `write_stdin` call is folded into the exec call whose process
-it continues, so a long-running command is one record with its final exit code. Reasoning is
-skipped (not a stated decision), and so are developer messages (harness instructions).
+it continues, so a long-running command is one record with its final exit code. In code mode a
+JavaScript cell (`custom_tool_call` `exec`) runs the commands: a cell with one literal
+`tools.exec_command` call is that shell call, its `wait` polls folded in like `write_stdin`; a cell
+with several stays one `exec` call (its output cannot be split between them) beside one shell call
+per literal command, whose outcome is unknown. Reasoning is skipped (not a stated decision), and so
+are developer messages (harness instructions).
 """
 
 import json
 from pathlib import Path
 from typing import Any, Final
 
+from obelisk_session_evidence.providers.native.parsers._code_mode import (
+    SCRIPT_COMPLETED,
+    SCRIPT_RUNNING,
+    UNKNOWN,
+    cell_exec_calls,
+    reported_exit_code,
+)
 from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
 from obelisk_session_evidence.providers.native.parsers._text import (
@@ -191,10 +202,7 @@ class _Rollout:
         elif kind in ("function_call", "local_shell_call"):
             self._function_call(payload, timestamp)
         elif kind == "custom_tool_call" and isinstance(payload.get("call_id"), str):
-            # apply_patch's input is the patch text itself; its file paths live only inside it.
-            arguments = {"input": payload["input"]} if isinstance(payload.get("input"), str) else {}
-            name = as_text(payload.get("name"))
-            self.sink.open_call_with_arguments(payload["call_id"], name, arguments, timestamp)
+            self._custom_call(payload["call_id"], as_text(payload.get("name")), payload.get("input"), timestamp)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self._call_output(payload)
         elif kind not in _IGNORED_ITEMS:
@@ -217,13 +225,36 @@ class _Rollout:
         if not isinstance(call_id, str):
             self.sink.skipped["missing_fields"] += 1
             return
-        name = payload.get("name") if isinstance(payload.get("name"), str) else "local_shell"
+        named = as_text(payload.get("name"))
+        name = "local_shell" if named is None else named
         arguments = parse_arguments(payload.get("arguments") or payload.get("action"))
-        if name == "write_stdin":
-            started_by = self.process_calls.get(str(arguments.get("session_id")))
+        if name in ("write_stdin", "wait"):
+            process = f"cell:{arguments.get('cell_id')}" if name == "wait" else str(arguments.get("session_id"))
+            started_by = self.process_calls.get(process)
             if started_by is not None:
                 self.stdin_calls[call_id] = started_by
                 return
+        self._open(call_id, name, arguments, timestamp)
+
+    def _custom_call(self, call_id: str, name: str | None, source: object, timestamp: str | None) -> None:
+        """A freeform call: apply_patch's input is the patch text itself (its file paths live only
+        inside it); a code-mode cell's `exec_command` calls with a literal `cmd` are shell calls."""
+        calls = cell_exec_calls(source) if name == "exec" and isinstance(source, str) else ()
+        readable = [
+            {key: value for key, value in call.items() if value is not UNKNOWN}
+            for call in calls
+            if isinstance(call.get("cmd"), str)
+        ]
+        if len(calls) == 1 and readable:
+            self._open(call_id, "exec_command", readable[0], timestamp)
+            return
+        self.sink.open_call_with_arguments(
+            call_id, name, {"input": source} if isinstance(source, str) else {}, timestamp
+        )
+        for number, arguments in enumerate(readable, 1):
+            self._open(f"{call_id}#{number}", "exec_command", arguments, timestamp)
+
+    def _open(self, call_id: str, name: str, arguments: dict[str, Any], timestamp: str | None) -> None:
         cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
         self.sink.open_call_with_arguments(call_id, name, arguments, timestamp, cwd)
 
@@ -244,23 +275,28 @@ class _Rollout:
             return
         target = self.stdin_calls.pop(call_id, call_id)
         text, metadata_exit = _output_text(payload.get("output"))
-        # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:").
+        # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:"),
+        # code-mode cells' with "Script completed" or "Script running with cell ID N".
         marker = text.find(_OUTPUT_MARKER, 0, _HEADER_LIMIT)
         header, body_start = (text[:marker], marker + len(_OUTPUT_MARKER)) if marker != -1 else ("", 0)
-        running = CODEX_RUNNING.search(header)
+        running = CODEX_RUNNING.search(header) or SCRIPT_RUNNING.search(header)
         exit_code = metadata_exit if metadata_exit is not None else exit_code_in(header, CODEX_EXIT)
+        cell_done = SCRIPT_COMPLETED.search(header) is not None
+        if exit_code is None and cell_done and self.sink.call_name(target) == "exec_command":
+            exit_code = reported_exit_code(text[body_start:])
         continued = target != call_id
         body_is_empty = len(text) - body_start < _HEADER_LIMIT and not text[body_start:].strip()
-        if continued and body_is_empty and exit_code is None:
+        if continued and body_is_empty and exit_code is None and not cell_done:
             return
         output = None if body_is_empty else text
         self.sink.record_outcome(
             target, exit_code=exit_code, output=output, output_start=body_start, append_output=continued
         )
         if running:
-            self.process_calls[running.group(1)] = target
+            process = running.group(1)
+            self.process_calls[f"cell:{process}" if running.re is SCRIPT_RUNNING else process] = target
             self.sink.reopen_call(target)
-        elif exit_code is not None:
+        elif exit_code is not None or cell_done:
             self.process_calls = {pid: call for pid, call in self.process_calls.items() if call != target}
 
 

@@ -1,0 +1,238 @@
+"""Codex code mode (0.142): a JavaScript cell (`custom_tool_call` `exec`) runs the shell through
+`tools.exec_command({cmd, workdir, …})`. Its literal commands are shell calls with the folder they
+ran in; an outcome is known only where the cell printed the exit code as the whole result object.
+Hand-written lines in the shape of real rollouts; the commands and outputs are invented."""
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.parsers._code_mode import UNKNOWN, cell_exec_calls
+from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
+from obelisk_session_evidence.providers.native.records import ToolCallRecord
+from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native.test_parsers_incremental import _assert_resumed_equals_whole, _parse_in_two
+from tests.stages.helpers import enabled_policy, situation_model
+
+SESSION = "019f0000-0000-7000-8000-00000000c0de"
+WORKDIR = "/work/alpha"
+CANARY = "canary_code_mode_4e1f9a"
+
+
+def _cell(cmd: str, *, workdir: str = WORKDIR, quoted: bool = False, tail: str = "text(r.output)") -> str:
+    """A cell making one `exec_command` call, its keys bare (`cmd:`) or quoted (`"cmd":`)."""
+    key = (lambda name: json.dumps(name)) if quoted else (lambda name: name)
+    arguments = f"{key('cmd')}:{json.dumps(cmd)},{key('workdir')}:{json.dumps(workdir)},{key('yield_time_ms')}:10000"
+    return f"const r = await tools.exec_command({{{arguments}}});{tail}\n"
+
+
+def _call(call_id: str, source: str) -> dict[str, Any]:
+    return {"type": "custom_tool_call", "name": "exec", "call_id": call_id, "input": source}
+
+
+def _done(call_id: str, printed: str) -> dict[str, Any]:
+    header = {"type": "input_text", "text": "Script completed\nWall time 0.2 seconds\nOutput:\n"}
+    output = [header, {"type": "input_text", "text": printed}] if printed else [header]
+    return {"type": "custom_tool_call_output", "call_id": call_id, "output": output}
+
+
+def _running(call_id: str, cell: str) -> dict[str, Any]:
+    text = f"Script running with cell ID {cell}\nWall time 10.0 seconds\nOutput:\n"
+    return {"type": "custom_tool_call_output", "call_id": call_id, "output": text}
+
+
+def _wait(call_id: str, cell: str) -> dict[str, Any]:
+    arguments = json.dumps({"cell_id": cell, "yield_time_ms": 1000, "max_tokens": 30000})
+    return {"type": "function_call", "name": "wait", "call_id": call_id, "arguments": arguments}
+
+
+def _waited(call_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A `wait` output: the same shapes as the cell's own output, under the wait's call id."""
+    return {**payload, "type": "function_call_output", "call_id": call_id}
+
+
+def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
+    path = root / "2026" / "07" / "14" / f"rollout-2026-07-14T09-00-00-{SESSION}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"id": SESSION, "timestamp": "2026-07-14T09:00:00.000Z", "cwd": WORKDIR, "cli_version": "0.142.0"}
+    lines = [{"timestamp": "2026-07-14T09:00:00.000Z", "type": "session_meta", "payload": meta}]
+    for second, payload in enumerate(items, 1):
+        lines.append({"timestamp": f"2026-07-14T09:00:{second:02d}.000Z", "type": "response_item", "payload": payload})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _calls(tmp_path: Path, items: list[dict[str, Any]]) -> dict[str, ToolCallRecord]:
+    outcome = parse_session_file(_rollout(tmp_path, items), "codex")
+    assert outcome.skipped_total == 0, dict(outcome.skipped_records)
+    return {call.call_id: call for call in outcome.tool_calls}
+
+
+def test_a_cell_with_one_exec_command_is_that_shell_call(tmp_path: Path) -> None:
+    calls = _calls(
+        tmp_path, [_call("c1", _cell("pytest -q tests/unit", workdir="/work/alpha/pkg")), _done("c1", "3 passed\n")]
+    )
+    call = calls["c1"]
+    assert (call.name, call.command_text, call.cwd) == ("exec_command", "pytest -q tests/unit", "/work/alpha/pkg")
+    assert call.output_excerpt is not None and call.output_excerpt.endswith("3 passed\n")
+    # "Script completed" is the cell's status, not the command's: the outcome stays unknown.
+    assert (call.exit_code, call.is_error, call.outcome) == (None, None, "unknown")
+
+
+def test_quoted_and_bare_keys_read_the_same(tmp_path: Path) -> None:
+    bare = _calls(tmp_path / "bare", [_call("c1", _cell("make lint")), _done("c1", "ok\n")])["c1"]
+    quoted = _calls(tmp_path / "quoted", [_call("c1", _cell("make lint", quoted=True)), _done("c1", "ok\n")])["c1"]
+    assert (bare.command_text, bare.cwd) == (quoted.command_text, quoted.cwd) == ("make lint", WORKDIR)
+
+
+def test_escaped_quotes_and_js_only_escapes_are_decoded() -> None:
+    source = (
+        'const r = await tools.exec_command({cmd:"grep -n \\"two words\\" notes.txt && echo it\\\'s\\x21",'
+        " workdir:'/work/alpha/it\\'s', sandbox_permissions:\"require_escalated\"});text(r.output)\n"
+    )
+    (call,) = cell_exec_calls(source)
+    assert call["cmd"] == 'grep -n "two words" notes.txt && echo it\'s!'
+    assert call["workdir"] == "/work/alpha/it's"
+    assert call["sandbox_permissions"] == "require_escalated"
+
+
+def test_a_cell_command_asking_to_leave_the_sandbox_is_escalated(tmp_path: Path) -> None:
+    source = 'const r = await tools.exec_command({cmd:"rm -rf build",sandbox_permissions:"require_escalated"});\n'
+    assert _calls(tmp_path, [_call("c1", source), _done("c1", "")])["c1"].escalated
+
+
+def test_several_exec_commands_are_each_a_shell_call_with_unknown_outcome(tmp_path: Path) -> None:
+    source = (
+        "const [a, b, c] = await Promise.all([\n"
+        '  tools.exec_command({cmd:"git status --short",workdir:"/work/alpha"}),\n'
+        '  tools.exec_command({cmd:"cargo test --quiet",workdir:"/work/alpha/crate",max_output_tokens:2000}),\n'
+        '  tools.exec_command({cmd:`git log -${n} --oneline`,workdir:"/work/alpha"}),\n'
+        ']);\ntext(a.output + b.output + JSON.stringify({exit_code: 1, output: "x"}));\n'
+    )
+    calls = _calls(tmp_path, [_call("c1", source), _done("c1", "M notes.txt\nerror: test failed\n")])
+    cell, first, second = calls.pop("c1"), calls.pop("c1#1"), calls.pop("c1#2")
+    assert calls == {}  # the template with `${n}` states no command: it is never guessed
+    assert [(c.name, c.command_text, c.cwd) for c in (first, second)] == [
+        ("exec_command", "git status --short", "/work/alpha"),
+        ("exec_command", "cargo test --quiet", "/work/alpha/crate"),
+    ]
+    # The printed output belongs to the cell: neither command's share of it is known.
+    assert all(c.output_excerpt is None and c.outcome == "unknown" for c in (first, second))
+    assert cell.name == "exec" and cell.exit_code is None and "error: test failed" in (cell.output_excerpt or "")
+
+
+def test_a_cell_without_a_literal_command_stays_one_exec_call(tmp_path: Path) -> None:
+    source = "for (const c of cmds) text((await tools.exec_command({cmd:c})).output)\n"
+    calls = _calls(tmp_path, [_call("c1", source), _done("c1", "done\n")])
+    assert list(calls) == ["c1"] and calls["c1"].name == "exec"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'tools.exec_command({cmd:"ls"',  # cut before the object closes
+        'tools.exec_command({cmd:"ls" + suffix})',
+        "tools.exec_command({cmd})",
+        'tools.exec_command({cmd:"\\u{110000}"})',
+    ],
+)
+def test_a_command_that_is_not_one_literal_is_not_read(source: str) -> None:
+    assert all(call.get("cmd", UNKNOWN) is UNKNOWN for call in cell_exec_calls(source))
+
+
+def test_a_running_cell_is_continued_by_its_waits(tmp_path: Path) -> None:
+    cell = _call(
+        "c1", _cell("cargo build --release", tail="text(JSON.stringify({exit_code:r.exit_code,output:r.output}))")
+    )
+    finished = _done("w3", json.dumps({"exit_code": 101, "output": "error[E0425]: cannot find value `x`\n"}))
+    items = [
+        cell,
+        _running("c1", "8"),
+        _wait("w1", "8"),
+        _waited("w1", _running("w1", "8")),
+        _wait("w2", "9"),  # another cell's wait: not folded into this one
+        _wait("w3", "8"),
+        _waited("w3", finished),
+    ]
+    outcome = parse_session_file(_rollout(tmp_path, items), "codex")
+    calls = {call.call_id: call for call in outcome.tool_calls}
+    assert sorted(calls) == ["c1", "w2"] and calls["w2"].name == "wait"
+    call = calls["c1"]
+    assert (call.exit_code, call.outcome) == (101, "failed")
+    assert "cannot find value" in (call.output_excerpt or "")
+    assert outcome.resume.process_calls == () and outcome.resume.stdin_calls == ()
+
+
+def test_a_cell_still_running_at_the_end_waits_with_an_unknown_outcome(tmp_path: Path) -> None:
+    outcome = parse_session_file(_rollout(tmp_path, [_call("c1", _cell("sleep 600")), _running("c1", "3")]), "codex")
+    assert outcome.resume.process_calls == (("cell:3", "c1"),)
+    (call,) = outcome.tool_calls
+    assert call.outcome == "unknown" and call.output_excerpt is None
+
+
+@pytest.mark.parametrize(
+    ("printed", "exit_code"),
+    [
+        (json.dumps({"exit_code": 2, "output": "lint: 3 problems\n"}), 2),
+        (json.dumps({"chunk_id": "ab12", "exit_code": 0, "output": "fine\n"}), 0),
+        ('{"exit_code": 2}', None),  # no `output`: the command's own JSON, not the result object
+        ('{"exit_code": 2, "output": "a"}\n{"exit_code": 0, "output": "b"}', None),
+        ("lint: 3 problems\nexit:2", None),  # the cell's own label: not a stated shape
+        (json.dumps({"exit_code": True, "output": ""}), None),
+    ],
+)
+def test_an_exit_code_is_read_only_from_the_printed_result_object(
+    tmp_path: Path, printed: str, exit_code: int | None
+) -> None:
+    call = _calls(tmp_path, [_call("c1", _cell("npm run lint")), _done("c1", printed)])["c1"]
+    assert call.exit_code == exit_code
+    assert call.failed is (exit_code not in (None, 0))
+
+
+def test_a_non_shell_cell_printing_a_result_object_gets_no_exit_code(tmp_path: Path) -> None:
+    source = "text(JSON.stringify(await tools.write_stdin({session_id:5,chars:''})))\n"
+    printed = json.dumps({"exit_code": 1, "output": "bye\n"})
+    call = _calls(tmp_path, [_call("c1", source), _done("c1", printed)])["c1"]
+    assert call.name == "exec" and call.exit_code is None
+
+
+def test_code_mode_resumes_at_every_line(tmp_path: Path) -> None:
+    items = [
+        _call("c1", _cell("cargo build", tail="text(JSON.stringify(r))")),
+        _running("c1", "4"),
+        _wait("w1", "4"),
+        _waited("w1", _done("w1", json.dumps({"exit_code": 1, "output": "error: linker failed\n"}))),
+        _call("c2", 'await Promise.all([tools.exec_command({cmd:"ls"}), tools.exec_command({cmd:"pwd"})])'),
+        _done("c2", "a\n/work/alpha\n"),
+    ]
+    path = _rollout(tmp_path / "whole", items)
+    for split in range(1, len(items) + 1):
+        parts = _parse_in_two(path, "codex", split, tmp_path / f"split{split}")
+        _assert_resumed_equals_whole(path, "codex", parts)
+
+
+def test_a_code_mode_command_reaches_the_private_prior_calls_only(tmp_path: Path, encoder, caplog) -> None:
+    """Canary in a cell's command and in what it printed: it reaches the private prior call, never
+    the decision, its receipt or a log."""
+    root = tmp_path / "codex"
+    command = f"bun test --filter {CANARY}"
+    printed = json.dumps({"exit_code": 1, "output": f"(fail) {CANARY} > reads x\n 1 fail\n"})
+    _rollout(root, [_call("c1", _cell(command, tail="text(JSON.stringify(r))")), _done("c1", printed)])
+    policy = enabled_policy(repo_roots=[WORKDIR], sources=["codex"], source_roots={"codex": str(root)})
+    provider = NativeIndexProvider(tmp_path / "index", policy.config.enablements[0])
+    dependencies = PipelineDependencies(
+        policy=policy, provider=provider, encoder=encoder, thresholds=RouteThresholds(), digest_salt="salt"
+    )
+    with caplog.at_level(logging.DEBUG):
+        run = run_pipeline(situation_model(commands=[command]), dependencies)
+    prior = [call for call in run.values.capped.prior_calls if CANARY in call.command]
+    assert prior and prior[0].exit_code == 1
+    decision = run.decision
+    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
+    assert CANARY not in decision.model_dump_json()
+    assert CANARY not in caplog.text
