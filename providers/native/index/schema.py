@@ -274,6 +274,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0015_codex_code_mode_calls",
+        (
+            # Codex code mode runs the shell from a JavaScript cell (`parsers._code_mode`): a
+            # release before stored each cell as one `exec` call, and each of its `wait` polls as a
+            # call of its own. The Codex files holding such calls are read again, whole, by the next
+            # refresh, which reads the cells' literal commands as shell calls.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT file_id FROM entries WHERE kind = 'tool_call' AND tool_name IN ('exec', 'wait'))",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -11,11 +11,15 @@ from typing import Any
 import pytest
 
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from obelisk_session_evidence.providers.native.parsers._code_mode import UNKNOWN, cell_exec_calls
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.providers.native.records import ToolCallRecord
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native.index.older_index import before_migration
+from tests.providers.native.test_call_places import _rollout as _plain_rollout
 from tests.providers.native.test_parsers_incremental import _assert_resumed_equals_whole, _parse_in_two
 from tests.stages.helpers import enabled_policy, situation_model
 
@@ -236,3 +240,33 @@ def test_a_code_mode_command_reaches_the_private_prior_calls_only(tmp_path: Path
     assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
     assert CANARY not in decision.model_dump_json()
     assert CANARY not in caplog.text
+
+
+def _tool_names(path: Path) -> list[str | None]:
+    connection = connect(path)
+    try:
+        return [
+            row[0] for row in connection.execute("SELECT tool_name FROM entries WHERE kind = 'tool_call' ORDER BY id")
+        ]
+    finally:
+        connection.close()
+
+
+def test_an_index_that_stored_cells_as_exec_calls_reads_their_files_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    _rollout(
+        codex,
+        [_call("c1", _cell("make test")), _running("c1", "2"), _wait("w1", "2"), _waited("w1", _done("w1", "ok\n"))],
+    )
+    _plain_rollout(codex, "019f0000-0000-7000-8000-0000000000aa", WORKDIR, [("p1", "make lint", None, 0, "ok")])
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+    assert sorted(_tool_names(path), key=str) == ["exec_command", "exec_command"]
+    connection = connect(path)
+    with connection:  # as the release before stored the cell: one `exec` call
+        connection.execute("UPDATE entries SET tool_name = 'exec' WHERE uid LIKE '%c1%'")
+    connection.close()
+    before_migration(path, "0015_codex_code_mode_calls")
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert sorted(_tool_names(path), key=str) == ["exec_command", "exec_command"]
