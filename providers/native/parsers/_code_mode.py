@@ -7,7 +7,9 @@ import json
 import re
 from typing import Any, Final
 
-_EXEC_CALL: Final = re.compile(r"\btools\.exec_command\s*\(\s*\{")
+_TOOL_CALL: Final = "\\btools\\.{}\\s*\\(\\s*\\{{"
+_INTEGER: Final = re.compile(r"-?\d+")
+_SESSION_LINE: Final = re.compile(r"SESSION_ID=(\d+)")
 _TOKEN: Final = re.compile(
     r"""\s+|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`|[{}\[\](),:]|[^\s"'`{}\[\](),:]+""", re.S
 )
@@ -20,15 +22,29 @@ UNKNOWN: Final = object()
 """An entry whose value is not one string literal."""
 
 
-def cell_exec_calls(source: str) -> tuple[dict[str, Any], ...]:
-    """The arguments of each `tools.exec_command({...})` call in a cell, in source order: the
-    entries whose value is a string literal, decoded; any other value is `UNKNOWN`."""
-    return tuple(_object_entries(source, match.end()) for match in _EXEC_CALL.finditer(source))
+def cell_tool_calls(source: str, tool: str) -> tuple[dict[str, Any], ...]:
+    """The arguments of each `tools.<tool>({...})` call in a cell, in source order: the entries
+    whose value is a string or integer literal, decoded; any other value is `UNKNOWN`."""
+    pattern = re.compile(_TOOL_CALL.format(re.escape(tool)))
+    return tuple(_object_entries(source, match.end()) for match in pattern.finditer(source))
 
 
 def reported_exit_code(body: str) -> int | None:
     """The exit code a cell printed as the whole result object (`JSON.stringify(r)` or
     `{exit_code: r.exit_code, output: r.output}`); anything else states none unambiguously."""
+    return _result_field(body, "exit_code")
+
+
+def reported_process(body: str) -> str | None:
+    """The process a cell's command left running, as the cell printed it: a last line
+    `SESSION_ID=<n>` (the cells' own convention) or the whole result object's `session_id`."""
+    line = _SESSION_LINE.fullmatch(body.rstrip().rpartition("\n")[2])
+    session = int(line.group(1)) if line else _result_field(body, "session_id")
+    return None if session is None else str(session)
+
+
+def _result_field(body: str, key: str) -> int | None:
+    """An integer field of a tool result printed whole (a JSON object with a string `output`)."""
     text = body.strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None
@@ -38,8 +54,8 @@ def reported_exit_code(body: str) -> int | None:
         return None
     if not isinstance(result, dict) or not isinstance(result.get("output"), str):
         return None
-    code = result.get("exit_code")
-    return code if isinstance(code, int) and not isinstance(code, bool) else None
+    value = result.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _object_entries(source: str, start: int) -> dict[str, Any]:
@@ -53,7 +69,7 @@ def _object_entries(source: str, start: int) -> dict[str, Any]:
             continue
         if depth == 1 and token in (",", "}"):
             if key is not None and after_colon:
-                entries[key] = _literal(value[0]) if len(value) == 1 else UNKNOWN
+                entries[key] = _scalar(value[0]) if len(value) == 1 else UNKNOWN
             if token == "}":
                 return entries
             key, value, after_colon = None, [], False
@@ -70,6 +86,11 @@ def _object_entries(source: str, start: int) -> dict[str, Any]:
         else:
             value.append(token)
     return {}  # the object never closes: a cut or broken cell states nothing
+
+
+def _scalar(token: str) -> Any:
+    """A string or integer literal's value, else `UNKNOWN`."""
+    return int(token) if _INTEGER.fullmatch(token) else _literal(token)
 
 
 def _literal(token: str) -> Any:

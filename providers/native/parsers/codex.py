@@ -5,10 +5,12 @@ the first copy is kept and its twin dropped. Calls are joined to `function_call_
 `exec_command_end` by `call_id`; a `write_stdin` call is folded into the exec call whose process
 it continues, so a long-running command is one record with its final exit code. In code mode a
 JavaScript cell (`custom_tool_call` `exec`) runs the commands: a cell with one literal
-`tools.exec_command` call is that shell call, its `wait` polls folded in like `write_stdin`; a cell
-with several stays one `exec` call (its output cannot be split between them) beside one shell call
-per literal command, whose outcome is unknown. Reasoning is skipped (not a stated decision), and so
-are developer messages (harness instructions).
+`tools.exec_command` call is that shell call, with its `wait` polls and, when it printed the
+`SESSION_ID` of a command left running, the cells that poll it (`tools.write_stdin`) folded in; a
+cell with several stays one `exec` call (its output cannot be split between them) beside one shell
+call per literal command, whose outcome is unknown. An exit code is read only from a result object
+a cell printed whole ("Script completed" says nothing of the command). Reasoning is skipped (not
+a stated decision), and so are developer messages (harness instructions).
 """
 
 import json
@@ -19,8 +21,9 @@ from obelisk_session_evidence.providers.native.parsers._code_mode import (
     SCRIPT_COMPLETED,
     SCRIPT_RUNNING,
     UNKNOWN,
-    cell_exec_calls,
+    cell_tool_calls,
     reported_exit_code,
+    reported_process,
 )
 from obelisk_session_evidence.providers.native.parsers._reading import JsonLines
 from obelisk_session_evidence.providers.native.parsers._sink import RecordSink
@@ -238,8 +241,18 @@ class _Rollout:
 
     def _custom_call(self, call_id: str, name: str | None, source: object, timestamp: str | None) -> None:
         """A freeform call: apply_patch's input is the patch text itself (its file paths live only
-        inside it); a code-mode cell's `exec_command` calls with a literal `cmd` are shell calls."""
-        calls = cell_exec_calls(source) if name == "exec" and isinstance(source, str) else ()
+        inside it); a code-mode cell's `exec_command` calls with a literal `cmd` are shell calls, and
+        a cell polling one running command (`write_stdin`) continues it."""
+        if name != "exec" or not isinstance(source, str):
+            arguments = {"input": source} if isinstance(source, str) else {}
+            self.sink.open_call_with_arguments(call_id, name, arguments, timestamp)
+            return
+        calls = cell_tool_calls(source, "exec_command")
+        polls = () if calls else cell_tool_calls(source, "write_stdin")
+        started_by = self.process_calls.get(str(polls[0].get("session_id"))) if len(polls) == 1 else None
+        if started_by is not None:
+            self.stdin_calls[call_id] = started_by
+            return
         readable = [
             {key: value for key, value in call.items() if value is not UNKNOWN}
             for call in calls
@@ -248,9 +261,7 @@ class _Rollout:
         if len(calls) == 1 and readable:
             self._open(call_id, "exec_command", readable[0], timestamp)
             return
-        self.sink.open_call_with_arguments(
-            call_id, name, {"input": source} if isinstance(source, str) else {}, timestamp
-        )
+        self.sink.open_call_with_arguments(call_id, name, {"input": source}, timestamp)
         for number, arguments in enumerate(readable, 1):
             self._open(f"{call_id}#{number}", "exec_command", arguments, timestamp)
 
@@ -282,22 +293,32 @@ class _Rollout:
         running = CODEX_RUNNING.search(header) or SCRIPT_RUNNING.search(header)
         exit_code = metadata_exit if metadata_exit is not None else exit_code_in(header, CODEX_EXIT)
         cell_done = SCRIPT_COMPLETED.search(header) is not None
-        if exit_code is None and cell_done and self.sink.call_name(target) == "exec_command":
+        shell_cell = cell_done and self.sink.call_name(target) == "exec_command"
+        if exit_code is None and shell_cell:
             exit_code = reported_exit_code(text[body_start:])
+        process = reported_process(text[body_start:]) if shell_cell and exit_code is None else None
         continued = target != call_id
         body_is_empty = len(text) - body_start < _HEADER_LIMIT and not text[body_start:].strip()
-        if continued and body_is_empty and exit_code is None and not cell_done:
+        if continued and body_is_empty and exit_code is None and not cell_done and running is None:
             return
         output = None if body_is_empty else text
         self.sink.record_outcome(
             target, exit_code=exit_code, output=output, output_start=body_start, append_output=continued
         )
         if running:
-            process = running.group(1)
-            self.process_calls[f"cell:{process}" if running.re is SCRIPT_RUNNING else process] = target
+            started = running.group(1)
+            self.process_calls[f"cell:{started}" if running.re is SCRIPT_RUNNING else started] = target
             self.sink.reopen_call(target)
-        elif exit_code is not None or cell_done:
+        elif exit_code is not None:
             self.process_calls = {pid: call for pid, call in self.process_calls.items() if call != target}
+        elif cell_done:
+            # The cell is over; a command it left running (printed, or polled before) runs on.
+            self.process_calls = {
+                pid: call for pid, call in self.process_calls.items() if call != target or not pid.startswith("cell:")
+            }
+            if process is not None:
+                self.process_calls[process] = target
+                self.sink.reopen_call(target)
 
 
 def _output_text(output: object) -> tuple[str, int | None]:

@@ -14,7 +14,7 @@ from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
-from obelisk_session_evidence.providers.native.parsers._code_mode import UNKNOWN, cell_exec_calls
+from obelisk_session_evidence.providers.native.parsers._code_mode import UNKNOWN, cell_tool_calls
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.providers.native.records import ToolCallRecord
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
@@ -99,7 +99,7 @@ def test_escaped_quotes_and_js_only_escapes_are_decoded() -> None:
         'const r = await tools.exec_command({cmd:"grep -n \\"two words\\" notes.txt && echo it\\\'s\\x21",'
         " workdir:'/work/alpha/it\\'s', sandbox_permissions:\"require_escalated\"});text(r.output)\n"
     )
-    (call,) = cell_exec_calls(source)
+    (call,) = cell_tool_calls(source, "exec_command")
     assert call["cmd"] == 'grep -n "two words" notes.txt && echo it\'s!'
     assert call["workdir"] == "/work/alpha/it's"
     assert call["sandbox_permissions"] == "require_escalated"
@@ -146,7 +146,7 @@ def test_a_cell_without_a_literal_command_stays_one_exec_call(tmp_path: Path) ->
     ],
 )
 def test_a_command_that_is_not_one_literal_is_not_read(source: str) -> None:
-    assert all(call.get("cmd", UNKNOWN) is UNKNOWN for call in cell_exec_calls(source))
+    assert all(call.get("cmd", UNKNOWN) is UNKNOWN for call in cell_tool_calls(source, "exec_command"))
 
 
 def test_a_running_cell_is_continued_by_its_waits(tmp_path: Path) -> None:
@@ -205,6 +205,48 @@ def test_a_non_shell_cell_printing_a_result_object_gets_no_exit_code(tmp_path: P
     assert call.name == "exec" and call.exit_code is None
 
 
+def _poll(call_id: str, session: int, tail: str = "text(r.output)") -> dict[str, Any]:
+    return _call(call_id, f'const r = await tools.write_stdin({{session_id:{session},chars:""}}); {tail};\n')
+
+
+def _printed(call_id: str, *blocks: str) -> dict[str, Any]:
+    """A finished cell's output, one block per `text(...)` it ran (as Codex writes them)."""
+    header = {"type": "input_text", "text": "Script completed\nWall time 10.0 seconds\nOutput:\n"}
+    output = [header, *({"type": "input_text", "text": block} for block in blocks)]
+    return {"type": "custom_tool_call_output", "call_id": call_id, "output": output}
+
+
+def test_cells_polling_a_command_left_running_continue_it(tmp_path: Path) -> None:
+    tail = "text(r.output); if(r.session_id) text(`SESSION_ID=${r.session_id}`)"
+    items = [
+        _call("c1", _cell("cargo test --workspace", tail=tail)),
+        _printed("c1", "Compiling app v0.1.0\n", "SESSION_ID=4242"),
+        _poll("p1", 4242),
+        _printed("p1", "running 12 tests\n"),  # the poll printed no status: the command may run on
+        _poll("p2", 4242, tail="text(JSON.stringify(r))"),
+        _printed("p2", json.dumps({"exit_code": 101, "output": "test parser::reads_x ... FAILED\n"})),
+        _poll("p3", 777),  # a process no cell here started: the poll stays a cell of its own
+        _done("p3", "?"),
+    ]
+    outcome = parse_session_file(_rollout(tmp_path, items), "codex")
+    calls = {call.call_id: call for call in outcome.tool_calls}
+    assert sorted(calls) == ["c1", "p3"] and calls["p3"].name == "exec"
+    call = calls["c1"]
+    assert (call.command_text, call.exit_code, call.outcome) == ("cargo test --workspace", 101, "failed")
+    assert all(text in (call.output_excerpt or "") for text in ("Compiling app", "running 12 tests", "reads_x"))
+    assert outcome.resume.process_calls == () and outcome.resume.stdin_calls == ()
+
+
+def test_a_command_left_running_without_a_status_stays_unknown_and_waiting(tmp_path: Path) -> None:
+    items = [_call("c1", _cell("npm run dev", tail="text(JSON.stringify(r))"))]
+    items.append(_printed("c1", json.dumps({"session_id": 31, "output": "ready on :5173\n"})))
+    items += [_poll("p1", 31), _printed("p1", "GET / 200\n")]
+    outcome = parse_session_file(_rollout(tmp_path, items), "codex")
+    (call,) = outcome.tool_calls
+    assert call.outcome == "unknown" and "GET / 200" in (call.output_excerpt or "")
+    assert outcome.resume.process_calls == (("31", "c1"),)
+
+
 def test_code_mode_resumes_at_every_line(tmp_path: Path) -> None:
     items = [
         _call("c1", _cell("cargo build", tail="text(JSON.stringify(r))")),
@@ -213,6 +255,10 @@ def test_code_mode_resumes_at_every_line(tmp_path: Path) -> None:
         _waited("w1", _done("w1", json.dumps({"exit_code": 1, "output": "error: linker failed\n"}))),
         _call("c2", 'await Promise.all([tools.exec_command({cmd:"ls"}), tools.exec_command({cmd:"pwd"})])'),
         _done("c2", "a\n/work/alpha\n"),
+        _call("c3", _cell("make serve", tail="text(r.output); text(`SESSION_ID=${r.session_id}`)")),
+        _printed("c3", "serving\n", "SESSION_ID=12"),
+        _poll("p1", 12, tail="text(JSON.stringify(r))"),
+        _printed("p1", json.dumps({"exit_code": 2, "output": "make: *** [serve] Error 2\n"})),
     ]
     path = _rollout(tmp_path / "whole", items)
     for split in range(1, len(items) + 1):
