@@ -286,6 +286,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0016_codex_cell_patches",
+        (
+            # A code-mode cell's `apply_patch` leaves only a `patch_apply_end` event, under a call id
+            # no call has: a release before stored it as an unnamed call, its files unread. The
+            # Codex files holding such calls are read again, whole, by the next refresh, which reads
+            # the event's files as an `apply_patch` call's (`parsers.codex`).
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT file_id FROM entries WHERE kind = 'tool_call' AND tool_name IS NULL)",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

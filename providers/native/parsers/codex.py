@@ -122,6 +122,10 @@ def read_thread_names(index_path: Path) -> dict[str, str]:
     return names
 
 
+_PATCH_OPERATIONS: Final = {"add": "Add", "delete": "Delete", "update": "Update"}
+"""`patch_apply_end` change types, as an `apply_patch` text's file lines name them."""
+
+
 class _Rollout:
     """Per-file state: running processes, `write_stdin` calls, messages awaiting their twin."""
 
@@ -190,6 +194,8 @@ class _Rollout:
                 cwd=self._place(payload.get("cwd")),
             )
         elif kind == "patch_apply_end" and isinstance(payload.get("call_id"), str):
+            if self.sink.call_name(payload["call_id"]) is None:
+                self._cell_patch(payload["call_id"], payload.get("changes"), timestamp)
             success = payload.get("success")
             self.sink.record_outcome(payload["call_id"], is_error=None if success is None else not success)
         elif kind not in _IGNORED_EVENTS:
@@ -210,6 +216,23 @@ class _Rollout:
             self._call_output(payload)
         elif kind not in _IGNORED_ITEMS:
             self.sink.skipped["unknown_type"] += 1
+
+    def _cell_patch(self, call_id: str, changes: object, timestamp: str | None) -> None:
+        """An `apply_patch` a code-mode cell ran: no call names it, and its event lists the files it
+        changed. It is an `apply_patch` call whose patch is those files' header lines (the diff itself
+        is not kept), so the files read as an edit's, as every `apply_patch`'s do."""
+        if not isinstance(changes, dict):
+            return
+        lines = []
+        for path, change in changes.items():
+            described = change if isinstance(change, dict) else {}
+            operation = described.get("type")
+            verb = _PATCH_OPERATIONS.get(operation, "Update") if isinstance(operation, str) else "Update"
+            lines.append(f"*** {verb} File: {path}")
+            if isinstance(described.get("move_path"), str):
+                lines.append(f"*** Move to: {described['move_path']}")
+        patch = "\n".join(("*** Begin Patch", *lines, "*** End Patch"))
+        self.sink.open_call_with_arguments(call_id, "apply_patch", {"input": patch}, timestamp)
 
     def _visible(self, channel: str, role: str, text: str, timestamp: str | None) -> None:
         """Keep the first copy of a visible message; drop the twin from the other channel."""

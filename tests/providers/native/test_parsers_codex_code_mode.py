@@ -60,13 +60,19 @@ def _waited(call_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "type": "function_call_output", "call_id": call_id}
 
 
+def _patched(call_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """The event an `apply_patch` run inside a cell leaves: no call has its id."""
+    return {"type": "patch_apply_end", "call_id": call_id, "stdout": "Success.", "success": True, "changes": changes}
+
+
 def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
     path = root / "2026" / "07" / "14" / f"rollout-2026-07-14T09-00-00-{SESSION}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"id": SESSION, "timestamp": "2026-07-14T09:00:00.000Z", "cwd": WORKDIR, "cli_version": "0.142.0"}
     lines = [{"timestamp": "2026-07-14T09:00:00.000Z", "type": "session_meta", "payload": meta}]
     for second, payload in enumerate(items, 1):
-        lines.append({"timestamp": f"2026-07-14T09:00:{second:02d}.000Z", "type": "response_item", "payload": payload})
+        kind = "event_msg" if payload["type"] == "patch_apply_end" else "response_item"
+        lines.append({"timestamp": f"2026-07-14T09:00:{second:02d}.000Z", "type": kind, "payload": payload})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
 
@@ -316,3 +322,41 @@ def test_an_index_that_stored_cells_as_exec_calls_reads_their_files_again(tmp_pa
     report = refresh_index(path, {"codex": [codex]})
     assert (report.files_added, report.files_reread) == (0, 1)
     assert sorted(_tool_names(path), key=str) == ["exec_command", "exec_command"]
+
+
+def test_a_patch_a_cell_applied_is_an_apply_patch_of_the_files_it_changed(tmp_path: Path) -> None:
+    changes = {
+        f"{WORKDIR}/src/batching.rs": {"type": "update", "unified_diff": "@@ -1 +1 @@\n-a\n+b\n", "move_path": None},
+        f"{WORKDIR}/src/new.rs": {"type": "add", "content": "fn main() {}\n"},
+        f"{WORKDIR}/src/old.rs": {"type": "update", "unified_diff": "", "move_path": f"{WORKDIR}/src/moved.rs"},
+    }
+    calls = _calls(tmp_path, [_patched("exec-2eb4670c", changes)])
+    patch = calls["exec-2eb4670c"]
+    assert patch.name == "apply_patch" and patch.is_error is False
+    moved = (f"{WORKDIR}/src/old.rs", f"{WORKDIR}/src/moved.rs")
+    assert patch.file_paths == (f"{WORKDIR}/src/batching.rs", f"{WORKDIR}/src/new.rs", *moved)
+    assert "fn main" not in (patch.command_text or "")  # the diff itself is not kept
+
+
+def test_a_patch_event_of_a_known_call_keeps_that_call(tmp_path: Path) -> None:
+    patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n"
+    applied = {"type": "custom_tool_call", "name": "apply_patch", "call_id": "call_p1", "input": patch}
+    calls = _calls(tmp_path, [applied, _patched("call_p1", {f"{WORKDIR}/src/b.rs": {"type": "update"}})])
+    assert calls["call_p1"].name == "apply_patch" and calls["call_p1"].file_paths == ("src/a.rs",)
+
+
+def test_an_index_that_stored_cell_patches_unnamed_reads_their_files_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    _rollout(codex, [_patched("exec-1", {f"{WORKDIR}/src/a.rs": {"type": "update"}})])
+    _plain_rollout(codex, "019f0000-0000-7000-8000-0000000000aa", WORKDIR, [("p1", "make lint", None, 0, "ok")])
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+    assert sorted(_tool_names(path), key=str) == ["apply_patch", "exec_command"]
+    connection = connect(path)
+    with connection:  # as the release before stored the event: an unnamed call
+        connection.execute("UPDATE entries SET tool_name = NULL WHERE tool_name = 'apply_patch'")
+    connection.close()
+    before_migration(path, "0016_codex_cell_patches")
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert sorted(_tool_names(path), key=str) == ["apply_patch", "exec_command"]
