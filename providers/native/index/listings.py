@@ -117,12 +117,15 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def mark(entry: Entry) -> str:
+    """How a stored listing marks the entry: `FOLDER_MARK`, `LINK_MARK` or `-`."""
+    return FOLDER_MARK if entry.is_folder else LINK_MARK if entry.is_link else "-"
+
+
 def _encoded(entries: list[Entry]) -> str:
-    """`+name` for a folder, `@name` for a link, `-name` otherwise, joined by `/` (the one character
-    no name holds)."""
-    return "/".join(
-        (FOLDER_MARK if entry.is_folder else LINK_MARK if entry.is_link else "-") + entry.name for entry in entries
-    )
+    """`+name` for a folder, `@name` for a link, `-name` otherwise (`mark`), joined by `/` (the one
+    character no name holds)."""
+    return "/".join(mark(entry) + entry.name for entry in entries)
 
 
 def _decoded(folder: str, text: str) -> list[Entry]:

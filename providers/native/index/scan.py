@@ -23,7 +23,7 @@ of a root are followed; past them the root is `unreadable` (its freshness `incom
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, NamedTuple, assert_never
@@ -38,7 +38,7 @@ from obelisk_session_evidence.providers.native.index.cursor import (
     folder_signature,
     signature_of_stat,
 )
-from obelisk_session_evidence.providers.native.index.listings import FOLDER_MARK, LINK_MARK, Entry, Listings
+from obelisk_session_evidence.providers.native.index.listings import FOLDER_MARK, LINK_MARK, Entry, Listings, mark
 
 _KIMI_MARKERS = frozenset({"state.json", "context.jsonl"})
 _DSH_SESSION_FILE = re.compile(r"^session(?:\.v(\d+))?\.jsonl(\.zstd)?$")
@@ -81,42 +81,23 @@ def scan_root(root: Path, source: SourceKind, listings: Listings | None = None) 
 def stored_kimi_digest(folder: str, stored: Mapping[str, tuple[int, int, int, str]]) -> str | None:
     """A stored Kimi session's signature digest now, as a scan would find it, when its folders are
     as `stored` lists them (path -> inode, mtime, ctime, encoded names; a folder missing there reads
-    as empty): `_kimi_members`' rules (a test holds the two to one digest), read from the encoded
-    names without decoding them into entries, which cost most of the per-lookup check of a Kimi
-    session. None on a link in those listings, or a linked agent `wire.jsonl` leaving the session
-    folder (stricter than a scan's root): a None only sends the caller to the full scan."""
-    prefix = folder if folder.endswith("/") else folder + "/"
-    inside = _Inside(folder)
-    members = []
-    for part in _stored_names(stored, folder):
-        kind, name = part[0], part[1:]
-        if name not in MEMBER_NAMES and name != "agents":
-            continue
-        if kind == LINK_MARK:
-            return None
-        if kind != FOLDER_MARK:
-            if name in MEMBER_NAMES and (member := file_status(prefix + name)) is not None:
-                members.append((name, member))
-            continue
-        agents = prefix + name
-        for agent_part in _stored_names(stored, agents):
-            if agent_part[0] == LINK_MARK:
-                return None
-            if agent_part[0] != FOLDER_MARK:
-                continue
-            agent = agent_part[1:]
-            wire = _agent_wire(f"{agents}/{agent}/wire.jsonl", inside)
-            if wire is None:
-                return None
-            if wire is not False:
-                members.append((f"agents/{agent}/wire.jsonl", wire))
-    return folder_digest(members)
+    as empty). The names are read encoded, never decoded into entries (which cost most of the
+    per-lookup check of a Kimi session). None on a link in those listings, or a linked agent
+    `wire.jsonl` leaving the session folder (stricter than a scan's root): a None only sends the
+    caller to the full scan."""
+    members = _kimi_members(folder, lambda path: _stored_names(stored, path), _no_link, _Inside(folder))
+    return folder_digest(members) if members is not None else None
 
 
-def _stored_names(stored: Mapping[str, tuple[int, int, int, str]], folder: str) -> list[str]:
-    """A stored listing's encoded names (`listings._encoded`), each its mark and name."""
+def _stored_names(stored: Mapping[str, tuple[int, int, int, str]], folder: str) -> Iterator[tuple[str, str]]:
+    """A stored listing's names (`listings._encoded`), each as (mark, name)."""
     found = stored.get(folder)
-    return found[3].split("/") if found is not None and found[3] else []
+    if found is not None and found[3]:
+        yield from ((part[0], part[1:]) for part in found[3].split("/"))
+
+
+def _no_link(path: str) -> bool:
+    return False
 
 
 def _distinct(units: list[ScannedUnit]) -> list[ScannedUnit]:
@@ -211,35 +192,46 @@ def _kimi_unit(
 ) -> ScannedUnit | None:
     """A Kimi session folder's signature from its listing: `stat` only the files its parse reads.
     None when one of them is a link leaving the root: the folder is then not this agent's session."""
-    members = _kimi_members(entries, listings, inside)
+
+    def names_in(path: str) -> Iterator[tuple[str, str]]:
+        listed = entries if path == folder else listings.entries(path)[0]
+        return ((mark(entry), entry.name) for entry in listed)
+
+    def link_inside(path: str) -> bool:
+        return inside(Entry(os.path.basename(path), path, False, True))
+
+    members = _kimi_members(folder, names_in, link_inside, inside)
     return ScannedUnit(folder, folder_signature(inode, members)) if members is not None else None
 
 
 def _kimi_members(
-    entries: list[Entry], listings: Listings, inside: "_Inside"
+    folder: str, names_in: Callable[[str], Iterable[tuple[str, str]]], link_ok: Callable[[str], bool], inside: "_Inside"
 ) -> list[tuple[str, os.stat_result]] | None:
-    """The files a Kimi session folder's parse reads, as (name, `stat`), from the folder's listing;
-    None when one of them is a link leaving the root."""
+    """The files a Kimi session folder's parse reads, as (name, `stat`), from its folders' names
+    (`names_in`: (mark, name), `listings.mark`); None on a link among them that is not `link_ok`, or
+    a linked agent `wire.jsonl` leaving `inside`. The scan and the per-lookup check share these rules."""
+    prefix = folder if folder.endswith("/") else folder + "/"
     members = []
-    for entry in entries:
-        if entry.name not in MEMBER_NAMES and entry.name != "agents":
+    for kind, name in names_in(folder):
+        if name not in MEMBER_NAMES and name != "agents":
             continue
-        if not inside(entry):
+        path = prefix + name
+        if kind == LINK_MARK and not link_ok(path):
             return None
-        if entry.name in MEMBER_NAMES and not entry.is_folder:
-            if (member := file_status(entry.path)) is not None:
-                members.append((entry.name, member))
-        elif entry.is_folder:
-            for agent in listings.entries(entry.path)[0]:
-                if not inside(agent):
-                    return None
-                if not agent.is_folder:
-                    continue
-                wire = _agent_wire(os.path.join(agent.path, "wire.jsonl"), inside)
-                if wire is None:
-                    return None
-                if wire is not False:
-                    members.append((f"agents/{agent.name}/wire.jsonl", wire))
+        if kind != FOLDER_MARK:
+            if name in MEMBER_NAMES and (member := file_status(path)) is not None:
+                members.append((name, member))
+            continue
+        for agent_kind, agent in names_in(path):
+            if agent_kind == LINK_MARK and not link_ok(f"{path}/{agent}"):
+                return None
+            if agent_kind != FOLDER_MARK:
+                continue
+            wire = _agent_wire(f"{path}/{agent}/wire.jsonl", inside)
+            if wire is None:
+                return None
+            if wire is not False:
+                members.append((f"agents/{agent}/wire.jsonl", wire))
     return members
 
 
