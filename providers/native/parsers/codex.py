@@ -316,10 +316,11 @@ class _Rollout:
         running = CODEX_RUNNING.search(header) or SCRIPT_RUNNING.search(header)
         exit_code = metadata_exit if metadata_exit is not None else exit_code_in(header, CODEX_EXIT)
         cell_done = SCRIPT_COMPLETED.search(header) is not None
-        shell_cell = cell_done and self.sink.call_name(target) == "exec_command"
-        if exit_code is None and shell_cell:
-            exit_code = reported_exit_code(text[body_start:])
-        process = reported_process(text[body_start:]) if shell_cell and exit_code is None else None
+        process = None
+        if exit_code is None and cell_done and self.sink.call_name(target) == "exec_command":
+            printed = text[body_start:]
+            exit_code = reported_exit_code(printed)
+            process = reported_process(printed) if exit_code is None else None
         continued = target != call_id
         body_is_empty = len(text) - body_start < _HEADER_LIMIT and not text[body_start:].strip()
         if continued and body_is_empty and exit_code is None and not cell_done and running is None:
