@@ -1,8 +1,14 @@
 """Read what an operator would see, through Prefect's REST API (no client-side caching or models)."""
 
+import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import httpx
+
+BUSY_DEADLINE_S = 60.0
+"""How long a request the server answered 503 is asked again (`_answered`)."""
 
 
 class PrefectRest:
@@ -13,13 +19,21 @@ class PrefectRest:
         self.answers: list[str] = []
 
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
-        answer = httpx.post(f"{self.api_url}/{path.lstrip('/')}", json=body or {}, timeout=30)
-        answer.raise_for_status()
-        self.answers.append(answer.text)
-        return answer.json()
+        return self._answered(lambda: httpx.post(f"{self.api_url}/{path.lstrip('/')}", json=body or {}, timeout=30))
 
     def get(self, path: str) -> Any:
-        answer = httpx.get(f"{self.api_url}/{path.lstrip('/')}", timeout=30)
+        return self._answered(lambda: httpx.get(f"{self.api_url}/{path.lstrip('/')}", timeout=30))
+
+    def _answered(self, send: Callable[[], httpx.Response]) -> Any:
+        """The request's answer. A 503 is the server's SQLite database locked by another writer
+        (docs: stack notes, upstream #18934): asked again, backing off, until `BUSY_DEADLINE_S`, as
+        Prefect's own client does; any other error, or a 503 past the deadline, raises."""
+        deadline, delay = time.monotonic() + BUSY_DEADLINE_S, 0.1
+        answer = send()
+        while answer.status_code == httpx.codes.SERVICE_UNAVAILABLE and time.monotonic() < deadline:
+            time.sleep(delay)
+            delay = min(2 * delay, 2.0)
+            answer = send()
         answer.raise_for_status()
         self.answers.append(answer.text)
         return answer.json()
@@ -65,10 +79,7 @@ class PrefectRest:
             self.get(f"task_run_states/?task_run_id={run['id']}")
         page = self.post("events/filter", {"limit": 50, "filter": {"occurred": {"since": "2000-01-01T00:00:00Z"}}})
         while page.get("next_page"):
-            answer = httpx.get(page["next_page"], timeout=30)
-            answer.raise_for_status()
-            self.answers.append(answer.text)
-            page = answer.json()
+            page = self._answered(partial(httpx.get, page["next_page"], timeout=30))
 
     def _every_page(self, path: str, limit: int = 200) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
