@@ -79,6 +79,8 @@ _IGNORED_EVENTS: Final = frozenset(
         "shutdown_complete",
     }
 )
+_IGNORED_RECORDS: Final = frozenset({"world_state"})
+"""0.142: what the model was shown of its instructions and environments (the cwd comes from other records)."""
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
@@ -146,8 +148,7 @@ class _Rollout:
         if kind == "session_meta":
             self._session_meta(payload)
         elif kind == "turn_context":
-            if self.sink.session.cwd is None and isinstance(payload.get("cwd"), str):
-                self.sink.update_session(cwd=payload["cwd"])
+            self._first_cwd(payload.get("cwd"))
         elif kind == "event_msg":
             self._event(payload, timestamp)
         elif kind == "response_item":
@@ -155,8 +156,13 @@ class _Rollout:
         elif kind == "compacted":
             if isinstance(payload.get("message"), str):
                 self.sink.add_summary("compaction", payload["message"], timestamp)
-        else:
+        elif kind not in _IGNORED_RECORDS:
             self.sink.skipped["unknown_type"] += 1
+
+    def _first_cwd(self, cwd: object) -> None:
+        """A turn's folder is the session's when no earlier record named one."""
+        if self.sink.session.cwd is None and isinstance(cwd, str):
+            self.sink.update_session(cwd=cwd)
 
     def _session_meta(self, payload: dict[str, Any]) -> None:
         # Later session_meta lines (compacted or forked histories) repeat other threads' headers.
@@ -198,6 +204,8 @@ class _Rollout:
                 self._cell_patch(payload["call_id"], payload.get("changes"), timestamp)
             success = payload.get("success")
             self.sink.record_outcome(payload["call_id"], is_error=None if success is None else not success)
+        elif kind == "thread_settings_applied":  # 0.142: a turn's settings, its folder among them
+            self._first_cwd(as_object(payload.get("thread_settings")).get("cwd"))
         elif kind not in _IGNORED_EVENTS:
             self.sink.skipped["unknown_type"] += 1
 

@@ -360,3 +360,25 @@ def test_an_index_that_stored_cell_patches_unnamed_reads_their_files_again(tmp_p
     report = refresh_index(path, {"codex": [codex]})
     assert (report.files_added, report.files_reread) == (0, 1)
     assert sorted(_tool_names(path), key=str) == ["apply_patch", "exec_command"]
+
+
+def test_0142_world_state_and_thread_settings_are_known_records(tmp_path: Path) -> None:
+    """0.142 writes `world_state` (the instructions and environments the model was shown) and a
+    `thread_settings_applied` event per turn. Neither is an unknown record; the settings' folder is
+    the session's when the header named none, and the instructions' text is not kept."""
+    path = tmp_path / f"rollout-2026-07-14T09-00-00-{SESSION}.jsonl"
+    state = {"agents_md": {"directory": WORKDIR, "text": CANARY}, "environments": {"filesystem": "workspace-write"}}
+    settings = {"model": "gpt-5", "approval_policy": "never", "cwd": "/work/alpha/sub"}
+    lines = [
+        {"type": "session_meta", "payload": {"id": SESSION, "timestamp": "2026-07-14T09:00:00.000Z"}},
+        {"type": "world_state", "payload": {"full": True, "state": state}},
+        {"type": "event_msg", "payload": {"type": "thread_settings_applied", "thread_settings": settings}},
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "run the unit tests"}},
+    ]
+    path.write_text(
+        "".join(json.dumps({"timestamp": "2026-07-14T09:00:01.000Z", **line}) + "\n" for line in lines), "utf-8"
+    )
+    outcome = parse_session_file(path, "codex")
+    assert outcome.skipped_total == 0, dict(outcome.skipped_records)
+    assert [session.cwd for session in outcome.sessions] == ["/work/alpha/sub"]
+    assert CANARY not in repr(outcome)
