@@ -298,6 +298,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0017_codex_interrupted_processes",
+        (
+            # A process the agent stopped itself (Ctrl-C written to it, `parsers.codex`) ends with
+            # 130, or 1 from a wrapper such as npm: a release before stored that as the call's
+            # failure. The Codex files holding a failure with that status or an echoed `^C` are
+            # read again, whole, by the next refresh.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id"
+            " WHERE e.evidence_type = 'prior_failure' AND (e.exit_code = 130 OR t.body LIKE '%^C%'))",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -240,6 +240,7 @@ class RecordSink:
         open_message_uids: tuple[str, ...] = (),
         process_calls: tuple[tuple[str, str], ...] = (),
         stdin_calls: tuple[tuple[str, str], ...] = (),
+        interrupted_calls: tuple[str, ...] = (),
         unpaired_messages: tuple[str, ...] = (),
     ) -> ParseOutcome:
         """Freeze what was collected; only records new or changed in this parse are returned."""
@@ -253,6 +254,7 @@ class RecordSink:
             open_messages=tuple(self._messages[uid] for uid in open_message_uids if uid in self._messages),
             process_calls=process_calls,
             stdin_calls=stdin_calls,
+            interrupted_calls=interrupted_calls,
             unpaired_messages=unpaired_messages,
             format_version=self.format_version,
         )

@@ -86,6 +86,7 @@ _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
 _OUTPUT_MARKER: Final = "\nOutput:\n"
 _HEADER_LIMIT: Final = 2000
+_CTRL_C: Final = "\x03"
 
 
 def parse_codex(
@@ -103,6 +104,7 @@ def parse_codex(
         prefix_sha256=lines.prefix_sha256,
         process_calls=tuple(rollout.process_calls.items()),
         stdin_calls=tuple(rollout.stdin_calls.items()),
+        interrupted_calls=tuple(rollout.interrupted),
         unpaired_messages=tuple(rollout.unpaired)[-UNPAIRED_KEPT:],
     )
 
@@ -136,6 +138,7 @@ class _Rollout:
         self.process_calls: dict[str, str] = dict(resume.process_calls)
         self.unpaired: dict[str, None] = dict.fromkeys(resume.unpaired_messages)
         self.stdin_calls: dict[str, str] = dict(resume.stdin_calls)
+        self.interrupted: set[str] = set(resume.interrupted_calls)
 
     def take(self, record: dict[str, Any]) -> None:
         """Route one line by `type` and `payload.type`."""
@@ -192,10 +195,11 @@ class _Rollout:
         elif kind == "exec_command_end" and isinstance(payload.get("call_id"), str):
             status, code = payload.get("status"), payload.get("exit_code")
             output = payload.get("aggregated_output")
+            ended = status in ("completed", "failed") and payload["call_id"] not in self.interrupted
             self.sink.record_outcome(
                 payload["call_id"],
-                is_error=(status == "failed") if status in ("completed", "failed") else None,
-                exit_code=code if isinstance(code, int) else None,
+                is_error=(status == "failed") if ended else None,
+                exit_code=self._status(payload["call_id"], code if isinstance(code, int) else None),
                 output=output if isinstance(output, str) else None,
                 cwd=self._place(payload.get("cwd")),
             )
@@ -266,7 +270,7 @@ class _Rollout:
             process = f"cell:{arguments.get('cell_id')}" if name == "wait" else str(arguments.get("session_id"))
             started_by = self.process_calls.get(process)
             if started_by is not None:
-                self.stdin_calls[call_id] = started_by
+                self._continue(call_id, started_by, arguments.get("chars"))
                 return
         self._open(call_id, name, arguments, timestamp)
 
@@ -282,7 +286,7 @@ class _Rollout:
         polls = () if calls else cell_tool_calls(source, "write_stdin")
         started_by = self.process_calls.get(str(polls[0].get("session_id"))) if len(polls) == 1 else None
         if started_by is not None:
-            self.stdin_calls[call_id] = started_by
+            self._continue(call_id, started_by, polls[0].get("chars"))
             return
         readable = [
             {key: value for key, value in call.items() if value is not UNKNOWN}
@@ -295,6 +299,19 @@ class _Rollout:
         self.sink.open_call_with_arguments(call_id, name, {"input": source}, timestamp)
         for number, arguments in enumerate(readable, 1):
             self._open(f"{call_id}#{number}", "exec_command", arguments, timestamp)
+
+    def _continue(self, call_id: str, started_by: str, chars: object) -> None:
+        """`call_id` polls or writes to the process `started_by` left running. Ctrl-C written to it
+        is the agent stopping that process itself: the status it then ends with (130, or a wrapper's
+        1, as npm's) is the agent's doing, not the program's outcome."""
+        self.stdin_calls[call_id] = started_by
+        if isinstance(chars, str) and _CTRL_C in chars:
+            self.interrupted.add(started_by)
+
+    def _status(self, call_id: str, exit_code: int | None) -> int | None:
+        """The exit code to record for `call_id`: none for a process the agent interrupted (both its
+        `exec_command_end` and the output of the poll that saw it end may carry the status)."""
+        return None if call_id in self.interrupted else exit_code
 
     def _open(self, call_id: str, name: str, arguments: dict[str, Any], timestamp: str | None) -> None:
         cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
@@ -335,7 +352,11 @@ class _Rollout:
             return
         output = None if body_is_empty else text
         self.sink.record_outcome(
-            target, exit_code=exit_code, output=output, output_start=body_start, append_output=continued
+            target,
+            exit_code=self._status(target, exit_code),
+            output=output,
+            output_start=body_start,
+            append_output=continued,
         )
         if running:
             started = running.group(1)

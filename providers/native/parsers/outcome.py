@@ -55,6 +55,8 @@ class ResumeState:
     """Codex running process id -> the exec call that started it (for `write_stdin`)."""
     stdin_calls: tuple[tuple[str, str], ...] = ()
     """Codex `write_stdin` calls still awaiting output -> the exec call they continue."""
+    interrupted_calls: tuple[str, ...] = ()
+    """Codex exec calls whose running process the agent sent Ctrl-C."""
     unpaired_messages: tuple[str, ...] = ()
     """Codex visible messages seen on one channel and still expected on the other."""
     format_version: str | None = None
@@ -78,6 +80,7 @@ class ResumeState:
                 open_messages=tuple(MessageRecord(**message) for message in raw.get("open_messages") or ()),
                 process_calls=tuple((str(a), str(b)) for a, b in raw.get("process_calls") or ()),
                 stdin_calls=tuple((str(a), str(b)) for a, b in raw.get("stdin_calls") or ()),
+                interrupted_calls=tuple(str(call) for call in raw.get("interrupted_calls") or ()),
                 unpaired_messages=tuple(str(key) for key in raw.get("unpaired_messages") or ()),
                 format_version=raw.get("format_version"),
             )
