@@ -66,11 +66,21 @@ def _interpreted(words: list[str], head: str) -> list[str] | str | None:
         return skip_flags(words[1:], frozenset()) or [head]  # `bash run.sh args` runs the script; `| sh` runs stdin
     if tables.PYTHONS.match(head):
         return _python_words(words)
-    if head == "node" and len(words) > 1 and words[1] in ("-e", "--eval", "-p", "--print"):
-        return ["node -e", *words[2:3]]
+    if head == "node":
+        words = [words[0], *_without_input_type(words[1:])]
+        if len(words) > 1 and words[1] in ("-e", "--eval", "-p", "--print"):
+            return ["node -e", *words[2:3]]
     if head in tables.SCRIPT_INTERPRETERS and len(words) > 1 and looks_like_path(words[1]):
         return words[1:]
     return words
+
+
+def _without_input_type(words: list[str]) -> list[str]:
+    """node's words without a leading `--input-type` (how it reads the script text, module or not):
+    `node --input-type=module <<EOF` runs its here-document as `node <<EOF` does."""
+    if words[:1] == ["--input-type"]:
+        return words[2:]
+    return words[1:] if words[:1] and words[0].startswith("--input-type=") else words
 
 
 def setup_marker(words: list[str]) -> tuple[str, ...] | None:

@@ -24,6 +24,11 @@ PARAPHRASES = [
     ("timeout 120 pytest tests/test_parser.py", "env CI=1 pytest tests/test_parser.py"),
     (".venv/bin/pytest tests/test_parser.py", "pytest tests/test_parser.py"),
     ("npx jest src/app.test.ts", "jest src/app.test.ts"),
+    # how node reads the script text (ES module or not) is not what it runs
+    (
+        "node --input-type=module -e \"import fs from 'node:fs'; fs.rmSync('dist')\"",
+        "node -e \"import fs from 'node:fs'; fs.rmSync('dist')\"",
+    ),
     # environment assignments and cd prefixes
     ("PYTHONPATH=src DEBUG=1 pytest tests/test_parser.py", "pytest tests/test_parser.py"),
     ("cd /home/dev/repo && pytest tests/test_parser.py", "pytest tests/test_parser.py"),
@@ -75,6 +80,11 @@ NOVEL = [
     ("npm run test", "npm run lint"),
     ("git push origin main", "git pull origin main"),
     ("make test", "make build"),
+    # two scripts fed to node as module here-documents (planetfall: a DevTools probe, then a page check)
+    (
+        "node --input-type=module <<'NODE'\nimport http from 'node:http';\nhttp.get('http://127.0.0.1:9222/json', r => r.pipe(process.stdout));\nNODE",
+        "node --input-type=module <<'NODE'\nconst ws = new WebSocket(process.argv[2]);\nws.onmessage = (m) => console.log(JSON.parse(m.data).result);\nNODE",
+    ),
 ]
 
 
