@@ -154,20 +154,25 @@ def attribute(
         masked=masked,
         not_found=exit_code == 127 or _not_found(shapes[failing], text),
         culprits=culprits,
-        in_view=_view_failed(shapes[failing], text),
+        in_view=_view_failed(shapes[failing], text, opening_is_enough=not masked),
     )
 
 
 _SUCCEEDED: Final = Attribution(False, None, frozenset(), False, False, ())
 
 
-def _view_failed(shape: CommandShape, text: str) -> bool:
+def _view_failed(shape: CommandShape, text: str, *, opening_is_enough: bool) -> bool:
     """The first program the output names is the shape's output filter, not the shape: the filter
     erred (`jq: error: …`), and what the shape says after it (`curl: (23) Failure writing output`)
-    is the broken pipe it left."""
-    if not shape.view or FAILURE_SIGNAL.search(text) is None:
+    is the broken pipe it left. `opening_is_enough`: the call's own status says it failed, and a
+    pipeline's status is its last filter's, so the filter's line opening the output says so without
+    a failure word (`sed: 1: "s#^#/##": bad flag in substitute command`)."""
+    if not shape.view:
         return False
     first = next(_PREFIX.finditer(text), None)
+    opens = first is not None and opening_is_enough and not _AGENT_FRAMING.sub("", text[: first.start()]).strip()
+    if FAILURE_SIGNAL.search(text) is None and not opens:
+        return False
     filters = {posixpath.basename(view.removeprefix("| ").split(" ", 1)[0]) for view in shape.view}
     return first is not None and first["name"] in filters and first["name"] not in _names(shape)
 

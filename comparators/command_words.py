@@ -173,8 +173,9 @@ def _commit_message(word: str, rest: list[str], index: int, stdin: str | None) -
 
 def flags_and_targets(
     program: str, rest: list[str], roots: tuple[str, ...], cwd: str | None
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The meaningful flags (sorted set) and the targets (normalised, sorted) of `rest`."""
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The meaningful flags (sorted set), the targets (normalised, sorted) and the cosmetic flags
+    (sorted set) of `rest`."""
     reader = _OptionReader(
         words=rest,
         cosmetic={
@@ -190,7 +191,7 @@ def flags_and_targets(
         _target(value, roots, cwd, positional=index not in reader.option_values)
         for index, value in enumerate(reader.values)
     )
-    return tuple(sorted(reader.flags)), tuple(targets)
+    return tuple(sorted(reader.flags)), tuple(targets), tuple(sorted(reader.cosmetic_flags))
 
 
 @dataclass(slots=True)
@@ -209,6 +210,8 @@ class _OptionReader:
     """Positional arguments and flag values, as written."""
     option_values: set[int] = field(default_factory=set)
     """Which of `values` are flag values (`-n 20`): a quantity, never what the command acts on."""
+    cosmetic_flags: set[str] = field(default_factory=set)
+    """The cosmetic flags it passed (left out of `flags`)."""
 
     def read(self) -> None:
         while self.index < len(self.words):
@@ -231,6 +234,7 @@ class _OptionReader:
     def _long(self, word: str) -> None:
         name, has_value, value = word.partition("=")
         if name in self.cosmetic:
+            self.cosmetic_flags.add(name)
             if self.cosmetic[name] and not has_value:
                 self.index += 1
             return
@@ -249,12 +253,15 @@ class _OptionReader:
             if letter in self.value_letters or self.cosmetic.get(flag):
                 self._valued(flag, letters[position + 1 :])
                 return
-            if flag not in self.cosmetic:
+            if flag in self.cosmetic:
+                self.cosmetic_flags.add(flag)
+            else:
                 self.flags.add(flag)
 
     def _valued(self, flag: str, attached: str) -> None:
         """A flag that takes a value: attached (`-kexpr`) or the next word (`-k expr`)."""
         if flag in self.cosmetic:
+            self.cosmetic_flags.add(flag)
             if not attached:
                 self.index += 1
             return

@@ -73,6 +73,9 @@ class CommandShape:
     place_options: tuple[str, ...] = ()
     """The options that named its folder (`git -C DIR`): how it is written, not its identity (the
     folder is its `cwd`)."""
+    cosmetic_flags: tuple[str, ...] = ()
+    """The flags that only change how its output looks (`--no-pager`, `--quiet`): not its identity,
+    but arguments it passed, which a usage error may name."""
 
     @property
     def text(self) -> str:
@@ -254,10 +257,11 @@ def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: S
     if inline is not None:
         program, targets = inline
         flags: tuple[str, ...] = ()
+        cosmetic: tuple[str, ...] = ()
     else:
         if program == "git commit":
             rest = commit_words(rest, segment.stdin)
-        flags, targets = flags_and_targets(program, rest, roots, cwd)
+        flags, targets, cosmetic = flags_and_targets(program, rest, roots, cwd)
     return CommandShape(
         program=program,
         flags=flags,
@@ -265,4 +269,5 @@ def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: S
         cwd=cwd,
         here_document=segment.here_document,
         place_options=place_options,
+        cosmetic_flags=cosmetic,
     )

@@ -245,7 +245,7 @@ def _command_match(
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call and not _other_sandbox(step, escalated)]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
-        runs = _comparable_runs(unit, calls, score, threshold=threshold, roots=roots)
+        runs = _same_arguments(unit, _comparable_runs(unit, calls, score, threshold=threshold, roots=roots))
         if not runs:
             continue
         runs = on_line_first(runs, line)
@@ -460,22 +460,51 @@ def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -
     otherwise, whatever else it shares: the shell could not write a here-document and `unit`
     reads none (`git commit -m "$(cat <<'EOF' …)"` refused, `git commit -m "…"`); the failure names
     arguments the failing command passed (the missing file it was given, the option it did not
-    know) and `unit` passes none of them (`cat b.json` after `cat a.json: No such file`)."""
+    know) and `unit` passes none of them (`cat b.json` after `cat a.json: No such file`); the shell
+    could not execute a file and `unit` runs it through an interpreter."""
     if step.cause is None:
         return False
     if step.cause.kind == "here_document_refused":
         return failing.here_document and not unit.here_document
-    if step.cause.kind not in ARGUMENT_CAUSES:
-        return False
-    named = [word for word in (*step.cause.subjects, *step.culprits) if _passes(failing, word)]
+    if step.cause.kind == "permission_denied" and _executed(failing, step.cause.subjects):
+        return not _executed(unit, step.cause.subjects)  # `python3 x.py` after `./x.py` was refused
+    named = _named_arguments(step, failing)
     return bool(named) and not any(_passes(unit, word) for word in named)
+
+
+def _named_arguments(step: PriorStep, failing: CommandShape) -> list[str]:
+    """The arguments `failing` passed that its failure was about (`ARGUMENT_CAUSES`)."""
+    if step.cause is None or step.cause.kind not in ARGUMENT_CAUSES:
+        return []
+    return [word for word in (*step.cause.subjects, *step.culprits) if _passes(failing, word)]
+
+
+def _same_arguments(unit: CommandShape, runs: list[_Run]) -> list[_Run]:
+    """`runs` without the successes that did not pass an argument a comparable failure was about
+    and `unit` passes: those ran another route (`entire status` passing does not resolve `entire
+    status --no-pager` refused for its flag, which a cosmetic flag leaves out of their identity)."""
+    named = {
+        word
+        for step, position, _, ran in runs
+        if not ran
+        for word in _named_arguments(step, step.shapes[position])
+        if _passes(unit, word)
+    }
+    return [run for run in runs if not run[3] or all(_passes(run[0].shapes[run[1]], word) for word in named)]
+
+
+def _executed(shape: CommandShape, files: Sequence[str]) -> bool:
+    """`shape` ran one of `files` itself (the shell looked up its path, not an interpreter), as the
+    shell refused to when the file had no execute permission."""
+    return "/" in shape.head and any(posixpath.basename(file) == posixpath.basename(shape.head) for file in files)
 
 
 def _passes(shape: CommandShape, argument: str) -> bool:
     """`shape` passes `argument`: as a flag (a value the failure cut at a space: its first word; an
-    option naming its folder too: `git -C DIR`), or as a target, the same path written from another
-    folder (`cli/a.json`, `packages/cli/a.json`)."""
-    if any(flag == argument or flag.startswith(argument + " ") for flag in (*shape.flags, *shape.place_options)):
+    option naming its folder too: `git -C DIR`; a cosmetic one: `--no-pager`), or as a target, the
+    same path written from another folder (`cli/a.json`, `packages/cli/a.json`)."""
+    written = (*shape.flags, *shape.place_options, *shape.cosmetic_flags)
+    if any(flag == argument or flag.startswith(argument + " ") for flag in written):
         return True
     path = repository_path(argument).rstrip("/")
     return any(target in (argument, path) or _written_from_elsewhere(target, path) for target in shape.targets)

@@ -213,6 +213,12 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     ),
     _rule(
         "permission_denied",
+        # The shell could not execute a file (no execute bit): it names the file.
+        r"^(?:zsh|bash|sh)(?::\d+)?: permission denied: (?P<s>\S{1,400})"
+        r"|^(?:bash|sh): (?:line \d+: )?(?P<t>\S{1,400}): Permission denied",
+    ),
+    _rule(
+        "permission_denied",
         r"Permission denied|[Oo]peration not permitted|\bEACCES\b|\bEPERM\b"
         r"|sandbox(?:ed)? (?:denied|blocked|violation)",
     ),

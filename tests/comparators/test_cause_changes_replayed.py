@@ -435,6 +435,46 @@ def test_an_option_naming_the_folder_is_an_argument_a_failure_can_be_about():
     assert match(calls, f"git -C {REPO} status").repeats_failure
 
 
+# blackgirlbytes/planetfall-seed-signalkit: `entire status --no-pager` was refused for the flag it
+# did not know, between plain `entire status` runs that passed. The flag is cosmetic, so both
+# commands have one identity; it is still an argument only the failing one passed.
+ENTIRE_REFUSED_NO_PAGER = "Exit code 1\nError: unknown flag: --no-pager\nUsage:\n  entire status [flags]\n"
+
+
+def test_a_cosmetic_flag_a_usage_error_names_is_an_argument_the_command_passed():
+    status = "● Enabled · manual-commit · branch main\n"
+    calls = [
+        shell("entire status", status, exit_code=0, minute=0),
+        shell("entire status --no-pager", ENTIRE_REFUSED_NO_PAGER, exit_code=1, minute=1),
+        shell("entire status", status, exit_code=0, minute=2),
+    ]
+    assert not match(calls, "entire status").repeats_failure
+    # the later plain run passed without the flag: it resolves nothing about the flag
+    assert match(calls, "entire status --no-pager").repeats_failure
+
+
+# planetfall: `find … | sort | sed 's#^#/##'` failed in its last filter (BSD sed refused the
+# expression; a pipeline's status is its last command's). The output names no failure word.
+SED_REFUSED = "Exit code 1\nsed: 1: \"s#^#/##\": bad flag in substitute command: '#'\n"
+
+
+def test_a_filter_opening_the_output_of_a_failed_pipeline_is_what_failed():
+    failing = f"find {REPO}/skills -maxdepth 2 -type f | sort | sed 's#^#/##'"
+    calls = [shell(failing, SED_REFUSED, exit_code=1, minute=0)]
+    assert not match(calls, f"find {REPO}/skills -maxdepth 2 -type f | sort").repeats_failure
+    assert match(calls, failing).repeats_failure
+
+
+# planetfall: a skill's script was run by its path and the shell refused it (no execute bit); run
+# through python3 it is another route.
+def test_a_file_the_shell_could_not_execute_is_another_route_through_an_interpreter():
+    script = "/Users/dev/.codex/skills/skill-creator/scripts/init_skill.py"
+    refused = f"Exit code 126\nzsh:1: permission denied: {script}\n"
+    calls = [shell(f"{script} trail --path .codex/skills", refused, exit_code=126, minute=0)]
+    assert not match(calls, f"python3 {script} trail --path .codex/skills").repeats_failure
+    assert match(calls, f"{script} trail --path .codex/skills").repeats_failure
+
+
 # `bun run test | grep -A 20 …` showed the failing test's name, not its file; the file the output
 # names is a passing test's log.
 PROMPT_GENERATOR_FAILED = (

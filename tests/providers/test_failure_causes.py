@@ -167,6 +167,8 @@ CAUSES = [
     ("ls ~/a*.jsonl", 1, "(eval):1: no matches found: /home/u/a*.jsonl", "path_not_found", "/home/u/a*.jsonl"),
     ("cat src", 1, "cat: src: Is a directory", "is_a_directory", None),
     ("ps -ef", 1, "zsh:1: operation not permitted: ps", "permission_denied", None),
+    ("/u/s/init.py a", 126, "zsh:1: permission denied: /u/s/init.py", "permission_denied", "/u/s/init.py"),
+    ("./run.sh", 126, "bash: line 1: ./run.sh: Permission denied", "permission_denied", "./run.sh"),
     (
         "git fetch origin main",
         128,
