@@ -76,6 +76,9 @@ class CommandShape:
     cosmetic_flags: tuple[str, ...] = ()
     """The flags that only change how its output looks (`--no-pager`, `--quiet`): not its identity,
     but arguments it passed, which a usage error may name."""
+    globbed: tuple[str, ...] = ()
+    """Its arguments that hold a glob character outside quotes, as written (`shell.Segment.globbed`):
+    how it is written, not its identity, but the shell expands them before it runs."""
 
     @property
     def text(self) -> str:
@@ -270,4 +273,5 @@ def _shape(words: list[str], roots: tuple[str, ...], cwd: str | None, segment: S
         here_document=segment.here_document,
         place_options=place_options,
         cosmetic_flags=cosmetic,
+        globbed=segment.globbed,
     )

@@ -25,6 +25,7 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 """
 
 import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
@@ -71,6 +72,8 @@ ARGUMENT_CAUSES: Final[frozenset[FailureCauseKind]] = frozenset(
     {"path_not_found", "usage_error", "is_a_directory", "git_ignored"}
 )
 """Causes that can be about an argument of the failing command (a path, an option)."""
+_NO_MATCHES: Final = re.compile(r"\bno matches found: ")
+"""zsh's refusal of a command whose unquoted pattern matched no file."""
 MAX_ROUTE_UNITS: Final = 256
 """Simple commands of a route compared (a bound on the work: units × prior commands)."""
 
@@ -468,6 +471,8 @@ def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -
         return failing.here_document and not unit.here_document
     if step.cause.kind == "permission_denied" and _executed(failing, step.cause.subjects):
         return not _executed(unit, step.cause.subjects)  # `python3 x.py` after `./x.py` was refused
+    if unmatched := _unmatched_globs(failing, step):
+        return not any(word in unit.globbed for word in unmatched)  # `'a.gif[0]'` after `a.gif[0]`
     named = _named_arguments(step, failing)
     return bool(named) and not any(_passes(unit, word) for word in named)
 
@@ -491,6 +496,15 @@ def _same_arguments(unit: CommandShape, runs: list[_Run]) -> list[_Run]:
         if _passes(unit, word)
     }
     return [run for run in runs if not run[3] or all(_passes(run[0].shapes[run[1]], word) for word in named)]
+
+
+def _unmatched_globs(failing: CommandShape, step: PriorStep) -> list[str]:
+    """The unquoted patterns of `failing` that the shell matched to nothing (`zsh: no matches found:
+    P`): the command never ran, and the same words quoted are passed as they are."""
+    if step.cause is None or step.cause.kind != "path_not_found" or not _NO_MATCHES.search(step.text):
+        return []
+    named = {posixpath.basename(subject) for subject in step.cause.subjects}
+    return [word for word in failing.globbed if posixpath.basename(word) in named]
 
 
 def _executed(shape: CommandShape, files: Sequence[str]) -> bool:

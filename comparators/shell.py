@@ -15,7 +15,7 @@ result marked `truncated`.
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ OPERATORS: Final = frozenset({"&&", "||", ";", "&", "|", "|&", ";;"})
 _REDIRECTS: Final = frozenset({">", ">>", "<", ">&", "&>", "&>>", ">|", "<>", "<<<", "<&"})
 _ENV_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _STATEMENT_SKIPS: Final = frozenset({"comment", "heredoc_body", "heredoc_end", "heredoc_start"})
+_GLOB: Final = re.compile(r"(?<!\\)[*?[]")
 _WORD_LEVEL: Final = frozenset({"command_substitution", "process_substitution", "string", "raw_string"})
 
 
@@ -49,6 +50,10 @@ class Segment:
     here_document: bool = False
     """It reads a here-document or here-string, its own or one a `$(cat <<EOF …)` word expands:
     the shell writes it to a temp file first."""
+    globbed: tuple[str, ...] = ()
+    """Its words (unquoted, as in `words`) that hold a glob character outside quotes: the shell
+    expands them before the command runs (zsh refuses to run it when one matches nothing). Empty
+    when shell-word splitting read the script (it keeps no quoting)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +154,13 @@ class _TreeReader:
         pending = self.statement(body, joined_by, in_subshell=in_subshell) if body is not None else ";"
         if stdin is not None and len(self.segments) > before:
             last = self.segments[-1]
-            self.segments[-1] = Segment(last.words, last.assignments, last.joined_by, stdin, last.in_subshell, True)
+            self.segments[-1] = replace(last, stdin=stdin, here_document=True)
         return pending
 
     def _command(self, node: Any, joined_by: str, in_subshell: bool) -> None:
         assignments: list[str] = []
         words: list[str] = []
+        globbed: list[str] = []
         for child in node.children:
             if child.type == "variable_assignment":
                 assignments.append(_text(child))
@@ -167,8 +173,12 @@ class _TreeReader:
                     self.truncated = True
                     break
                 words.append(_word(child))
+                if _globbed(child):
+                    globbed.append(words[-1])
         here_document = b"<<" in node.text  # a `$(cat <<'EOF' …)` word: its body is a here-document
-        self._append(Segment(tuple(words), tuple(assignments), joined_by, None, in_subshell, here_document))
+        self._append(
+            Segment(tuple(words), tuple(assignments), joined_by, None, in_subshell, here_document, tuple(globbed))
+        )
 
     def _append(self, segment: Segment) -> None:
         if len(self.segments) >= MAX_SEGMENTS:
@@ -199,6 +209,13 @@ def _word(node: Any) -> str:
     if kind == "ansi_c_string":
         return _text(node)[2:-1]
     return _text(node)
+
+
+def _globbed(node: Any) -> bool:
+    """The word holds `*`, `?` or `[` outside quotes and unescaped."""
+    if node.type == "word":
+        return _GLOB.search(_text(node)) is not None
+    return node.type == "concatenation" and any(_globbed(child) for child in node.named_children)
 
 
 def _double_quoted(node: Any) -> str:

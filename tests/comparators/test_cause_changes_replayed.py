@@ -3,6 +3,8 @@ below is shaped on a call whose recorded outcome contradicted the verdict before
 
 from typing import get_args
 
+import pytest
+
 from obelisk_session_evidence.comparators.attribution import attribute
 from obelisk_session_evidence.comparators.cause_changes import RULES
 from obelisk_session_evidence.comparators.changes import reformats
@@ -463,6 +465,29 @@ def test_a_filter_opening_the_output_of_a_failed_pipeline_is_what_failed():
     calls = [shell(failing, SED_REFUSED, exit_code=1, minute=0)]
     assert not match(calls, f"find {REPO}/skills -maxdepth 2 -type f | sort").repeats_failure
     assert match(calls, failing).repeats_failure
+
+
+# jdx/mise: zsh refused `gh api …/trees/main?recursive=1` (its unquoted `?` matched no file), and
+# the same request quoted ran; planetfall: `magick public/x.gif[0]` likewise. The command never ran.
+@pytest.mark.parametrize(
+    ("unquoted", "quoted", "pattern"),
+    [
+        (
+            "gh api repos/aquaproj/aqua-registry/git/trees/main?recursive=1 --jq .tree",
+            "gh api 'repos/aquaproj/aqua-registry/git/trees/main?recursive=1' --jq .tree",
+            "repos/aquaproj/aqua-registry/git/trees/main?recursive=1",
+        ),
+        (
+            "magick public/images/marvin.gif[0] -format '%[pixel:p{0,0}]' info:",
+            "magick 'public/images/marvin.gif[0]' -format '%[pixel:p{0,0}]' info:",
+            "public/images/marvin.gif[0]",
+        ),
+    ],
+)
+def test_a_pattern_the_shell_matched_to_nothing_is_another_route_quoted(unquoted, quoted, pattern):
+    calls = [shell(unquoted, f"Exit code 1\nzsh:1: no matches found: {pattern}\n", exit_code=1, minute=0)]
+    assert not match(calls, quoted).repeats_failure
+    assert match(calls, unquoted).repeats_failure
 
 
 # planetfall: a skill's script was run by its path and the shell refused it (no execute bit); run

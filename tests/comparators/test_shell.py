@@ -25,6 +25,16 @@ def test_heredoc_feeds_the_command_it_follows() -> None:
     assert shape.program == "python -c" and "import:json" in shape.targets
 
 
+def test_words_with_a_glob_character_outside_quotes() -> None:
+    script = "magick public/a.gif[0] 'public/b.gif[0]' info: && ls $HOME/x* \"y?\" c\\*d && gh api repos/x?y=1"
+    assert [segment.globbed for segment in parse_script(script).segments] == [
+        ("public/a.gif[0]",),
+        ("$HOME/x*",),
+        ("repos/x?y=1",),
+    ]
+    assert parse_script("ls 'a*' *.txt | grep x").segments[0].globbed == ("*.txt",)
+
+
 def test_multi_line_script_and_loops() -> None:
     script = "set -e\nfor f in a b; do\n  ruff check $f\ndone\nmake test"
     programs = [shape.program for shape in parse_command(script).shapes]
