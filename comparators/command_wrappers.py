@@ -18,6 +18,10 @@ _OWN_VALUE_FLAGS: Final = {
 }
 """Wrappers that run the rest of their words, and their options that take a value."""
 
+_PACKAGE_VERSION: Final = re.compile(r"(?<=.)@[^/@]*$")
+"""The version a package runner is asked for (`vercel@latest`, `@scope/cli@1.2`): how it is fetched,
+not what runs."""
+
 
 def unwrap(words: list[str]) -> tuple[list[str] | str | None, tuple[str, ...]]:
     """The wrapped command's words (a `bash -c` script as a string), and the environment the
@@ -52,7 +56,8 @@ def _peel(words: list[str], head: str) -> tuple[list[str], tuple[str, ...]] | No
     if head in tables.RUNNER_WRAPPERS and len(words) > 1 and words[1] == tables.RUNNER_WRAPPERS[head]:
         return skip_flags(words[2:]), (f"{head} {words[1]}",)
     if head in tables.NPX_LIKE:
-        return skip_flags(words[1:], frozenset({"-p", "--package"})), (head,)
+        rest = skip_flags(words[1:], frozenset({"-p", "--package"}))
+        return [_PACKAGE_VERSION.sub("", rest[0]), *rest[1:]] if rest else rest, (head,)
     return None
 
 

@@ -24,6 +24,8 @@ PARAPHRASES = [
     ("timeout 120 pytest tests/test_parser.py", "env CI=1 pytest tests/test_parser.py"),
     (".venv/bin/pytest tests/test_parser.py", "pytest tests/test_parser.py"),
     ("npx jest src/app.test.ts", "jest src/app.test.ts"),
+    ("npx vercel@latest ls planetfall --format=json", "npx vercel ls planetfall --format=json"),
+    ("bunx @biomejs/biome@2.1.0 check src", "bunx @biomejs/biome check src"),
     # how node reads the script text (ES module or not) is not what it runs
     (
         "node --input-type=module -e \"import fs from 'node:fs'; fs.rmSync('dist')\"",
