@@ -2,14 +2,14 @@
 nothing, a process the agent stopped with Ctrl-C) reach the private prior calls only, never the
 decision, its receipt or a log."""
 
-import json
 import logging
 from pathlib import Path
 
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
-from tests.providers.native.test_call_places import _rollout
+from tests.providers.native.test_call_places import _rollout as _plain_rollout
+from tests.providers.native.test_parsers_codex_interrupt import _exec, _output, _rollout, _stdin
 from tests.stages.helpers import enabled_policy, situation_model
 
 CANARY = "canary_shape_words_5d20b7"
@@ -21,23 +21,15 @@ def test_words_the_route_rules_read_stay_private(tmp_path: Path, encoder, caplog
     root = tmp_path / "codex"
     unquoted = f"magick {CANARY}.gif[0] info:"
     refused = f"zsh:1: no matches found: {CANARY}.gif[0]"
-    _rollout(root, SESSION, WORKDIR, [("c1", unquoted, None, 1, refused)])
-    stopped = root / "2026" / "03" / "01" / f"rollout-2026-03-01T11-00-00-{SESSION[:-4]}beef.jsonl"
+    _plain_rollout(root, SESSION, WORKDIR, [("c1", unquoted, None, 1, refused)])
     server = f"npm run dev -- --host {CANARY}"
-    lines = [
-        ("session_meta", {"id": f"{SESSION[:-4]}beef", "timestamp": "2026-03-01T11:00:00.000Z", "cwd": WORKDIR}),
-        ("response_item", _exec("s1", server)),
-        ("response_item", _output("s1", "Process running with session ID 7", f"ready {CANARY}\n")),
-        ("response_item", _stdin("s2", 7, "\u0003")),
-        ("response_item", _output("s2", "Process exited with code 130", "^C\n")),
+    stopped = [
+        _exec("s1", server),
+        _output("s1", "Process running with session ID 7", f"ready {CANARY}\n"),
+        _stdin("s2", 7, "\u0003"),
+        _output("s2", "Process exited with code 130", "^C\n"),
     ]
-    stopped.write_text(
-        "".join(
-            json.dumps({"timestamp": f"2026-03-01T11:0{minute}:00.000Z", "type": kind, "payload": payload}) + "\n"
-            for minute, (kind, payload) in enumerate(lines)
-        ),
-        encoding="utf-8",
-    )
+    _rollout(root / "2026" / "07" / "14", stopped)
     policy = enabled_policy(repo_roots=[WORKDIR], sources=["codex"], source_roots={"codex": str(root)})
     provider = NativeIndexProvider(tmp_path / "index", policy.config.enablements[0])
     dependencies = PipelineDependencies(
@@ -53,17 +45,3 @@ def test_words_the_route_rules_read_stay_private(tmp_path: Path, encoder, caplog
     assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
     assert CANARY not in decision.model_dump_json()
     assert CANARY not in caplog.text
-
-
-def _exec(call_id: str, command: str) -> dict[str, object]:
-    arguments = json.dumps({"cmd": command, "workdir": WORKDIR})
-    return {"type": "function_call", "name": "exec_command", "call_id": call_id, "arguments": arguments}
-
-
-def _stdin(call_id: str, session: int, chars: str) -> dict[str, object]:
-    arguments = json.dumps({"session_id": session, "chars": chars})
-    return {"type": "function_call", "name": "write_stdin", "call_id": call_id, "arguments": arguments}
-
-
-def _output(call_id: str, header: str, body: str) -> dict[str, object]:
-    return {"type": "function_call_output", "call_id": call_id, "output": f"{header}\nOutput:\n{body}"}
