@@ -14,10 +14,12 @@ the shell refused), so is a command that does not pass that argument or read a h
 A success whose output a filter cut (`| head -100`) is not the same observation as a run
 with another filter (`| tail -50`): only a failure repeats whatever the filter.
 A prior failure later followed by a success of the same command was resolved, so it counts as
-an attempt, not a dead end. A prior call changed since it ran (an edit or a file-changing command
-later in the history, one at the current revision when it ran at another, or an edit the route
-itself makes; which changes count is `_changed_since`'s rule) is weaker evidence; a command that
-sees the whole tree (test, build, lint, commit) re-run after such a change is not a repeat at all.
+an attempt, not a dead end. A command that ran only to no outcome (a server the agent stopped, a
+call cut off) is an attempt too: `novel` means nothing comparable ran. A prior call changed since
+it ran (an edit or a file-changing command later in the history, one at the current revision when
+it ran at another, or an edit the route itself makes; which changes count is `_changed_since`'s
+rule) is weaker evidence; a command that sees the whole tree (test, build, lint, commit) re-run
+after such a change is not a repeat at all.
 A run at a commit off the situation's revision line, and the commits landed after a failure on it,
 are `comparators.revision_line`'s rule.
 Files: how many of the route's files history names. Hypothesis and blocker:
@@ -248,15 +250,20 @@ def _command_match(
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call and not _other_sandbox(step, escalated)]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
-        runs = _same_arguments(unit, _comparable_runs(unit, calls, score, threshold=threshold, roots=roots))
+        runs, unsettled = _comparable_runs(unit, calls, score, threshold=threshold, roots=roots)
+        runs = _same_arguments(unit, runs)
         if not runs:
+            if unsettled:  # it ran before to no outcome (a server stopped, a call cut off): an attempt
+                step, position, similarity = max(unsettled, key=lambda run: _moment(run[0]))
+                if _same_view(unit, step.shapes[position]):
+                    score.attempt = similarity
+                    matched.add(step.index)
             continue
         runs = on_line_first(runs, line)
         step, position, similarity, ran = max(runs, key=lambda run: _moment(run[0]))
         if ran:
             resolved.update(other.index for other, _, _, well in runs if not well and other is not step)
-            shape = step.shapes[position]
-            if not (shape.view and shape.view != unit.view):  # another view of a success is a new observation
+            if _same_view(unit, step.shapes[position]):
                 score.attempt = similarity
                 matched.add(step.index)
             continue
@@ -281,6 +288,8 @@ def _command_match(
 
 _Run = tuple[PriorStep, int, int, bool]
 """A comparable prior run of a unit: the step, the shape's position, its similarity, whether it ran well."""
+_Unsettled = tuple[PriorStep, int, int]
+"""A comparable prior run of a unit that left no outcome: the step, the shape's position, its similarity."""
 
 
 def _other_sandbox(step: PriorStep, escalated: bool | None) -> bool:
@@ -290,18 +299,30 @@ def _other_sandbox(step: PriorStep, escalated: bool | None) -> bool:
 
 def _comparable_runs(
     unit: CommandShape, calls: Sequence[PriorStep], score: _UnitScore, *, threshold: int, roots: Sequence[str]
-) -> list[_Run]:
-    """The prior runs of `unit` at or above the threshold that left an outcome; `score.best` too."""
+) -> tuple[list[_Run], list[_Unsettled]]:
+    """The prior runs of `unit` at or above the threshold that left an outcome, and those that ran
+    to none (stopped, cut off, their failure another command's); `score.best` too. A command that
+    never ran (after a failed `&&`, a cancelled call) is neither."""
     runs: list[_Run] = []
+    unsettled: list[_Unsettled] = []
     for step in calls:
         similarity, position = _best_shape(unit, step, roots)
         if position is None:
             continue
         score.best = max(score.best, similarity)
+        if similarity < threshold:
+            continue
         ran = _ran_well(step, position, unit)
-        if similarity >= threshold and ran is not None:
+        if ran is not None:
             runs.append((step, position, similarity, ran))
-    return runs
+        elif position not in step.skipped:
+            unsettled.append((step, position, similarity))
+    return runs, unsettled
+
+
+def _same_view(unit: CommandShape, shape: CommandShape) -> bool:
+    """`unit` would show what `shape` showed: another filter of its output is a new observation."""
+    return not (shape.view and shape.view != unit.view)
 
 
 def _command_fields(scores: list[_UnitScore], matched: set[int], *, superseded: int, resolved: int) -> _CommandFields:

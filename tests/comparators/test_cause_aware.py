@@ -132,6 +132,40 @@ def test_nothing_comparable_is_the_only_novel():
     assert not (result.repeats_failure or result.repeats_failure_changed_since or result.repeats_attempt)
 
 
+def stopped(command: str, *, minute: int) -> PriorToolCall:
+    """A prior shell call that ran to no outcome: a dev server the agent stopped (Codex's Ctrl-C
+    leaves no exit code), as the native provider types it."""
+    return PriorToolCall(
+        session_ref="session:" + "a" * 16,
+        tool_name="exec_command",
+        command=command,
+        cwd=REPO,
+        repository_cwd="",
+        observed_at=T0 + timedelta(minutes=minute),
+        output_excerpt="VITE v7.1.2  ready in 312 ms\n  ➜  Local:   http://127.0.0.1:5173/",
+    )
+
+
+def test_a_run_that_left_no_outcome_is_an_attempt_not_novel():
+    # Replayed (fourth harvest): `npm run dev -- --host 127.0.0.1`, started and stopped twenty times,
+    # was judged `novel` each time: nothing comparable had an outcome.
+    calls = [stopped("npm run dev -- --host 127.0.0.1", minute=0)]
+    result = match(calls, "npm run dev -- --host 127.0.0.1")
+    assert result.repeats_attempt and not result.repeats_failure and result.command_items == {0}
+    assert not match(calls, "npm run build").repeats_attempt
+
+
+def test_a_run_without_outcome_never_hides_a_standing_failure():
+    calls = [
+        shell("npm run dev", "Error: Cannot find module 'vite'", exit_code=1, minute=0),
+        stopped("npm run dev", minute=5),
+    ]
+    assert match(calls, "npm run dev").repeats_failure
+    # Before a standing failure, a command that ran before (to no outcome) is nothing new.
+    calls = [stopped("npm run dev", minute=0), shell("bun run lint", LINT_FAILURE, exit_code=1, minute=1)]
+    assert match(calls, "npm run dev; bun run lint").repeats_failure
+
+
 def test_a_call_that_never_ran_is_not_a_failure_to_repeat():
     rejected = "The user doesn't want to proceed with this tool use. The tool use was rejected."
     calls = [shell("git push --force", rejected, exit_code=1, minute=0)]
