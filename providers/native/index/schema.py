@@ -311,6 +311,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0018_codex_older_exec_statuses",
+        (
+            # Older Codex wrote a `shell_command` call's status as "Exit code: N" (0.5x-0.7x), and a
+            # command that failed inside its sandbox as "failed in sandbox …" (0.3x-0.5x): a release
+            # before read neither, and stored those calls with no outcome. The Codex files holding a
+            # `shell` or `shell_command` call with no outcome are read again, whole, by the next refresh.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT file_id FROM entries WHERE kind = 'tool_call' AND tool_name IN ('shell', 'shell_command')"
+            " AND exit_code IS NULL AND is_error IS NULL)",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

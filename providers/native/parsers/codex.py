@@ -14,6 +14,7 @@ a stated decision), and so are developer messages (harness instructions).
 """
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Final
 
@@ -84,6 +85,9 @@ _IGNORED_RECORDS: Final = frozenset({"world_state"})
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
+_SANDBOX_FAILURE: Final = re.compile(r"\Afailed in sandbox \S+ with execution error: (?:.*?\bexit code: (-?\d+))?")
+"""Older Codex's (0.3x-0.5x) whole output for a command that failed inside its sandbox: denied (with
+the command's exit code), timed out, killed by a signal."""
 _OUTPUT_MARKER: Final = "\nOutput:\n"
 _HEADER_LIMIT: Final = 2000
 _CTRL_C: Final = "\x03"
@@ -334,6 +338,11 @@ class _Rollout:
             return
         target = self.stdin_calls.pop(call_id, call_id)
         text, metadata_exit = _output_text(payload.get("output"))
+        sandbox_failure = _SANDBOX_FAILURE.match(text)
+        if sandbox_failure is not None and metadata_exit is None:
+            code = sandbox_failure.group(1)
+            self.sink.record_outcome(target, is_error=True, exit_code=int(code) if code else None, output=text)
+            return
         # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:"),
         # code-mode cells' with "Script completed" or "Script running with cell ID N".
         marker = text.find(_OUTPUT_MARKER, 0, _HEADER_LIMIT)

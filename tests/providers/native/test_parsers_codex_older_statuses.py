@@ -1,0 +1,121 @@
+"""Codex before `exec_command`: a `shell_command` call's output opens with "Exit code: N" (0.5x-0.7x),
+and a `shell` call that failed inside the sandbox answers only "failed in sandbox … with execution
+error: …" (0.3x-0.5x). Both are the call's outcome. Hand-written lines in the shape of real rollouts
+(fifth harvest: Codex 0.34-0.72); the commands and outputs are invented."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from obelisk_session_evidence.providers.native.index.refresh import refresh_index
+from obelisk_session_evidence.providers.native.index.store import connect, index_file
+from obelisk_session_evidence.providers.native.parsers import parse_session_file
+from obelisk_session_evidence.providers.native.records import ToolCallRecord
+from tests.providers.native.index.older_index import before_migration, evidence_types
+
+SESSION = "019b0000-0000-7000-8000-0000000e1c0d"
+DENIED = (
+    "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 1,"
+    ' stdout: "", stderr: "touch: cannot touch \'/etc/hosts\': Permission denied\\n"'
+)
+
+
+def _shell_command(call_id: str, command: str) -> dict[str, Any]:
+    arguments = json.dumps({"command": command, "workdir": "/work/alpha"})
+    return {"type": "function_call", "name": "shell_command", "call_id": call_id, "arguments": arguments}
+
+
+def _shell(call_id: str, command: str) -> dict[str, Any]:
+    arguments = json.dumps({"command": ["bash", "-lc", command], "workdir": "/work/alpha", "timeout_ms": 120000})
+    return {"type": "function_call", "name": "shell", "call_id": call_id, "arguments": arguments}
+
+
+def _output(call_id: str, text: str) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def _status(code: int, body: str) -> str:
+    return f"Exit code: {code}\nWall time: 0.4 seconds\nOutput:\n{body}"
+
+
+def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
+    path = root / f"rollout-2025-12-15T15-00-00-{SESSION}.jsonl"
+    root.mkdir(parents=True, exist_ok=True)
+    meta = {"id": SESSION, "timestamp": "2025-12-15T15:00:00.000Z", "cwd": "/work/alpha", "cli_version": "0.72.0"}
+    lines = [{"type": "session_meta", "payload": meta}] + [{"type": "response_item", "payload": i} for i in items]
+    path.write_text(
+        "".join(
+            json.dumps({"timestamp": f"2025-12-15T15:00:{second:02d}.000Z", **line}) + "\n"
+            for second, line in enumerate(lines)
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _calls(tmp_path: Path, items: list[dict[str, Any]]) -> list[ToolCallRecord]:
+    return list(parse_session_file(_rollout(tmp_path, items), "codex").tool_calls)
+
+
+def test_a_shell_command_status_line_is_its_outcome(tmp_path: Path) -> None:
+    failed, passed = _calls(
+        tmp_path,
+        [
+            _shell_command("c1", "pytest -q"),
+            _output("c1", _status(1, "FAILED tests/test_cli.py::test_alias - AssertionError\n1 failed")),
+            _shell_command("c2", "git status --short"),
+            _output("c2", _status(0, " M src/cli.py\n")),
+        ],
+    )
+    assert (failed.command_text, failed.exit_code, failed.outcome) == ("pytest -q", 1, "failed")
+    assert (passed.exit_code, passed.outcome) == (0, "succeeded")
+
+
+def test_a_status_line_in_the_printed_output_is_not_the_call_s(tmp_path: Path) -> None:
+    (call,) = _calls(tmp_path, [_shell_command("c1", "cat notes.txt"), _output("c1", "Exit code: 3\n")])
+    assert (call.exit_code, call.outcome) == (None, "unknown")
+
+
+def test_a_command_that_failed_in_the_sandbox_failed(tmp_path: Path) -> None:
+    denied, timed_out = _calls(
+        tmp_path,
+        [
+            _shell("c1", "touch /etc/hosts"),
+            _output("c1", DENIED),
+            _shell("c2", "sleep 600"),
+            _output("c2", "failed in sandbox None with execution error: command timed out"),
+        ],
+    )
+    assert (denied.exit_code, denied.is_error, denied.outcome) == (1, True, "failed")
+    assert (timed_out.exit_code, timed_out.is_error, timed_out.outcome) == (None, True, "failed")
+
+
+def test_an_index_that_stored_older_statuses_as_no_outcome_reads_them_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    _rollout(
+        codex,
+        [
+            _shell_command("c1", "pytest -q"),
+            _output("c1", _status(1, "1 failed")),
+            _shell("c2", "touch /etc/hosts"),
+            _output("c2", DENIED),
+        ],
+    )
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+    read = [("pytest -q", "prior_failure"), ("touch /etc/hosts", "prior_failure")]
+    assert evidence_types(path) == read
+    undo = (  # as the release before stored them: no exit code, no error flag, no failure
+        "UPDATE entries SET exit_code = NULL, is_error = NULL, evidence_type = 'tool_outcome' WHERE kind = 'tool_call'",
+    )
+    before_migration(path, "0018_codex_older_exec_statuses", undo=undo)
+    assert evidence_types(path) == [(command, "tool_outcome") for command, _ in read]
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert evidence_types(path) == read
+    connection = connect(path)
+    try:
+        stored = connection.execute("SELECT exit_code, is_error FROM entries WHERE kind = 'tool_call' ORDER BY id")
+        assert stored.fetchall() == [(1, None), (1, 1)]  # the status line says the exit code only
+    finally:
+        connection.close()
