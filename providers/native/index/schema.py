@@ -312,15 +312,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
         ),
     ),
     Migration(
-        "0018_codex_older_exec_statuses",
+        "0018_codex_older_shell_calls",
         (
-            # Older Codex wrote a `shell_command` call's status as "Exit code: N" (0.5x-0.7x), and a
-            # command that failed inside its sandbox as "failed in sandbox …" (0.3x-0.5x): a release
-            # before read neither, and stored those calls with no outcome. The Codex files holding a
-            # `shell` or `shell_command` call with no outcome are read again, whole, by the next refresh.
+            # Older Codex wrote a `shell_command` call's status as "Exit code: N" (0.5x-0.7x), a
+            # command that failed inside its sandbox as "failed in sandbox …" (0.3x-0.5x), and ran
+            # `apply_patch` through its shell tool: a release before read neither status, stored
+            # those calls with no outcome, and such a patch as a shell command (its header lines).
+            # The Codex files holding a shell call with no outcome or a patch header for a command
+            # are read again, whole, by the next refresh (`parsers.codex`).
             "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
-            " (SELECT file_id FROM entries WHERE kind = 'tool_call' AND tool_name IN ('shell', 'shell_command')"
-            " AND exit_code IS NULL AND is_error IS NULL)",
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
+            " AND e.tool_name IN ('shell', 'shell_command', 'local_shell', 'exec_command')"
+            " AND ((e.exit_code IS NULL AND e.is_error IS NULL) OR t.command LIKE '*** %'))",
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),

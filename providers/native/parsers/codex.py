@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
+from obelisk_session_evidence.contracts.prior_calls import SHELL_TOOL_NAMES
 from obelisk_session_evidence.providers.native.parsers._code_mode import (
     SCRIPT_COMPLETED,
     SCRIPT_RUNNING,
@@ -39,6 +40,7 @@ from obelisk_session_evidence.providers.native.parsers._text import (
     is_injected,
     iso_timestamp,
     parse_arguments,
+    shell_command,
 )
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 from obelisk_session_evidence.providers.native.records import Role
@@ -85,9 +87,16 @@ _IGNORED_RECORDS: Final = frozenset({"world_state"})
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
-_SANDBOX_FAILURE: Final = re.compile(r"\Afailed in sandbox \S+ with execution error: (?:.*?\bexit code: (-?\d+))?")
-"""Older Codex's (0.3x-0.5x) whole output for a command that failed inside its sandbox: denied (with
-the command's exit code), timed out, killed by a signal."""
+_SANDBOX_FAILURE: Final = re.compile(
+    r"\Afailed in sandbox \S+ with execution error: (?:sandbox denied exec error, exit code: (-?\d+), stdout: )?"
+)
+"""Older Codex's (0.3x-0.5x) whole output for a command that failed inside its sandbox: "denied", with
+the command's exit code and streams, for any non-zero exit there (a failing test too), or timed out,
+or killed by a signal."""
+_PATCH_PROGRAMS: Final = ("apply_patch", "applypatch")
+_HERE_DOCUMENT: Final = re.compile(r"\A\s*(?:<<-?[ \t]*(['\"]?)(?P<end>\w+)\1\s*)?\Z")
+_PATCH_START: Final = "*** Begin Patch"
+_PATCH_END: Final = "*** End Patch"
 _OUTPUT_MARKER: Final = "\nOutput:\n"
 _HEADER_LIMIT: Final = 2000
 _CTRL_C: Final = "\x03"
@@ -319,6 +328,10 @@ class _Rollout:
 
     def _open(self, call_id: str, name: str, arguments: dict[str, Any], timestamp: str | None) -> None:
         cwd = self._place(arguments.get("workdir") or arguments.get("working_directory"))
+        patch = _shell_patch(arguments) if name.lower() in SHELL_TOOL_NAMES else None
+        if patch is not None:  # an edit, as the freeform `apply_patch` call's: never a command to repeat
+            self.sink.open_call_with_arguments(call_id, "apply_patch", {"input": patch}, timestamp, cwd)
+            return
         self.sink.open_call_with_arguments(call_id, name, arguments, timestamp, cwd)
 
     def _place(self, folder: object) -> str | None:
@@ -341,7 +354,8 @@ class _Rollout:
         sandbox_failure = _SANDBOX_FAILURE.match(text)
         if sandbox_failure is not None and metadata_exit is None:
             code = sandbox_failure.group(1)
-            self.sink.record_outcome(target, is_error=True, exit_code=int(code) if code else None, output=text)
+            printed = _printed(text[sandbox_failure.end() :]) if code is not None else text
+            self.sink.record_outcome(target, is_error=True, exit_code=int(code) if code else None, output=printed)
             return
         # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:"),
         # code-mode cells' with "Script completed" or "Script running with cell ID N".
@@ -381,6 +395,30 @@ class _Rollout:
             if process is not None:
                 self.process_calls[process] = target
                 self.sink.reopen_call(target)
+
+
+def _printed(streams: str) -> str:
+    """A sandbox failure's `STDOUT, stderr: STDERR`, as the terminal showed them."""
+    stdout, separator, stderr = streams.rpartition(", stderr: ")
+    return f"{stdout}\n{stderr}" if separator else streams
+
+
+def _shell_patch(arguments: dict[str, Any]) -> str | None:
+    """The patch of a shell call that only runs `apply_patch` (older Codex: `["apply_patch", PATCH]`,
+    or `apply_patch <<'EOF'` … `EOF`); None for any other command."""
+    command = shell_command(arguments)
+    if command is None or not command.lstrip().startswith(_PATCH_PROGRAMS):
+        return None
+    start, end = command.find(_PATCH_START), command.rfind(_PATCH_END)
+    if start == -1 or end < start:
+        return None
+    program = command.split(None, 1)[0]
+    here_document = _HERE_DOCUMENT.match(command[command.find(program) + len(program) : start])
+    if program not in _PATCH_PROGRAMS or here_document is None:
+        return None
+    after = command[end + len(_PATCH_END) :].split()
+    delimiter = here_document.group("end")
+    return command[start : end + len(_PATCH_END)] if after == ([delimiter] if delimiter else []) else None
 
 
 def _output_text(output: object) -> tuple[str, int | None]:

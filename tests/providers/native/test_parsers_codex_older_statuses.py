@@ -1,12 +1,15 @@
 """Codex before `exec_command`: a `shell_command` call's output opens with "Exit code: N" (0.5x-0.7x),
 and a `shell` call that failed inside the sandbox answers only "failed in sandbox … with execution
-error: …" (0.3x-0.5x). Both are the call's outcome. Hand-written lines in the shape of real rollouts
-(fifth harvest: Codex 0.34-0.72); the commands and outputs are invented."""
+error: …" (0.3x-0.5x), "sandbox denied" for any non-zero exit there, a failing test's too: both are
+the call's outcome, and what the command printed is its output. `apply_patch` run through the shell
+tool is an edit. Hand-written lines in the shape of real rollouts (fifth harvest: Codex 0.34-0.72);
+the commands and outputs are invented."""
 
 import json
 from pathlib import Path
 from typing import Any
 
+from obelisk_session_evidence.providers.failure_causes import failure_cause
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
@@ -20,13 +23,22 @@ DENIED = (
 )
 
 
+PATCH = "*** Begin Patch\n*** Update File: src/cli.py\n@@\n-old = 1\n+new = 2\n*** End Patch"
+TEST_FAILED = (
+    "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 1,"
+    " stdout: .F.\n=== FAILURES ===\nFAILED tests/test_cli.py::test_alias - AssertionError\n1 failed, 2 passed in 0.1s"
+    "\n, stderr: "
+)
+
+
 def _shell_command(call_id: str, command: str) -> dict[str, Any]:
     arguments = json.dumps({"command": command, "workdir": "/work/alpha"})
     return {"type": "function_call", "name": "shell_command", "call_id": call_id, "arguments": arguments}
 
 
-def _shell(call_id: str, command: str) -> dict[str, Any]:
-    arguments = json.dumps({"command": ["bash", "-lc", command], "workdir": "/work/alpha", "timeout_ms": 120000})
+def _shell(call_id: str, command: str | list[str]) -> dict[str, Any]:
+    argv = ["bash", "-lc", command] if isinstance(command, str) else command
+    arguments = json.dumps({"command": argv, "workdir": "/work/alpha", "timeout_ms": 120000})
     return {"type": "function_call", "name": "shell", "call_id": call_id, "arguments": arguments}
 
 
@@ -90,6 +102,37 @@ def test_a_command_that_failed_in_the_sandbox_failed(tmp_path: Path) -> None:
     assert (timed_out.exit_code, timed_out.is_error, timed_out.outcome) == (None, True, "failed")
 
 
+def test_a_command_s_own_failure_under_the_sandbox_wrapper_is_read_from_what_it_printed(tmp_path: Path) -> None:
+    (call,) = _calls(tmp_path, [_shell("c1", "pytest -q"), _output("c1", TEST_FAILED)])
+    assert (call.exit_code, call.outcome) == (1, "failed")
+    assert call.output_excerpt is not None and call.output_excerpt.startswith(".F.\n=== FAILURES")
+    cause = failure_cause(call.command_text or "", exit_code=call.exit_code, output=call.output_excerpt)
+    assert cause is not None and cause.kind == "test_failed"  # not "permission_denied" for the wrapper's words
+
+
+def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
+    as_argv, as_here_document, then_tests = _calls(
+        tmp_path,
+        [
+            _shell("c1", ["apply_patch", PATCH]),
+            _output(
+                "c1", '{"output":"Success. Updated the following files:\\nM src/cli.py\\n","metadata":{"exit_code":0}}'
+            ),
+            _shell("c2", f"apply_patch <<'PATCH'\n{PATCH}\nPATCH\n"),
+            _output("c2", '{"output":"Success.","metadata":{"exit_code":0}}'),
+            _shell("c3", f"apply_patch <<'PATCH'\n{PATCH}\nPATCH\npytest -q"),
+            _output("c3", '{"output":"1 passed","metadata":{"exit_code":0}}'),
+        ],
+    )
+    for edit in (as_argv, as_here_document):
+        assert (edit.name, edit.command_text, edit.file_paths) == (
+            "apply_patch",
+            "*** Update File: src/cli.py",
+            ("src/cli.py",),
+        )
+    assert then_tests.name == "shell"  # it runs more than the patch: a shell call still
+
+
 def test_an_index_that_stored_older_statuses_as_no_outcome_reads_them_again(tmp_path: Path) -> None:
     codex = tmp_path / "codex"
     _rollout(
@@ -108,7 +151,7 @@ def test_an_index_that_stored_older_statuses_as_no_outcome_reads_them_again(tmp_
     undo = (  # as the release before stored them: no exit code, no error flag, no failure
         "UPDATE entries SET exit_code = NULL, is_error = NULL, evidence_type = 'tool_outcome' WHERE kind = 'tool_call'",
     )
-    before_migration(path, "0018_codex_older_exec_statuses", undo=undo)
+    before_migration(path, "0018_codex_older_shell_calls", undo=undo)
     assert evidence_types(path) == [(command, "tool_outcome") for command, _ in read]
     report = refresh_index(path, {"codex": [codex]})
     assert (report.files_added, report.files_reread) == (0, 1)
@@ -119,3 +162,29 @@ def test_an_index_that_stored_older_statuses_as_no_outcome_reads_them_again(tmp_
         assert stored.fetchall() == [(1, None), (1, 1)]  # the status line says the exit code only
     finally:
         connection.close()
+
+
+def test_an_index_that_stored_a_patch_as_a_shell_command_reads_it_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    _rollout(
+        codex, [_shell("c1", ["apply_patch", PATCH]), _output("c1", '{"output":"Done","metadata":{"exit_code":0}}')]
+    )
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+
+    def tool_names() -> list[str]:
+        connection = connect(path)
+        try:
+            return [name for (name,) in connection.execute("SELECT tool_name FROM entries WHERE kind = 'tool_call'")]
+        finally:
+            connection.close()
+
+    assert tool_names() == ["apply_patch"]
+    undo = (  # as the release before stored it: a shell call whose command is the patch's header
+        "UPDATE entries SET tool_name = 'shell'",
+        "UPDATE entry_text SET command = '*** Update File: src/cli.py'",
+    )
+    before_migration(path, "0018_codex_older_shell_calls", undo=undo)
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert tool_names() == ["apply_patch"]
