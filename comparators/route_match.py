@@ -76,6 +76,7 @@ ARGUMENT_CAUSES: Final[frozenset[FailureCauseKind]] = frozenset(
 """Causes that can be about an argument of the failing command (a path, an option)."""
 _NO_MATCHES: Final = re.compile(r"\bno matches found: ")
 """zsh's refusal of a command whose unquoted pattern matched no file."""
+_PRIVILEGE_WRAPPERS: Final = frozenset({"sudo", "doas"})
 MAX_ROUTE_UNITS: Final = 256
 """Simple commands of a route compared (a bound on the work: units × prior commands)."""
 
@@ -465,8 +466,10 @@ def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None, roots
     not name `<root>/apps/registry/registry`)."""
     relative = looks_like_path(culprit) and not culprit.startswith("/")
     resolved = None
-    if relative and failing_cwd and not failing_cwd.startswith(("/", "<")):
-        resolved = repository_path(posixpath.join(failing_cwd, culprit))
+    inside = failing_cwd is not None and not failing_cwd.startswith(("/", "<"))
+    if relative and inside and (failing_cwd or culprit.startswith("../")):
+        # From the top, a path climbing out (`../../docs/a.md`) names that place only, not `docs/a.md`.
+        resolved = repository_path(posixpath.join(failing_cwd or "", culprit))
     elif (
         culprit.startswith("/")
         and unit.cwd is not None
@@ -492,6 +495,10 @@ def _another_route(unit: CommandShape, failing: CommandShape, step: PriorStep) -
         return failing.here_document and not unit.here_document
     if step.cause.kind == "permission_denied" and _executed(failing, step.cause.subjects):
         return not _executed(unit, step.cause.subjects)  # `python3 x.py` after `./x.py` was refused
+    if step.cause.kind == "permission_denied" and _elevated(unit) != _elevated(failing):
+        return True  # `sudo mkdir -p /srv/x` after `mkdir -p /srv/x` was denied
+    if step.cause.kind == "command_not_found" and _looked_up(failing) in step.cause.subjects:
+        return _looked_up(unit) != _looked_up(failing)  # `python3 -m x` after `python: command not found`
     if unmatched := _unmatched_globs(failing, step):
         return not any(word in unit.globbed for word in unmatched)  # `'a.gif[0]'` after `a.gif[0]`
     named = _named_arguments(step, failing)
@@ -526,6 +533,16 @@ def _unmatched_globs(failing: CommandShape, step: PriorStep) -> list[str]:
         return []
     named = {posixpath.basename(subject) for subject in step.cause.subjects}
     return [word for word in failing.globbed if posixpath.basename(word) in named]
+
+
+def _elevated(shape: CommandShape) -> bool:
+    """The shell ran `shape` through a privilege wrapper (`sudo`, `doas`): as another user."""
+    return shape.head in _PRIVILEGE_WRAPPERS
+
+
+def _looked_up(shape: CommandShape) -> str:
+    """The program name the shell looked up for `shape` (`python3`, `pytest`; a path's last part)."""
+    return posixpath.basename(shape.head)
 
 
 def _executed(shape: CommandShape, files: Sequence[str]) -> bool:

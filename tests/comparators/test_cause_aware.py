@@ -208,3 +208,29 @@ def test_the_route_s_place_decides_what_is_comparable():
 
     assert verdict("/tmp/x").repeats_failure
     assert not verdict(REPO).repeats_failure
+
+
+def test_a_privileged_run_is_another_route_after_a_denial():
+    # Replayed (fifth harvest): `sudo mkdir -p ../../docs` after `mkdir -p ../../docs` was denied.
+    denied = "mkdir: cannot create directory '/srv/app/docs': Permission denied"
+    calls = [shell("mkdir -p /srv/app/docs", denied, exit_code=1, minute=0)]
+    assert not match(calls, "sudo mkdir -p /srv/app/docs").repeats_failure
+    assert match(calls, "mkdir -p /srv/app/docs").repeats_failure
+
+
+def test_another_program_name_is_another_route_after_it_was_not_found():
+    # Replayed (fifth harvest): `python3 -m py_compile …` after `python: command not found`.
+    calls = [shell("python -m py_compile src/cli.py", "bash: python: command not found", exit_code=127, minute=0)]
+    assert not match(calls, "python3 -m py_compile src/cli.py").repeats_failure
+    assert match(calls, "python -m py_compile src/cli.py").repeats_failure
+    # A program the script runs is missing whichever manager runs the script.
+    calls = [shell("npm run lint", "sh: 1: biome: command not found", exit_code=127, minute=0)]
+    assert match(calls, "bun run lint").repeats_failure
+
+
+def test_a_missing_path_above_the_repository_is_not_a_path_inside_it():
+    # Replayed (fifth harvest): `cat docs/requirements.md` after `cat ../../docs/requirements.md` was missing.
+    missing = "cat: ../../docs/requirements.md: No such file or directory"
+    calls = [shell("cat ../../docs/requirements.md", missing, exit_code=1, minute=0)]
+    assert not match(calls, "cat docs/requirements.md").repeats_failure
+    assert match(calls, "cat ../../docs/requirements.md").repeats_failure
