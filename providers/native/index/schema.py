@@ -319,11 +319,15 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             # `apply_patch` through its shell tool: a release before read neither status, stored
             # those calls with no outcome, and such a patch as a shell command (its header lines).
             # The Codex files holding a shell call with no outcome or a patch header for a command
-            # are read again, whole, by the next refresh (`parsers.codex`).
+            # are read again, whole, by the next refresh (`parsers.codex`); so are those it read
+            # nothing of: a legacy rollout (mid-2025, before `session_meta`) writes its items as
+            # lines of their own, which a release before skipped.
             "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
             " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
             " AND e.tool_name IN ('shell', 'shell_command', 'local_shell', 'exec_command')"
             " AND ((e.exit_code IS NULL AND e.is_error IS NULL) OR t.command LIKE '*** %'))",
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex'"
+            " AND id NOT IN (SELECT file_id FROM entries)",
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),

@@ -82,8 +82,26 @@ _IGNORED_EVENTS: Final = frozenset(
         "shutdown_complete",
     }
 )
-_IGNORED_RECORDS: Final = frozenset({"world_state"})
-"""0.142: what the model was shown of its instructions and environments (the cwd comes from other records)."""
+_IGNORED_RECORDS: Final = frozenset({"world_state", "state"})
+"""0.142: what the model was shown of its instructions and environments (the cwd comes from other
+records); a legacy rollout's `record_type: state` lines."""
+_LEGACY_ITEMS: Final = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "local_shell_call",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "reasoning",
+        "web_search_call",
+    }
+)
+"""The response items a legacy rollout (before `session_meta`, mid-2025) writes as lines of their own."""
+_ENVIRONMENT_CWD: Final = re.compile(
+    r"^(?:Current working directory: (?P<legacy>/[^\n]+)|[ \t]*<cwd>(?P<cwd>/[^<\n]+)</cwd>)", re.M
+)
+"""The folder an `<environment_context>` message names (legacy: `Current working directory: /x`)."""
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
@@ -154,9 +172,11 @@ class _Rollout:
         self.interrupted: set[str] = set(resume.interrupted_calls)
 
     def take(self, record: dict[str, Any]) -> None:
-        """Route one line by `type` and `payload.type`."""
+        """Route one line by `type` and `payload.type` (a legacy line by its own `type`)."""
         kind, payload = record.get("type"), record.get("payload")
         if not isinstance(payload, dict):
+            kind, payload = _legacy_line(record)
+        if payload is None:
             self.sink.skipped["missing_fields"] += 1
             return
         timestamp = iso_timestamp(record.get("timestamp"))
@@ -232,6 +252,8 @@ class _Rollout:
             role = payload.get("role")
             if role in ("user", "assistant"):
                 text = block_text(payload.get("content"), kinds=_MESSAGE_TEXT_KINDS)
+                if role == "user":
+                    self._first_cwd(_environment_cwd(text))
                 self._visible("item", role, text, timestamp)
         elif kind in ("function_call", "local_shell_call"):
             self._function_call(payload, timestamp)
@@ -395,6 +417,26 @@ class _Rollout:
             if process is not None:
                 self.process_calls[process] = target
                 self.sink.reopen_call(target)
+
+
+def _legacy_line(record: dict[str, Any]) -> tuple[object, dict[str, Any] | None]:
+    """A legacy rollout's line (no `payload`) as the record it stands for: its first line
+    (`{id, timestamp, instructions, git}`) is the session's meta, a `record_type` line its state, and
+    any other line a response item itself."""
+    if "record_type" in record:
+        return "state", record
+    kind = record.get("type")
+    if kind is None and isinstance(record.get("id"), str) and "instructions" in record:
+        return "session_meta", record
+    return ("response_item", record) if kind in _LEGACY_ITEMS else (kind, None)
+
+
+def _environment_cwd(text: str) -> str | None:
+    """The working folder an injected `<environment_context>` message states, if any."""
+    if not text.lstrip().startswith("<environment_context>"):
+        return None
+    found = _ENVIRONMENT_CWD.search(text)
+    return (found.group("legacy") or found.group("cwd")).strip() if found else None
 
 
 def _printed(streams: str) -> str:
