@@ -448,6 +448,9 @@ def _printed(streams: str) -> str:
 def _shell_patch(arguments: dict[str, Any]) -> str | None:
     """The patch of a shell call that only runs `apply_patch` (older Codex: `["apply_patch", PATCH]`,
     or `apply_patch <<'EOF'` … `EOF`); None for any other command."""
+    argv = arguments.get("command")
+    if isinstance(argv, list) and len(argv) == 2 and argv[0] in _PATCH_PROGRAMS and isinstance(argv[1], str):
+        return argv[1]  # as given, well formed or not: the tool read it as a patch
     command = shell_command(arguments)
     if command is None or not command.lstrip().startswith(_PATCH_PROGRAMS):
         return None

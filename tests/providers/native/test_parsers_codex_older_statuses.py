@@ -111,7 +111,7 @@ def test_a_command_s_own_failure_under_the_sandbox_wrapper_is_read_from_what_it_
 
 
 def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
-    as_argv, as_here_document, then_tests = _calls(
+    as_argv, as_here_document, then_tests, malformed = _calls(
         tmp_path,
         [
             _shell("c1", ["apply_patch", PATCH]),
@@ -122,6 +122,8 @@ def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
             _output("c2", '{"output":"Success.","metadata":{"exit_code":0}}'),
             _shell("c3", f"apply_patch <<'PATCH'\n{PATCH}\nPATCH\npytest -q"),
             _output("c3", '{"output":"1 passed","metadata":{"exit_code":0}}'),
+            _shell("c4", ["apply_patch", "*** Begin Patch\n*** Update File: src/cli.py\n@@\n-old = 1\n+new = 2"]),
+            _output("c4", "error: Failed to find expected lines in src/cli.py"),
         ],
     )
     for edit in (as_argv, as_here_document):
@@ -131,6 +133,7 @@ def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
             ("src/cli.py",),
         )
     assert then_tests.name == "shell"  # it runs more than the patch: a shell call still
+    assert malformed.name == "apply_patch"  # a patch without its end line is a patch the tool refused
 
 
 def test_an_index_that_stored_older_statuses_as_no_outcome_reads_them_again(tmp_path: Path) -> None:
