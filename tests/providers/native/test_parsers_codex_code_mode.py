@@ -18,6 +18,7 @@ from obelisk_session_evidence.providers.native.parsers._code_mode import UNKNOWN
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.providers.native.records import ToolCallRecord
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native.codex_rollouts import write_rollout
 from tests.providers.native.index.older_index import before_migration
 from tests.providers.native.test_call_places import _rollout as _plain_rollout
 from tests.providers.native.test_parsers_incremental import _assert_resumed_equals_whole, _parse_in_two
@@ -66,15 +67,8 @@ def _patched(call_id: str, changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
-    path = root / "2026" / "07" / "14" / f"rollout-2026-07-14T09-00-00-{SESSION}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"id": SESSION, "timestamp": "2026-07-14T09:00:00.000Z", "cwd": WORKDIR, "cli_version": "0.142.0"}
-    lines = [{"timestamp": "2026-07-14T09:00:00.000Z", "type": "session_meta", "payload": meta}]
-    for second, payload in enumerate(items, 1):
-        kind = "event_msg" if payload["type"] == "patch_apply_end" else "response_item"
-        lines.append({"timestamp": f"2026-07-14T09:00:{second:02d}.000Z", "type": kind, "payload": payload})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
+    folder = root / "2026" / "07" / "14"
+    return write_rollout(folder, SESSION, items, version="0.142.0", day="2026-07-14", cwd=WORKDIR)
 
 
 def _calls(tmp_path: Path, items: list[dict[str, Any]]) -> dict[str, ToolCallRecord]:

@@ -11,6 +11,7 @@ from obelisk_session_evidence.providers.native.index.refresh import refresh_inde
 from obelisk_session_evidence.providers.native.index.store import index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from obelisk_session_evidence.providers.native.records import ToolCallRecord
+from tests.providers.native.codex_rollouts import write_rollout
 from tests.providers.native.index.older_index import before_migration, evidence_types, stored_as_failures
 from tests.providers.native.test_call_places import _rollout as _plain_rollout
 from tests.providers.native.test_parsers_incremental import _assert_resumed_equals_whole, _parse_in_two
@@ -51,21 +52,7 @@ def _server_session(stop: str, code: int) -> list[dict[str, Any]]:
 
 
 def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
-    path = root / f"rollout-2026-07-14T09-00-00-{SESSION}.jsonl"
-    root.mkdir(parents=True, exist_ok=True)
-    meta = {"id": SESSION, "timestamp": "2026-07-14T09:00:00.000Z", "cwd": "/work/alpha", "cli_version": "0.139.0"}
-    lines = [{"type": "session_meta", "payload": meta}]
-    lines += [
-        {"type": "event_msg" if i["type"] == "exec_command_end" else "response_item", "payload": i} for i in items
-    ]
-    path.write_text(
-        "".join(
-            json.dumps({"timestamp": f"2026-07-14T09:00:{second:02d}.000Z", **line}) + "\n"
-            for second, line in enumerate(lines)
-        ),
-        encoding="utf-8",
-    )
-    return path
+    return write_rollout(root, SESSION, items, version="0.139.0", day="2026-07-14")
 
 
 def _call(tmp_path: Path, items: list[dict[str, Any]]) -> ToolCallRecord:

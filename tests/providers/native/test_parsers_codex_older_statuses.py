@@ -14,6 +14,7 @@ from obelisk_session_evidence.providers.native.index.refresh import refresh_inde
 from obelisk_session_evidence.providers.native.index.store import connect, index_file
 from obelisk_session_evidence.providers.native.parsers import parse_session_file
 from obelisk_session_evidence.providers.native.records import ToolCallRecord
+from tests.providers.native.codex_rollouts import write_rollout
 from tests.providers.native.index.older_index import before_migration, evidence_types
 
 SESSION = "019b0000-0000-7000-8000-0000000e1c0d"
@@ -51,18 +52,7 @@ def _status(code: int, body: str) -> str:
 
 
 def _rollout(root: Path, items: list[dict[str, Any]]) -> Path:
-    path = root / f"rollout-2025-12-15T15-00-00-{SESSION}.jsonl"
-    root.mkdir(parents=True, exist_ok=True)
-    meta = {"id": SESSION, "timestamp": "2025-12-15T15:00:00.000Z", "cwd": "/work/alpha", "cli_version": "0.72.0"}
-    lines = [{"type": "session_meta", "payload": meta}] + [{"type": "response_item", "payload": i} for i in items]
-    path.write_text(
-        "".join(
-            json.dumps({"timestamp": f"2025-12-15T15:00:{second:02d}.000Z", **line}) + "\n"
-            for second, line in enumerate(lines)
-        ),
-        encoding="utf-8",
-    )
-    return path
+    return write_rollout(root, SESSION, items, version="0.72.0", day="2025-12-15")
 
 
 def _calls(tmp_path: Path, items: list[dict[str, Any]]) -> list[ToolCallRecord]:
