@@ -331,6 +331,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0019_claude_background_tasks",
+        (
+            # A Bash call run in the background answers at once ("Command running in background with
+            # ID: X"): a release before stored that answer as the call's success. The Claude files
+            # holding one are read again, whole, by the next refresh, which takes the outcome from
+            # the task's completed read, or leaves none (`parsers.claude`).
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'claude' AND id IN"
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
+            " AND t.body LIKE 'Command running in background with ID: %')",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

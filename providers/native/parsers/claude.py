@@ -4,8 +4,13 @@ One assistant API message is written as one record per content block, all sharin
 `message.id`: the blocks are merged into one message whose uid is that id. User messages use
 their `uuid`. Thinking blocks are skipped (reasoning is not a stated decision), and `progress`
 records are skipped because they only echo what the sub-agent files hold.
+
+A Bash call run in the background answers at once (`Command running in background with ID: X`):
+it has no outcome then. A later `TaskOutput` (earlier `BashOutput`) that finds task X completed
+gives it its exit code and output; one the agent stopped (`TaskStop`, earlier `KillShell`) has none.
 """
 
+import re
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,6 +27,13 @@ from obelisk_session_evidence.providers.native.parsers._text import (
 from obelisk_session_evidence.providers.native.parsers.outcome import ParseOutcome, ResumeState
 
 _IGNORED_TYPES: Final = frozenset({"progress", "file-history-snapshot", "queue-operation", "attachment"})
+_BACKGROUND: Final = re.compile(r"\ACommand running in background with ID: ([\w-]+)")
+_TASK_READERS: Final = frozenset({"TaskOutput", "BashOutput"})
+_TASK_STOPPERS: Final = frozenset({"TaskStop", "KillShell", "KillBash"})
+_TASK_ID_KEYS: Final = ("task_id", "bash_id", "shell_id")
+_TASK_STATUS: Final = re.compile(r"<status>(\w+)</status>")
+_TASK_EXIT: Final = re.compile(r"<exit_code>(-?\d+)</exit_code>")
+_TASK_OUTPUT: Final = re.compile(r"<(output|stdout)>\n?")
 _INJECTED_FLAGS: Final = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
@@ -31,25 +43,34 @@ def parse_claude(
     """Parse one Claude Code transcript (main or sub-agent) from `start_offset`."""
     sink = RecordSink("claude", resume, fallback_session_id=path.stem)
     still_open = resume.open_messages[-1].record_uid if resume and resume.open_messages else None
-    transcript = _Transcript(sink, last_assistant_uid=still_open)
+    transcript = _Transcript(sink, last_assistant_uid=still_open, resume=resume or ResumeState())
     lines = JsonLines(path, start_offset=start_offset, skipped=sink.skipped, max_bytes=max_bytes)
     for _, record in lines:
         transcript.take(record)
     transcript.settle_title()
     open_uids = (transcript.last_assistant_uid,) if transcript.last_assistant_uid else ()
     return sink.outcome(
-        end_offset=lines.end_offset, resumable=True, prefix_sha256=lines.prefix_sha256, open_message_uids=open_uids
+        end_offset=lines.end_offset,
+        resumable=True,
+        prefix_sha256=lines.prefix_sha256,
+        open_message_uids=open_uids,
+        process_calls=tuple(transcript.tasks.items()),
+        stdin_calls=tuple(transcript.task_calls.items()),
     )
 
 
 class _Transcript:
     """Per-file state: which session the lines belong to, uuids seen, titles offered."""
 
-    def __init__(self, sink: RecordSink, *, last_assistant_uid: str | None) -> None:
+    def __init__(self, sink: RecordSink, *, last_assistant_uid: str | None, resume: ResumeState) -> None:
         self.sink = sink
         self.seen_uuids: set[str] = set()
         self.leaf_summaries: list[tuple[str, str]] = []
         self.last_assistant_uid = last_assistant_uid
+        self.tasks: dict[str, str] = dict(resume.process_calls)
+        """Background task id -> the Bash call that started it."""
+        self.task_calls: dict[str, str] = dict(resume.stdin_calls)
+        """A call reading or stopping a task, awaiting its result -> the Bash call it is about."""
 
     def take(self, record: dict[str, Any]) -> None:
         """Route one line by its `type`."""
@@ -152,6 +173,22 @@ class _Transcript:
             elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 name = as_text(block.get("name"))
                 self.sink.open_call_with_arguments(block["id"], name, block.get("input"), timestamp, cwd)
+                if name in _TASK_READERS or name in _TASK_STOPPERS:
+                    self._about_task(block["id"], name, block.get("input"))
+
+    def _about_task(self, call_id: str, name: str, arguments: object) -> None:
+        """A call reading or stopping a background task: a stopped task's Bash call keeps no
+        outcome (what it ends with is the agent's doing, as Ctrl-C is in Codex)."""
+        given = arguments if isinstance(arguments, dict) else {}
+        task = next((str(given[key]) for key in _TASK_ID_KEYS if isinstance(given.get(key), str)), None)
+        started_by = self.tasks.get(task) if task is not None else None
+        if task is None or started_by is None:
+            return
+        if name in _TASK_STOPPERS:
+            del self.tasks[task]
+            self.sink.record_outcome(started_by)  # over, with no outcome
+        else:
+            self.task_calls[call_id] = started_by
 
     def _tool_result(self, block: dict[str, Any]) -> None:
         call_id = block.get("tool_use_id")
@@ -160,5 +197,26 @@ class _Transcript:
             return
         output = block_text(block.get("content"))
         is_error = bool(block.get("is_error"))
+        started_by = self.task_calls.pop(call_id, None)
+        if started_by is not None and not is_error:
+            self._task_result(started_by, output)
+        background = None if is_error else _BACKGROUND.match(output)
+        if background is not None:  # it runs on: no outcome yet
+            self.tasks[background.group(1)] = call_id
+            self.sink.record_outcome(call_id, output=output)
+            self.sink.reopen_call(call_id)
+            return
         exit_code = exit_code_in(output, CLAUDE_EXIT) if is_error else None
         self.sink.record_outcome(call_id, is_error=is_error, exit_code=exit_code, output=output)
+
+    def _task_result(self, started_by: str, output: str) -> None:
+        """A read of a background task: once it completed, its exit code and output are the outcome of
+        the Bash call that started it."""
+        status, code = _TASK_STATUS.search(output), _TASK_EXIT.search(output)
+        if status is None or status.group(1) != "completed" or code is None or started_by not in self.tasks.values():
+            return
+        self.tasks = {task: call for task, call in self.tasks.items() if call != started_by}
+        exit_code = int(code.group(1))
+        opening = _TASK_OUTPUT.search(output)
+        printed = output[opening.end() :].removesuffix("\n").removesuffix("</output>") if opening else output
+        self.sink.record_outcome(started_by, is_error=exit_code != 0, exit_code=exit_code, output=printed)

@@ -12,10 +12,18 @@ pytestmark = requires_real_corpus
 CLAUDE_FILES = real_files("claude-*/**/*.jsonl")
 
 
+def _result_text(content: object) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
 def _independent_scan(path: Path) -> dict[str, int]:
-    """Counts straight from the lines: tool_use blocks, errored results, text-bearing messages."""
+    """Counts straight from the lines: tool_use blocks, errored results, text-bearing messages. A Bash
+    call run in the background has no outcome until a read of its task finds it completed."""
     tool_uses, errors, results = set(), 0, set()
     assistant_ids, user_uuids = set(), set()
+    background, reads, completed = set(), {}, set()
     for record in json_lines(path):
         message = record.get("message")
         if record.get("type") not in ("user", "assistant") or not isinstance(message, dict):
@@ -25,9 +33,18 @@ def _independent_scan(path: Path) -> dict[str, int]:
         for block in blocks:
             if block.get("type") == "tool_use":
                 tool_uses.add(block["id"])
+                if block.get("name") in ("TaskOutput", "BashOutput"):
+                    reads[block["id"]] = block["input"].get("task_id") or block["input"].get("bash_id")
             elif block.get("type") == "tool_result":
                 results.add(block["tool_use_id"])
                 errors += bool(block.get("is_error"))
+                text = _result_text(block.get("content"))
+                if text.startswith("Command running in background with ID: ") and not block.get("is_error"):
+                    background.add(text.split()[6].rstrip("."))
+                task = reads.get(block["tool_use_id"])
+                if task in background and "<status>completed</status>" in text and task not in completed:
+                    completed.add(task)
+                    errors += "<exit_code>0</exit_code>" not in text
             elif block.get("type") == "text" and (block.get("text") or "").strip():
                 if record["type"] == "assistant":
                     assistant_ids.add(message.get("id") or record["uuid"])
@@ -36,7 +53,7 @@ def _independent_scan(path: Path) -> dict[str, int]:
     return {
         "tool_calls": len(tool_uses),
         "failures": errors,
-        "unanswered": len(tool_uses - results),
+        "unanswered": len(tool_uses - results) + len(background - completed),
         "messages": len(assistant_ids) + len(user_uuids),
     }
 
