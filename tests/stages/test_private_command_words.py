@@ -1,7 +1,7 @@
 """Canary: the words of a command that the route rules read (an unquoted pattern zsh matched to
 nothing, a process the agent stopped with Ctrl-C, an older Codex's status lines, sandbox failures
-and patches run through its shell tool) reach the private prior calls only, never the decision, its
-receipt or a log."""
+and patches run through its shell tool, a Claude Code background task's reported output) reach the
+private prior calls only, never the decision, its receipt or a log."""
 
 import logging
 from pathlib import Path
@@ -9,6 +9,7 @@ from pathlib import Path
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
+from tests.providers.native import test_parsers_claude_background as background
 from tests.providers.native import test_parsers_codex_older_statuses as older
 from tests.providers.native.test_call_places import _rollout as _plain_rollout
 from tests.providers.native.test_parsers_codex_interrupt import _exec, _output, _rollout, _stdin
@@ -19,8 +20,8 @@ WORKDIR = "/work/alpha"
 SESSION = "019f0000-0000-7000-8000-0000000c4a11"
 
 
-def _dependencies(tmp_path: Path, root: Path, encoder) -> PipelineDependencies:
-    policy = enabled_policy(repo_roots=[WORKDIR], sources=["codex"], source_roots={"codex": str(root)})
+def _dependencies(tmp_path: Path, root: Path, encoder, source: str = "codex") -> PipelineDependencies:
+    policy = enabled_policy(repo_roots=[WORKDIR], sources=[source], source_roots={source: str(root)})
     provider = NativeIndexProvider(tmp_path / "index", policy.config.enablements[0])
     return PipelineDependencies(
         policy=policy, provider=provider, encoder=encoder, thresholds=RouteThresholds(), digest_salt="salt"
@@ -80,6 +81,27 @@ def test_an_older_codex_s_failures_and_patches_stay_private(tmp_path: Path, enco
     decision = run.decision
     # A failure read from its "Exit code: 1" line, and the patch after it an edit that changed the tree.
     assert decision.comparison.verdict == "repeats_prior_failure_changed_since"
+    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
+    assert CANARY not in decision.model_dump_json()
+    assert CANARY not in caplog.text
+
+
+def test_a_background_task_s_output_stays_private(tmp_path: Path, encoder, caplog) -> None:
+    root = tmp_path / "claude"
+    command = f"bun test {CANARY}"
+    blocks = [
+        background._use("u1", "Bash", {"command": command, "run_in_background": True}),
+        background._result("u1", background.STARTED.format(task="b15a2a3")),
+        background._use("u2", "TaskOutput", {"task_id": "b15a2a3", "block": True}),
+        background._result("u2", background._read("b15a2a3", "completed", f"(fail) {CANARY}\n 1 fail", 1)),
+    ]
+    background._transcript(root / "-work-alpha", blocks)
+    with caplog.at_level(logging.DEBUG):
+        run = run_pipeline(situation_model(commands=[command]), _dependencies(tmp_path, root, encoder, "claude"))
+    prior = {call.command: call for call in run.values.capped.prior_calls if CANARY in call.command}
+    assert prior[command].exit_code == 1 and CANARY in prior[command].output_excerpt
+    decision = run.decision
+    assert decision.comparison.verdict == "repeats_prior_failure"  # the task's own failure, read from its report
     assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
     assert CANARY not in decision.model_dump_json()
     assert CANARY not in caplog.text
