@@ -6,6 +6,7 @@ private prior calls only, never the decision, its receipt or a log."""
 import logging
 from pathlib import Path
 
+from obelisk_session_evidence.contracts.decision import ReplanEvidenceDecision
 from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.native.provider import NativeIndexProvider
 from obelisk_session_evidence.stages.pipeline import PipelineDependencies, run_pipeline
@@ -18,6 +19,13 @@ from tests.stages.helpers import enabled_policy, situation_model
 CANARY = "canary_shape_words_5d20b7"
 WORKDIR = "/work/alpha"
 SESSION = "019f0000-0000-7000-8000-0000000c4a11"
+
+
+def _assert_kept_private(decision: ReplanEvidenceDecision, log: str) -> None:
+    """The canary reaches no public output: not the decision, its receipt or a log."""
+    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
+    assert CANARY not in decision.model_dump_json()
+    assert CANARY not in log
 
 
 def _dependencies(tmp_path: Path, root: Path, encoder, source: str = "codex") -> PipelineDependencies:
@@ -49,9 +57,7 @@ def test_words_the_route_rules_read_stay_private(tmp_path: Path, encoder, caplog
     assert prior[unquoted].exit_code == 1 and prior[server].exit_code is None
     decision = run.decision
     assert decision.comparison.verdict != "repeats_prior_failure"  # quoted: another route; the server did not fail
-    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
-    assert CANARY not in decision.model_dump_json()
-    assert CANARY not in caplog.text
+    _assert_kept_private(decision, caplog.text)
 
 
 def test_an_older_codex_s_failures_and_patches_stay_private(tmp_path: Path, encoder, caplog) -> None:
@@ -81,9 +87,7 @@ def test_an_older_codex_s_failures_and_patches_stay_private(tmp_path: Path, enco
     decision = run.decision
     # A failure read from its "Exit code: 1" line, and the patch after it an edit that changed the tree.
     assert decision.comparison.verdict == "repeats_prior_failure_changed_since"
-    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
-    assert CANARY not in decision.model_dump_json()
-    assert CANARY not in caplog.text
+    _assert_kept_private(decision, caplog.text)
 
 
 def test_a_background_task_s_output_stays_private(tmp_path: Path, encoder, caplog) -> None:
@@ -102,6 +106,4 @@ def test_a_background_task_s_output_stays_private(tmp_path: Path, encoder, caplo
     assert prior[command].exit_code == 1 and CANARY in prior[command].output_excerpt
     decision = run.decision
     assert decision.comparison.verdict == "repeats_prior_failure"  # the task's own failure, read from its report
-    assert decision.receipt is not None and CANARY not in decision.receipt.model_dump_json()
-    assert CANARY not in decision.model_dump_json()
-    assert CANARY not in caplog.text
+    _assert_kept_private(decision, caplog.text)
