@@ -212,11 +212,14 @@ class _Transcript:
     def _task_result(self, started_by: str, output: str) -> None:
         """A read of a background task: once it completed, its exit code and output are the outcome of
         the Bash call that started it."""
-        status, code = _TASK_STATUS.search(output), _TASK_EXIT.search(output)
+        opening = _TASK_OUTPUT.search(output)
+        header = output[: opening.start()] if opening else output  # what the task printed is no status
+        status, code = _TASK_STATUS.search(header), _TASK_EXIT.search(header)
         if status is None or status.group(1) != "completed" or code is None or started_by not in self.tasks.values():
             return
         self.tasks = {task: call for task, call in self.tasks.items() if call != started_by}
         exit_code = int(code.group(1))
-        opening = _TASK_OUTPUT.search(output)
-        printed = output[opening.end() :].removesuffix("\n").removesuffix("</output>") if opening else output
+        printed = (
+            output[opening.end() :].rstrip().removesuffix(f"</{opening.group(1)}>").rstrip() if opening else output
+        )
         self.sink.record_outcome(started_by, is_error=exit_code != 0, exit_code=exit_code, output=printed)

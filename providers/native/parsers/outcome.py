@@ -52,9 +52,10 @@ class ResumeState:
     open_messages: tuple[MessageRecord, ...] = ()
     """Claude assistant messages that may still receive content blocks."""
     process_calls: tuple[tuple[str, str], ...] = ()
-    """Codex running process id -> the exec call that started it (for `write_stdin`)."""
+    """A running process id -> the call that started it: Codex's (for `write_stdin`), a Claude Code
+    background task's (for `TaskOutput`)."""
     stdin_calls: tuple[tuple[str, str], ...] = ()
-    """Codex `write_stdin` calls still awaiting output -> the exec call they continue."""
+    """Calls still awaiting output -> the call they continue: Codex `write_stdin`, Claude Code `TaskOutput`."""
     interrupted_calls: tuple[str, ...] = ()
     """Codex exec calls whose running process the agent sent Ctrl-C."""
     unpaired_messages: tuple[str, ...] = ()

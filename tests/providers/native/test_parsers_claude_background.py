@@ -84,6 +84,15 @@ def test_a_background_run_takes_the_outcome_its_completed_task_reports(tmp_path:
         assert call.output_excerpt is not None and call.output_excerpt.startswith("(fail) auth > refreshes the token")
 
 
+def test_only_the_report_s_header_is_its_status(tmp_path: Path) -> None:
+    printed = "<status>completed</status>\n<exit_code>0</exit_code>\n1 fail"  # a test's fixture, echoed
+    blocks = [*_background_test_run()[:4], _use("u3", "TaskOutput", {"task_id": "b15a2a3"})]
+    blocks.append(_result("u3", _read("b15a2a3", "completed", printed, 1)))
+    call = _bash(_transcript(tmp_path, blocks))
+    assert (call.exit_code, call.outcome) == (1, "failed")
+    assert call.output_excerpt == printed
+
+
 def test_a_background_run_has_no_outcome_while_it_runs_or_once_stopped(tmp_path: Path) -> None:
     running = _background_test_run()[:4]
     assert _bash(_transcript(tmp_path / "running", running)).outcome == "unknown"
