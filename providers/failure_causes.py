@@ -40,6 +40,7 @@ NOT_RUN: Final = re.compile(
     r"|(?:User )?rejected (?:tool use|by user)"  # DSH, Codex approvals
     r"|exec command rejected"
     r"|Skipped due to queued user message"  # Oh My Pi: skipped for the user's next message (`executed: false`)
+    r"|failed to parse function arguments"  # older Codex: the model's arguments did not parse, nothing ran
     r")",
     re.IGNORECASE,
 )
@@ -137,6 +138,8 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
         "command_not_found",
         r"^error: no such (?:sub)?command: `(?P<s>[^`\n]{1,200})`|^git: '(?P<t>[^'\n]{1,200})' is not a git command",
     ),
+    # Older Codex could not start the program it was given (no shell between: `["rg", …]`).
+    _rule("command_not_found", r"\Aexecution error: No such file or directory"),
     _rule(
         "module_not_found",
         r"No module named '?(?P<s>[\w.]{1,200})"

@@ -43,6 +43,8 @@ OUTCOMES = [
     ("npm test", None, True, "<tool_use_error>Sibling tool call errored</tool_use_error>", "not_run"),
     ("npm test", 1, True, "Operation aborted", "not_run"),
     ("git show e901fa0 --stat", None, True, SKIPPED_FOR_USER, "not_run"),
+    # Older Codex, when the model's arguments did not parse (JaydenXsoe/ocodex): the tool never ran.
+    ("cargo check", None, True, "failed to parse function arguments: missing field `command`", "not_run"),
     # A lookup of a name that finds none answered (jdx/mise: `command -v shellcheck`).
     ("command -v shellcheck", 1, True, "", "no_match"),
     ("which cargo-deny", 1, True, "cargo-deny not found", "no_match"),
@@ -76,6 +78,8 @@ CAUSES = [
         "deny",
     ),
     ("git lg", 1, "git: 'lg' is not a git command. See 'git --help'.", "command_not_found", "lg"),
+    # Older Codex could not start a program run without a shell (`["rg", …]`; JaydenXsoe/ocodex).
+    ("rg -n docs -l", None, "execution error: No such file or directory (os error 2)", "command_not_found", "rg"),
     (
         "gh pr checks 10705",
         1,

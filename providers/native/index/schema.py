@@ -344,6 +344,18 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0020_codex_programs_not_started",
+        (
+            # Older Codex answers `execution error: …` when it could not start a program it ran
+            # without a shell: a release before stored that call with no outcome. The Codex files
+            # holding one are read again, whole, by the next refresh, which reads it as a failure.
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
+            " AND e.exit_code IS NULL AND e.is_error IS NULL AND t.body LIKE 'execution error: %')",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

@@ -105,12 +105,12 @@ _ENVIRONMENT_CWD: Final = re.compile(
 _IGNORED_ITEMS: Final = frozenset({"reasoning", "web_search_call", "image_generation_call", "ghost_snapshot"})
 _MESSAGE_TEXT_KINDS: Final = ("input_text", "output_text", "text")
 _OTHER_CHANNEL: Final = {"event": "item", "item": "event"}
-_SANDBOX_FAILURE: Final = re.compile(
-    r"\Afailed in sandbox \S+ with execution error: (?:sandbox denied exec error, exit code: (-?\d+), stdout: )?"
+_EXEC_FAILURE: Final = re.compile(
+    r"\A(?:failed in sandbox \S+ with )?execution error: (?:sandbox denied exec error, exit code: (-?\d+), stdout: )?"
 )
-"""Older Codex's (0.3x-0.5x) whole output for a command that failed inside its sandbox: "denied", with
+"""Older Codex's (0.2x-0.5x) whole output for a command that failed inside its sandbox: "denied", with
 the command's exit code and streams, for any non-zero exit there (a failing test too), or timed out,
-or killed by a signal."""
+or killed by a signal; or that it could not start at all (`execution error: No such file …`)."""
 _PATCH_PROGRAMS: Final = ("apply_patch", "applypatch")
 _HERE_DOCUMENT: Final = re.compile(r"\A\s*(?:<<-?[ \t]*(['\"]?)(?P<end>\w+)\1\s*)?\Z")
 _PATCH_START: Final = "*** Begin Patch"
@@ -373,10 +373,10 @@ class _Rollout:
             return
         target = self.stdin_calls.pop(call_id, call_id)
         text, metadata_exit = _output_text(payload.get("output"))
-        sandbox_failure = _SANDBOX_FAILURE.match(text)
-        if sandbox_failure is not None and metadata_exit is None:
-            code = sandbox_failure.group(1)
-            printed = _printed(text[sandbox_failure.end() :]) if code is not None else text
+        exec_failure = _EXEC_FAILURE.match(text)
+        if exec_failure is not None and metadata_exit is None:
+            code = exec_failure.group(1)
+            printed = _printed(text[exec_failure.end() :]) if code is not None else text
             self.sink.record_outcome(target, is_error=True, exit_code=int(code) if code else None, output=printed)
             return
         # Exec outputs open with a status header ("Chunk ID… Process exited with code N… Output:"),

@@ -92,6 +92,28 @@ def test_a_command_that_failed_in_the_sandbox_failed(tmp_path: Path) -> None:
     assert (timed_out.exit_code, timed_out.is_error, timed_out.outcome) == (None, True, "failed")
 
 
+def test_a_program_that_could_not_start_failed(tmp_path: Path) -> None:
+    arguments = json.dumps({"command": ["rg", "-n", "docs", "-l"], "workdir": "/work/alpha"})
+    started = {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": arguments}
+    (call,) = _calls(tmp_path, [started, _output("c1", "execution error: No such file or directory (os error 2)")])
+    assert (call.command_text, call.exit_code, call.is_error, call.outcome) == ("rg -n docs -l", None, True, "failed")
+
+
+def test_an_index_that_stored_a_program_not_started_as_no_outcome_reads_it_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    arguments = json.dumps({"command": ["rg", "-n", "docs"], "workdir": "/work/alpha"})
+    started = {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": arguments}
+    _rollout(codex, [started, _output("c1", "execution error: No such file or directory (os error 2)")])
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+    assert evidence_types(path) == [("rg -n docs", "prior_failure")]
+    undo = ("UPDATE entries SET exit_code = NULL, is_error = NULL, evidence_type = 'tool_outcome'",)
+    before_migration(path, "0020_codex_programs_not_started", undo=undo)
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert evidence_types(path) == [("rg -n docs", "prior_failure")]
+
+
 def test_a_command_s_own_failure_under_the_sandbox_wrapper_is_read_from_what_it_printed(tmp_path: Path) -> None:
     (call,) = _calls(tmp_path, [_shell("c1", "pytest -q"), _output("c1", TEST_FAILED)])
     assert (call.exit_code, call.outcome) == (1, "failed")
