@@ -252,7 +252,7 @@ class _Rollout:
             role = payload.get("role")
             if role in ("user", "assistant"):
                 text = block_text(payload.get("content"), kinds=_MESSAGE_TEXT_KINDS)
-                if role == "user":
+                if role == "user" and self.sink.session.cwd is None:  # only a legacy rollout needs it
                     self._first_cwd(_environment_cwd(text))
                 self._visible("item", role, text, timestamp)
         elif kind in ("function_call", "local_shell_call"):
