@@ -356,6 +356,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0021_codex_unclosed_patch_documents",
+        (
+            # `apply_patch << 'PATCH'` whose delimiter line is missing (the shell reads the patch to
+            # the end of the command): a release before stored it as a shell command, the patch's
+            # header lines. The Codex files holding a shell call with such a command are read again,
+            # whole, by the next refresh, which stores it as an edit (`parsers.codex`).
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE source = 'codex' AND id IN"
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
+            " AND e.tool_name IN ('shell', 'shell_command', 'local_shell', 'exec_command') AND t.command LIKE '*** %')",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 

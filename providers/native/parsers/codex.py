@@ -462,8 +462,9 @@ def _shell_patch(arguments: dict[str, Any]) -> str | None:
     if program not in _PATCH_PROGRAMS or here_document is None:
         return None
     after = command[end + len(_PATCH_END) :].split()
-    delimiter = here_document.group("end")
-    return command[start : end + len(_PATCH_END)] if after == ([delimiter] if delimiter else []) else None
+    # A here-document whose delimiter line is missing runs to the end of the command: the shell
+    # warns ("delimited by end-of-file") and the tool still reads the patch.
+    return command[start : end + len(_PATCH_END)] if after in ([], [here_document.group("end")]) else None
 
 
 def _output_text(output: object) -> tuple[str, int | None]:

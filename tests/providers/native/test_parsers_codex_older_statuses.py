@@ -30,6 +30,13 @@ TEST_FAILED = (
     " stdout: .F.\n=== FAILURES ===\nFAILED tests/test_cli.py::test_alias - AssertionError\n1 failed, 2 passed in 0.1s"
     "\n, stderr: "
 )
+UNCLOSED_HERE_DOCUMENT = json.dumps(
+    {
+        "output": "bash: line 7: warning: here-document at line 1 delimited by end-of-file (wanted `PATCH')\n"
+        "Success. Updated the following files:\nM src/cli.py\n",
+        "metadata": {"exit_code": 0},
+    }
+)
 
 
 def _shell_command(call_id: str, command: str) -> dict[str, Any]:
@@ -123,7 +130,7 @@ def test_a_command_s_own_failure_under_the_sandbox_wrapper_is_read_from_what_it_
 
 
 def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
-    as_argv, as_here_document, then_tests, malformed = _calls(
+    as_argv, as_here_document, then_tests, malformed, unclosed = _calls(
         tmp_path,
         [
             _shell("c1", ["apply_patch", PATCH]),
@@ -136,9 +143,12 @@ def test_apply_patch_through_the_shell_tool_is_an_edit(tmp_path: Path) -> None:
             _output("c3", '{"output":"1 passed","metadata":{"exit_code":0}}'),
             _shell("c4", ["apply_patch", "*** Begin Patch\n*** Update File: src/cli.py\n@@\n-old = 1\n+new = 2"]),
             _output("c4", "error: Failed to find expected lines in src/cli.py"),
+            # As Monotoba/OpenPrintKit's rollouts hold it: the delimiter line is missing.
+            _shell("c5", f"apply_patch << 'PATCH'\n{PATCH}"),
+            _output("c5", UNCLOSED_HERE_DOCUMENT),
         ],
     )
-    for edit in (as_argv, as_here_document):
+    for edit in (as_argv, as_here_document, unclosed):
         assert (edit.name, edit.command_text, edit.file_paths) == (
             "apply_patch",
             "*** Update File: src/cli.py",
@@ -203,3 +213,21 @@ def test_an_index_that_stored_a_patch_as_a_shell_command_reads_it_again(tmp_path
     report = refresh_index(path, {"codex": [codex]})
     assert (report.files_added, report.files_reread) == (0, 1)
     assert tool_names() == ["apply_patch"]
+
+
+def test_an_index_that_stored_an_unclosed_patch_document_as_a_shell_command_reads_it_again(tmp_path: Path) -> None:
+    codex = tmp_path / "codex"
+    _rollout(codex, [_shell("c1", f"apply_patch << 'PATCH'\n{PATCH}"), _output("c1", UNCLOSED_HERE_DOCUMENT)])
+    path = index_file(tmp_path / "state" / "index")
+    refresh_index(path, {"codex": [codex]})
+    edit = [("apply_patch src/cli.py", "file_history")]
+    assert evidence_types(path) == edit
+    undo = (  # as the release before stored it: a shell call whose command is the patch's header
+        "UPDATE entries SET tool_name = 'shell', evidence_type = 'tool_outcome'",
+        "UPDATE entry_text SET command = '*** Update File: src/cli.py'",
+    )
+    before_migration(path, "0021_codex_unclosed_patch_documents", undo=undo)
+    assert evidence_types(path) != edit
+    report = refresh_index(path, {"codex": [codex]})
+    assert (report.files_added, report.files_reread) == (0, 1)
+    assert evidence_types(path) == edit
