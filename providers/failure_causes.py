@@ -66,10 +66,14 @@ MASKED_FAILURE: Final = re.compile(
     r"|command not found|unrecognized subcommand|unexpected argument|[Uu]nknown option|No such file or directory"
     r"|Cannot find module|ModuleNotFoundError|^fatal: "
     r"|\bexited with code [1-9]|^error: script \""
-    r"|\bELIFECYCLE\b",
+    r"|\bELIFECYCLE\b"
+    r"|^(?:zsh|\(eval\)):\d+: no matches found: ",  # zsh ran nothing of that command: see SHELL_GLOB_REFUSED
     re.MULTILINE,
 )
 """A runner's own failure summary: what a masked pipeline's output shows when the command failed."""
+SHELL_GLOB_REFUSED: Final = re.compile(r"^(?:zsh|\(eval\)):\d+: no matches found: ", re.MULTILINE)
+"""zsh refusing a command whose unquoted pattern matched no file: the command never ran, so its
+status is zsh's (a search's exit 1 is then no answer), and a filter after it saw nothing."""
 MASKED_SUCCESS: Final = re.compile(
     r"^\s*0 fail|\b0 (?:failed|failures|errors)\b|\bFound 0 errors?\b|\bNo (?:errors|fixes applied|issues)\b"
     r"|^\s*(?:Tests?:?\s+)?\d+ pass(?:ed)?\b(?!.*\bfail)|\ball (?:tests|checks) passed\b|^=+ .*\bpassed\b(?!.*failed)"
@@ -359,7 +363,8 @@ def _outcome(
     if bool(is_error) or (exit_code is not None and exit_code != 0):
         if _reports_unfinished_run(command, text):
             return "unknown"  # the watched run has no outcome yet: waiting, not a failure of the call
-        return "no_match" if exit_code == 1 and last_program(command) in SEARCH_PROGRAMS else "failed"
+        searched = last_program(command) in SEARCH_PROGRAMS and not SHELL_GLOB_REFUSED.search(text)
+        return "no_match" if exit_code == 1 and searched else "failed"
     if exit_code is None and is_error is None:
         return "unknown"
     if not _masked(command):

@@ -52,6 +52,12 @@ OUTCOMES = [
     ("grep -rn token src", 1, True, "", "no_match"),
     ("git log | grep fix", 1, True, "", "no_match"),
     ("grep -rn token missing/", 2, True, "grep: missing/: No such file or directory", "failed"),
+    # zsh ran nothing when a pattern matched no file (jdx/mise, Claude Code's `(eval)`): no search answered,
+    # and the filter after it read nothing.
+    ("rg -n name plugins/*/package.json", 1, True, "zsh:1: no matches found: plugins/*/package.json\n", "failed"),
+    ("ls target/deps/mise-* 2>/dev/null | head", 0, False, "zsh:1: no matches found: target/deps/mise-*\n", "failed"),
+    ("ls -lt ~/.m/*jsonl 2>/dev/null | head -10", 0, False, "(eval):1: no matches found: /Users/u/.m/*jsonl", "failed"),
+    ("grep -rn x src | head", 0, False, "src/a.py:3: # zsh:1: no matches found: in a comment", "succeeded"),
     ("bun run test 2>&1 | tail -5", 0, False, " 1231 pass\n 1 fail\nRan 1232 tests", "failed"),
     ("bun run lint 2>&1 | tail -3", 0, False, "Found 2 errors.\ncheck ━━━", "failed"),
     ("npx tsc 2>&1 | head", 0, False, "src/a.ts(3,4): error TS2345: Argument of type", "failed"),

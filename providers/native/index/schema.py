@@ -369,6 +369,19 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "DELETE FROM meta WHERE key = 'last_complete_scan'",
         ),
     ),
+    Migration(
+        "0022_zsh_refused_patterns",
+        (
+            # zsh refuses a command whose unquoted pattern matches no file ("zsh:1: no matches found:")
+            # and runs nothing: a release before read a search's exit 1 then as no match, and a
+            # filter's 0 after it as the call's success. The files holding such a call not stored as
+            # a failure are read again, whole, by the next refresh (`providers.failure_causes`).
+            "UPDATE files SET signature = '', prefix_digest = NULL WHERE id IN"
+            " (SELECT e.file_id FROM entries e JOIN entry_text t ON t.rowid = e.id WHERE e.kind = 'tool_call'"
+            " AND e.evidence_type != 'prior_failure' AND t.body LIKE '%: no matches found: %')",
+            "DELETE FROM meta WHERE key = 'last_complete_scan'",
+        ),
+    ),
 )
 """Append only: a released migration is never edited, a later one changes what it made."""
 
