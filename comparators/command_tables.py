@@ -141,6 +141,22 @@ SUBCOMMAND_PROGRAMS: Final = frozenset(
         "pixi",
         "mix",
         "biome",
+        # Deploy and cloud CLIs: `vercel ls` and `vercel inspect` are two commands, and an option
+        # one of them refused says nothing of the other.
+        "vercel",
+        "netlify",
+        "wrangler",
+        "firebase",
+        "supabase",
+        "fly",
+        "flyctl",
+        "railway",
+        "heroku",
+        "aws",
+        "gcloud",
+        "az",
+        "doctl",
+        "pulumi",
     }
 )
 GIT_VALUE_FLAGS: Final = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})

@@ -455,6 +455,17 @@ def test_a_cosmetic_flag_a_usage_error_names_is_an_argument_the_command_passed()
     assert match(calls, "entire status --no-pager").repeats_failure
 
 
+# planetfall: `vercel inspect … --format json` was refused for its option; `vercel ls … --format=json`,
+# another subcommand, then listed the deployments as JSON.
+VERCEL_REFUSED_FORMAT = "Vercel CLI 54.14.2 (Node.js 22.20.0)\nError: unknown or unexpected option: --format\n"
+
+
+def test_an_option_one_subcommand_refused_says_nothing_of_another():
+    calls = [shell("npx vercel inspect planetfall --format json", VERCEL_REFUSED_FORMAT, exit_code=1, minute=0)]
+    assert not match(calls, "npx vercel@latest ls planetfall --format=json").repeats_failure
+    assert match(calls, "npx vercel inspect planetfall --format=json").repeats_failure
+
+
 # planetfall: `find … | sort | sed 's#^#/##'` failed in its last filter (BSD sed refused the
 # expression; a pipeline's status is its last command's). The output names no failure word.
 SED_REFUSED = "Exit code 1\nsed: 1: \"s#^#/##\": bad flag in substitute command: '#'\n"
