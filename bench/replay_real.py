@@ -10,7 +10,7 @@ repository and the JSON totals.
     python -m bench.replay_real --sessions /path/to/sessions --work /tmp/replay-real [--split held_out]
 
 `--split` names one of the manifest's splits (`develop`, `held_out`, `second_harvest`, `third_harvest`,
-`fourth_harvest`, `fifth_harvest`, `fifth_harvest_read`).
+`fourth_harvest`, `fifth_harvest`, `fifth_harvest_read`, `sixth_harvest`, `sixth_harvest_read`).
 """
 
 import argparse
