@@ -232,7 +232,8 @@ CATALOGUE: Final[tuple[_Rule, ...]] = (
     _rule(
         "connection_refused",
         r"ECONNREFUSED|[Cc]onnection refused|ENOTFOUND|getaddrinfo|Name or service not known|[Nn]etwork is unreachable"
-        r"|[Cc]ould not connect to (?P<s>\S{1,200})",
+        r"|[Cc]ould not connect to (?P<s>\S{1,200})"
+        r"|^(?P<r>[^\s:]{1,200}:\d{1,5}) - (?:no response|rejecting connections)$",  # pg_isready: no server there yet
     ),
     _rule("timeout", r"[Tt]imed? ?out\b|[Tt]imeout (?:waiting|of \d+ms exceeded)|\bETIMEDOUT\b|deadline exceeded"),
     _rule(
@@ -262,7 +263,7 @@ _FAILURE_WORDS: Final = (
     *("timeout", "deadline exceeded", "enoent", "not exist", "is a directory", "eisdir"),
     *("authentication", "bad credentials", "http 401", "401 unauthorized", "not logged in"),
     *("unstaged", "uncommitted", "stash them", "would be overwritten", "here document", "here-document"),
-    *("not a git command",),
+    *("not a git command", "no response", "rejecting connections"),
 )
 """Lower-cased words of which every line a failure pattern matches holds one (a line is read by the
 patterns only when it holds one: a word search runs at the speed of a string search, the patterns

@@ -152,6 +152,8 @@ CAUSES = [
         "connection_refused",
         None,
     ),
+    # pg_isready while no server listens yet (ivanma9/ship, before `brew services restart postgresql@16`)
+    ("pg_isready -h localhost", 2, "localhost:5432 - no response\n", "connection_refused", "localhost:5432"),
     (
         "npx tsc",
         2,
