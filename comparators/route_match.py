@@ -180,6 +180,7 @@ def route_match(
         roots=route_roots,
         line=revision_line(revision_checks),
         escalated=route.escalated,
+        place_known=route.cwd is not None,
     )
     hypothesis, hypothesis_items = _text_match(
         route.hypothesis,
@@ -241,6 +242,7 @@ def _command_match(
     roots: Sequence[str],
     line: RevisionLine,
     escalated: bool | None,
+    place_known: bool,
 ) -> _CommandFields:
     """Each unit against its latest comparable prior run: a failure stands until a change touches its
     cause. A run inside the sandbox and one outside it (`escalated`) are other routes."""
@@ -251,7 +253,9 @@ def _command_match(
     resolved: set[int] = set()
     calls = [step for step in steps if step.is_tool_call and not _other_sandbox(step, escalated)]
     for position_of, (unit, score) in enumerate(zip(units, scores, strict=True)):
-        runs, unsettled = _comparable_runs(unit, calls, score, threshold=threshold, roots=roots)
+        runs, unsettled = _comparable_runs(
+            unit, calls, score, threshold=threshold, roots=roots, place_known=place_known
+        )
         runs = _same_arguments(unit, runs)
         if not runs:
             if unsettled:  # it ran before to no outcome (a server stopped, a call cut off): an attempt
@@ -299,7 +303,13 @@ def _other_sandbox(step: PriorStep, escalated: bool | None) -> bool:
 
 
 def _comparable_runs(
-    unit: CommandShape, calls: Sequence[PriorStep], score: _UnitScore, *, threshold: int, roots: Sequence[str]
+    unit: CommandShape,
+    calls: Sequence[PriorStep],
+    score: _UnitScore,
+    *,
+    threshold: int,
+    roots: Sequence[str],
+    place_known: bool,
 ) -> tuple[list[_Run], list[_Unsettled]]:
     """The prior runs of `unit` at or above the threshold that left an outcome, and those that ran
     to none (stopped, cut off, their failure another command's); `score.best` too. A command that
@@ -307,7 +317,7 @@ def _comparable_runs(
     runs: list[_Run] = []
     unsettled: list[_Unsettled] = []
     for step in calls:
-        similarity, position = _best_shape(unit, step, roots)
+        similarity, position = _best_shape(unit, step, roots, place_known=place_known)
         if position is None:
             continue
         score.best = max(score.best, similarity)
@@ -432,8 +442,11 @@ def _route_changes(earlier: Iterable[CommandShape]) -> list[Change]:
     return changes
 
 
-def _best_shape(unit: CommandShape, step: PriorStep, roots: Sequence[str]) -> tuple[int, int | None]:
-    """The best match of `unit` among the shapes `step` ran: (similarity, its index)."""
+def _best_shape(
+    unit: CommandShape, step: PriorStep, roots: Sequence[str], *, place_known: bool
+) -> tuple[int, int | None]:
+    """The best match of `unit` among the shapes `step` ran: (similarity, its index); `place_known`:
+    the route said where it runs (else it is taken to run at the top)."""
     best, best_index = 0, None
     for index, shape in enumerate(step.shapes):
         if index in step.skipped or not same_place(unit, shape) or set(unit.runner) != set(shape.runner):
@@ -441,33 +454,45 @@ def _best_shape(unit: CommandShape, step: PriorStep, roots: Sequence[str]) -> tu
         if index == step.failing and _another_route(unit, shape, step):
             continue
         similarity = command_similarity(unit, shape)
-        if index == step.failing and similarity < 100 and _names_culprits(unit, shape, step.culprits, roots):
+        if (
+            index == step.failing
+            and similarity < 100
+            and _names_culprits(unit, shape, step.culprits, roots, place_known=place_known)
+        ):
             similarity = 100
         if similarity > best:
             best, best_index = similarity, index
     return best, best_index
 
 
-def _names_culprits(unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...], roots: Sequence[str]) -> bool:
+def _names_culprits(
+    unit: CommandShape, failing: CommandShape, culprits: tuple[str, ...], roots: Sequence[str], *, place_known: bool
+) -> bool:
     """True when `unit` runs the failing program with every argument its failure named, and
     adds no flag (`git add -f` is the fix the hint names, not the failure)."""
     if not culprits or unit.program != failing.program or not set(unit.flags) <= set(failing.flags):
         return False
     named = [culprit for culprit in culprits if culprit in failing.flags or _in_targets(culprit, failing.targets)]
-    return bool(named) and all(c in unit.flags or _names_path(unit, c, failing.cwd, roots) for c in named)
+    return bool(named) and all(
+        c in unit.flags or _names_path(unit, c, failing.cwd, roots, place_known=place_known) for c in named
+    )
 
 
-def _names_path(unit: CommandShape, culprit: str, failing_cwd: str | None, roots: Sequence[str]) -> bool:
+def _names_path(
+    unit: CommandShape, culprit: str, failing_cwd: str | None, roots: Sequence[str], *, place_known: bool
+) -> bool:
     """True when `unit` names the path the failure's output named. Run in a folder of the
     repository, the failing command's output names it from there: `unit` must name that path, not
     one sharing its ending (`packages/cli/x.json` from `packages/cli` is `packages/cli/packages/cli/x.json`,
-    which a command run at the top and given `packages/cli/x.json` does not name). An absolute path
+    which a command run at the top and given `packages/cli/x.json` does not name); so from the top, when
+    `unit`'s place is known too (`ship/.specify/x.md` is not `.specify/x.md`: the same path written from
+    another folder is only a guess for a route that does not say where it runs). An absolute path
     inside a known root is exact too, for a `unit` whose place is known (`ls <root>/registry` does
     not name `<root>/apps/registry/registry`)."""
     relative = looks_like_path(culprit) and not culprit.startswith("/")
     resolved = None
     inside = failing_cwd is not None and not failing_cwd.startswith(("/", "<"))
-    if relative and inside and (failing_cwd or culprit.startswith("../")):
+    if relative and inside and (failing_cwd or culprit.startswith("../") or place_known):
         # From the top, a path climbing out (`../../docs/a.md`) names that place only, not `docs/a.md`.
         resolved = repository_path(posixpath.join(failing_cwd or "", culprit))
     elif (

@@ -239,6 +239,22 @@ def test_a_missing_file_stands_only_for_a_command_given_that_file():
     assert not match(calls, "cat package.json").repeats_failure  # a bare name is any folder's
 
 
+def test_a_missing_path_named_from_the_top_is_that_path_for_a_route_run_there():
+    # ivanma9/ship: `sed … .specify/memory/constitution.md` failed at the top of the repository; the
+    # agent then read `ship/.specify/memory/constitution.md`, another path, from the same place.
+    missing = "sed: .specify/memory/constitution.md: No such file or directory"
+    calls = [shell("sed -n '1,260p' .specify/memory/constitution.md", missing, exit_code=1, minute=0)]
+    route = RouteProposal(
+        action_kind="shell", commands=["sed -n '1,260p' ship/.specify/memory/constitution.md"], cwd=REPO
+    )
+    steps = prior_steps_from_calls(calls, [], roots=(REPO,))
+    assert not route_match(route, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,)).repeats_failure
+    # a route that does not say where it runs may have written the same path from another folder
+    assert match(calls, "sed -n '1,260p' ship/.specify/memory/constitution.md").repeats_failure
+    same = RouteProposal(action_kind="shell", commands=["sed -n '1,260p' .specify/memory/constitution.md"], cwd=REPO)
+    assert route_match(same, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,)).repeats_failure
+
+
 def test_an_option_the_failure_refused_stands_only_for_a_command_passing_it():
     # A `cat` wrapper that knows no `-A`: the same reading without it is another route.
     refused = "error: unexpected argument '-A' found\n\nUsage: rtk read [OPTIONS] <FILE>"
