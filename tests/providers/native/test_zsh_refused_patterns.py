@@ -8,24 +8,19 @@ from pathlib import Path
 from obelisk_session_evidence.providers.native.index.refresh import refresh_index
 from obelisk_session_evidence.providers.native.index.store import index_file
 from tests.providers.native.index.older_index import before_migration, evidence_types
-from tests.providers.native.test_parsers_claude_background import _result, _transcript, _use
+from tests.providers.native.index.transcripts import ClaudeTranscript
 
 LISTING = "ls target/deps/app-* 2>/dev/null | head"
 SEARCH = "rg -n name plugins/*/package.json"
 
 
 def _refused_calls(root: Path) -> None:
-    _transcript(
-        root / "-work-alpha",
-        [
-            _use("u1", "Bash", {"command": LISTING}),
-            _result("u1", "(eval):1: no matches found: target/deps/app-*"),
-            _use("u2", "Bash", {"command": SEARCH}),
-            _result("u2", "Exit code 1\nzsh:1: no matches found: plugins/*/package.json", is_error=True),
-            _use("u3", "Bash", {"command": "rg -n name src"}),
-            _result("u3", "Exit code 1", is_error=True),
-        ],
-    )
+    transcript = ClaudeTranscript(root, "s-refused", "/work/alpha")
+    transcript.call("Bash", {"command": LISTING}, "(eval):1: no matches found: target/deps/app-*")
+    refused = "Exit code 1\nzsh:1: no matches found: plugins/*/package.json"
+    transcript.call("Bash", {"command": SEARCH}, refused, is_error=True)
+    transcript.call("Bash", {"command": "rg -n name src"}, "Exit code 1", is_error=True)
+    transcript.write()
 
 
 def test_a_command_zsh_refused_is_stored_as_a_failure(tmp_path: Path) -> None:
