@@ -54,6 +54,9 @@ DISPLAY_FILTERS: Final = frozenset(
     {"tail", "head", "grep", "egrep", "rg", "less", "more", "cat", "sed", "awk", "cut", "sort", "uniq", "wc", "tee"}
 )
 """Programs that, piped after a command, make the pipeline's status theirs."""
+SHELL_GLOB_REFUSED: Final = re.compile(r"^(?:zsh|\(eval\)):\d+: no matches found: ", re.MULTILINE)
+"""zsh refusing a command whose unquoted pattern matched no file: the command never ran, so its
+status is zsh's (a search's exit 1 is then no answer), and a filter after it saw nothing."""
 MASKED_FAILURE: Final = re.compile(
     r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b"  # bun, mocha: ` 2 fail`
     r"|^\s*Tests?:?\s+[1-9]\d* failed"  # jest, vitest
@@ -66,14 +69,10 @@ MASKED_FAILURE: Final = re.compile(
     r"|command not found|unrecognized subcommand|unexpected argument|[Uu]nknown option|No such file or directory"
     r"|Cannot find module|ModuleNotFoundError|^fatal: "
     r"|\bexited with code [1-9]|^error: script \""
-    r"|\bELIFECYCLE\b"
-    r"|^(?:zsh|\(eval\)):\d+: no matches found: ",  # zsh ran nothing of that command: see SHELL_GLOB_REFUSED
+    r"|\bELIFECYCLE\b|" + SHELL_GLOB_REFUSED.pattern,
     re.MULTILINE,
 )
 """A runner's own failure summary: what a masked pipeline's output shows when the command failed."""
-SHELL_GLOB_REFUSED: Final = re.compile(r"^(?:zsh|\(eval\)):\d+: no matches found: ", re.MULTILINE)
-"""zsh refusing a command whose unquoted pattern matched no file: the command never ran, so its
-status is zsh's (a search's exit 1 is then no answer), and a filter after it saw nothing."""
 MASKED_SUCCESS: Final = re.compile(
     r"^\s*0 fail|\b0 (?:failed|failures|errors)\b|\bFound 0 errors?\b|\bNo (?:errors|fixes applied|issues)\b"
     r"|^\s*(?:Tests?:?\s+)?\d+ pass(?:ed)?\b(?!.*\bfail)|\ball (?:tests|checks) passed\b|^=+ .*\bpassed\b(?!.*failed)"
