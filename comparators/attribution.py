@@ -40,6 +40,9 @@ crossed line breaks rescanned the rest of the run (quadratic); a signal after bl
 matches at its own line's start."""
 _HERE_DOCUMENT_REFUSED: Final = re.compile(r"can(?:'t|not) create temp file for here[ -]document", re.IGNORECASE)
 """The shell could not write a here-document: the failure is the command that reads it."""
+GLOB_REFUSED: Final = re.compile(r"\bno matches found: (?P<pattern>\S{1,400})")
+"""zsh's refusal of a command whose unquoted pattern matched no file: the failure is the command
+passing that pattern, whatever the rest of a pipeline then printed of its empty output."""
 _NOT_FOUND: Final = re.compile(
     r"^(?:\S+: )?(?:line \d+: )?(?P<a>[^\s:]+): (?:command )?not found$|command not found: (?P<b>\S+)$", re.M
 )
@@ -215,6 +218,10 @@ def _signalled(
         reading = next((index for index, shape in enumerate(shapes) if shape.here_document), None)
         if reading is not None:
             return reading
+    for refused in GLOB_REFUSED.finditer(text):
+        globbing = next((index for index, shape in enumerate(shapes) if refused["pattern"] in shape.globbed), None)
+        if globbing is not None:
+            return globbing
     for match in _NOT_FOUND.finditer(text):
         name = posixpath.basename(match["a"] or match["b"] or "")
         for index, shape in enumerate(shapes):

@@ -27,11 +27,11 @@ Files: how many of the route's files history names. Hypothesis and blocker:
 """
 
 import posixpath
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypedDict
 
+from obelisk_session_evidence.comparators.attribution import GLOB_REFUSED
 from obelisk_session_evidence.comparators.cause_changes import ROUTE_MOMENT, Change, cause_touched, observes_only
 from obelisk_session_evidence.comparators.changes import TREE_CHANGERS, changed_paths, reformats
 from obelisk_session_evidence.comparators.command_similarity import command_similarity, same_place
@@ -74,8 +74,6 @@ ARGUMENT_CAUSES: Final[frozenset[FailureCauseKind]] = frozenset(
     {"path_not_found", "usage_error", "is_a_directory", "git_ignored"}
 )
 """Causes that can be about an argument of the failing command (a path, an option)."""
-_NO_MATCHES: Final = re.compile(r"\bno matches found: ")
-"""zsh's refusal of a command whose unquoted pattern matched no file."""
 _PRIVILEGE_WRAPPERS: Final = frozenset({"sudo", "doas"})
 MAX_ROUTE_UNITS: Final = 256
 """Simple commands of a route compared (a bound on the work: units × prior commands)."""
@@ -554,7 +552,7 @@ def _same_arguments(unit: CommandShape, runs: list[_Run]) -> list[_Run]:
 def _unmatched_globs(failing: CommandShape, step: PriorStep) -> list[str]:
     """The unquoted patterns of `failing` that the shell matched to nothing (`zsh: no matches found:
     P`): the command never ran, and the same words quoted are passed as they are."""
-    if step.cause is None or step.cause.kind != "path_not_found" or not _NO_MATCHES.search(step.text):
+    if step.cause is None or step.cause.kind != "path_not_found" or not GLOB_REFUSED.search(step.text):
         return []
     named = {posixpath.basename(subject) for subject in step.cause.subjects}
     return [word for word in failing.globbed if posixpath.basename(word) in named]

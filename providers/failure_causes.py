@@ -54,9 +54,10 @@ DISPLAY_FILTERS: Final = frozenset(
     {"tail", "head", "grep", "egrep", "rg", "less", "more", "cat", "sed", "awk", "cut", "sort", "uniq", "wc", "tee"}
 )
 """Programs that, piped after a command, make the pipeline's status theirs."""
-SHELL_GLOB_REFUSED: Final = re.compile(r"^(?:zsh|\(eval\)):\d+: no matches found: ", re.MULTILINE)
+SHELL_GLOB_REFUSED: Final = re.compile(r"^(?:zsh|\(eval\)):\d+: no matches found: (?P<pattern>\S{1,400})", re.MULTILINE)
 """zsh refusing a command whose unquoted pattern matched no file: the command never ran, so its
-status is zsh's (a search's exit 1 is then no answer), and a filter after it saw nothing."""
+status is zsh's (a search's exit 1 is then no answer), a filter after it saw nothing, and what the
+rest of the pipeline printed of that empty input is no cause of its own."""
 MASKED_FAILURE: Final = re.compile(
     r"^\s*[1-9]\d* (?:tests? )?fail(?:ed|ing|ures?)?\b"  # bun, mocha: ` 2 fail`
     r"|^\s*Tests?:?\s+[1-9]\d* failed"  # jest, vitest
@@ -398,6 +399,8 @@ def failure_cause(command: str, *, exit_code: int | None, output: str) -> Failur
         return _cause("checks_failed", [row.group("check") for row in RUN_FAILING.finditer(text)])
     if exit_code == 127 and not text.strip():
         return _cause("command_not_found", [first_program(command)])
+    if (refused := SHELL_GLOB_REFUSED.search(text)) is not None:
+        return _cause("path_not_found", [refused.group("pattern")])
     for rule in CATALOGUE:
         found = rule.pattern.search(text)
         if found is None:

@@ -517,6 +517,21 @@ def test_a_pattern_the_shell_matched_to_nothing_is_another_route_quoted(unquoted
     assert match(calls, unquoted).repeats_failure
 
 
+# planetfall: zsh refused the unquoted URL, and `node -e` then parsed the empty input it was fed and
+# printed its own error; the refusal is the cause, so the quoted request is another route.
+def test_what_a_pipeline_printed_of_a_refused_command_s_empty_output_is_no_cause_of_its_own():
+    url = "http://127.0.0.1:3000/api/leaderboard?type=winners"
+    reader = (
+        "node -e \"let s='';process.stdin.on('data',d=>s+=d);process.stdin.on('end',()=>console.log(JSON.parse(s)))\""
+    )
+    output = (
+        f"zsh:1: no matches found: {url}\nundefined:1\n\nSyntaxError: Unexpected end of JSON input\n    at JSON.parse"
+    )
+    calls = [shell(f"curl -sS {url} | {reader}", output, exit_code=1, minute=0)]
+    assert not match(calls, f"curl -sS '{url}' | {reader}").repeats_failure
+    assert match(calls, f"curl -sS {url} | {reader}").repeats_failure
+
+
 # planetfall: a skill's script was run by its path and the shell refused it (no execute bit); run
 # through python3 it is another route.
 def test_a_file_the_shell_could_not_execute_is_another_route_through_an_interpreter():

@@ -76,6 +76,14 @@ def test_call_outcome(command, exit_code, is_error, output, expected):
 
 CAUSES = [
     # (command, exit code, output, kind, a subject it must name)
+    # zsh refused the pattern; what the rest of the pipeline printed of nothing is no cause (planetfall)
+    (
+        "curl -sS http://127.0.0.1:3000/api/x?type=w | node -e 'JSON.parse(s)'",
+        1,
+        "zsh:1: no matches found: http://127.0.0.1:3000/api/x?type=w\nSyntaxError: Unexpected end of JSON input",
+        "path_not_found",
+        "http://127.0.0.1:3000/api/x?type=w",
+    ),
     (
         "cargo deny check advisories",
         101,
