@@ -56,9 +56,10 @@ def edit(path: str, *, minute: int) -> PriorToolCall:
     )
 
 
-def match(calls: list[PriorToolCall], *commands: str) -> RouteMatch:
+def match(calls: list[PriorToolCall], *commands: str, cwd: str | None = None) -> RouteMatch:
+    """The route running `commands` (in `cwd`, when it says where) against `calls`."""
     steps = prior_steps_from_calls(calls, [], roots=(REPO,))
-    route = RouteProposal(action_kind="shell", commands=list(commands))
+    route = RouteProposal(action_kind="shell", commands=list(commands), cwd=cwd)
     return route_match(route, steps, thresholds=RouteThresholds(), revision=Revision(current="c0ffee1"), roots=(REPO,))
 
 
@@ -200,14 +201,8 @@ def test_the_route_s_place_decides_what_is_comparable():
             "make", "make: *** No targets specified and no makefile found.  Stop.", exit_code=2, minute=0, cwd="/tmp/x"
         )
     ]
-    steps = prior_steps_from_calls(calls, [], roots=(REPO,))
-
-    def verdict(cwd: str | None) -> RouteMatch:
-        route = RouteProposal(action_kind="shell", commands=["make"], cwd=cwd)
-        return route_match(route, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,))
-
-    assert verdict("/tmp/x").repeats_failure
-    assert not verdict(REPO).repeats_failure
+    assert match(calls, "make", cwd="/tmp/x").repeats_failure
+    assert not match(calls, "make", cwd=REPO).repeats_failure
 
 
 def test_a_privileged_run_is_another_route_after_a_denial():

@@ -9,11 +9,7 @@ from obelisk_session_evidence.comparators.attribution import attribute
 from obelisk_session_evidence.comparators.cause_changes import RULES
 from obelisk_session_evidence.comparators.changes import reformats
 from obelisk_session_evidence.comparators.commands import parse_command
-from obelisk_session_evidence.comparators.history import prior_steps_from_calls
-from obelisk_session_evidence.comparators.route_match import route_match
 from obelisk_session_evidence.contracts.prior_calls import FailureCauseKind
-from obelisk_session_evidence.contracts.situation import RouteProposal
-from obelisk_session_evidence.contracts.thresholds import RouteThresholds
 from obelisk_session_evidence.providers.failure_causes import call_outcome
 from tests.comparators.test_cause_aware import REPO, edit, match, shell
 
@@ -244,15 +240,10 @@ def test_a_missing_path_named_from_the_top_is_that_path_for_a_route_run_there():
     # agent then read `ship/.specify/memory/constitution.md`, another path, from the same place.
     missing = "sed: .specify/memory/constitution.md: No such file or directory"
     calls = [shell("sed -n '1,260p' .specify/memory/constitution.md", missing, exit_code=1, minute=0)]
-    route = RouteProposal(
-        action_kind="shell", commands=["sed -n '1,260p' ship/.specify/memory/constitution.md"], cwd=REPO
-    )
-    steps = prior_steps_from_calls(calls, [], roots=(REPO,))
-    assert not route_match(route, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,)).repeats_failure
+    assert not match(calls, "sed -n '1,260p' ship/.specify/memory/constitution.md", cwd=REPO).repeats_failure
     # a route that does not say where it runs may have written the same path from another folder
     assert match(calls, "sed -n '1,260p' ship/.specify/memory/constitution.md").repeats_failure
-    same = RouteProposal(action_kind="shell", commands=["sed -n '1,260p' .specify/memory/constitution.md"], cwd=REPO)
-    assert route_match(same, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,)).repeats_failure
+    assert match(calls, "sed -n '1,260p' .specify/memory/constitution.md", cwd=REPO).repeats_failure
 
 
 def test_an_option_the_failure_refused_stands_only_for_a_command_passing_it():
@@ -386,11 +377,8 @@ def test_a_path_the_output_names_is_read_from_the_folder_the_failing_command_ran
         minute=0,
         cwd=f"{REPO}/packages/cli",
     ).model_copy(update={"repository_cwd": "packages/cli"})
-    steps = prior_steps_from_calls([in_package], [], roots=(REPO,))
     for cwd, repeats in ((REPO, False), (f"{REPO}/packages/cli", True)):
-        route = RouteProposal(action_kind="shell", commands=["git add packages/cli/package.json"], cwd=cwd)
-        result = route_match(route, steps, thresholds=RouteThresholds(), revision=None, roots=(REPO,))
-        assert result.repeats_failure is repeats
+        assert match([in_package], "git add packages/cli/package.json", cwd=cwd).repeats_failure is repeats
 
 
 CHECKS_FAILING = "Exit code 1\nlint\tfail\t7m20s\thttps://github.com/jdx/mise/actions/runs/28556222127/job/1\t\n"
